@@ -43,12 +43,34 @@ class Suit(IntEnum):
 
 RANK_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 RANK_NAMES = (
-    "ace", "two", "three", "four", "five", "six", "seven",
-    "eight", "nine", "ten", "jack", "queen", "king",
+    "ace",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "jack",
+    "queen",
+    "king",
 )
 RANK_PLURALS = (
-    "aces", "twos", "threes", "fours", "fives", "sixes", "sevens",
-    "eights", "nines", "tens", "jacks", "queens", "kings",
+    "aces",
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "sevens",
+    "eights",
+    "nines",
+    "tens",
+    "jacks",
+    "queens",
+    "kings",
 )
 
 JACK = 11
@@ -117,15 +139,37 @@ def full_deck() -> list[Card]:
 
 
 _RANK_WORDS = {
-    "a": 1, "ace": 1, "1": 1,
-    "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9,
-    "10": 10, "t": 10, "j": 11, "q": 12, "k": 13,
+    "a": 1,
+    "ace": 1,
+    "1": 1,
+    "2": 2,
+    "3": 3,
+    "4": 4,
+    "5": 5,
+    "6": 6,
+    "7": 7,
+    "8": 8,
+    "9": 9,
+    "10": 10,
+    "t": 10,
+    "j": 11,
+    "q": 12,
+    "k": 13,
 }
 _SUIT_CHARS = {
-    "c": Suit.CLUBS, "♣": Suit.CLUBS, "♧": Suit.CLUBS,
-    "d": Suit.DIAMONDS, "♦": Suit.DIAMONDS, "♢": Suit.DIAMONDS,
-    "h": Suit.HEARTS, "♥": Suit.HEARTS, "♡": Suit.HEARTS, "❤": Suit.HEARTS,
-    "s": Suit.SPADES, "♠": Suit.SPADES, "♤": Suit.SPADES,
+    "c": Suit.CLUBS,
+    "♣": Suit.CLUBS,
+    "♧": Suit.CLUBS,
+    "d": Suit.DIAMONDS,
+    "♦": Suit.DIAMONDS,
+    "♢": Suit.DIAMONDS,
+    "h": Suit.HEARTS,
+    "♥": Suit.HEARTS,
+    "♡": Suit.HEARTS,
+    "❤": Suit.HEARTS,
+    "s": Suit.SPADES,
+    "♠": Suit.SPADES,
+    "♤": Suit.SPADES,
 }
 _RANK_RE = r"(10|[2-9]|[atjqk1])"
 _SUIT_RE = r"([cdhs♣♧♦♢♥♡❤♠♤])"

@@ -534,8 +534,13 @@ class Game:
         self.events.append(Event("deal", hand_no, seat=dealer, detail=f"hand {hand_no}"))
         for seat in range(n):
             self.events.append(
-                Event("hand", hand_no, seat=seat, cards=tuple(sorted(s.holding[seat])),
-                      private_to=seat)
+                Event(
+                    "hand",
+                    hand_no,
+                    seat=seat,
+                    cards=tuple(sorted(s.holding[seat])),
+                    private_to=seat,
+                )
             )
 
     # -- discarding ----------------------------------------------------------------
@@ -559,8 +564,13 @@ class Game:
         s.laid_away[action.seat] = tuple(sorted(cards))
         s.kept[action.seat] = tuple(sorted(s.holding[action.seat]))
         self.events.append(
-            Event("discard", s.hand_no, seat=action.seat, cards=tuple(sorted(cards)),
-                  private_to=action.seat)
+            Event(
+                "discard",
+                s.hand_no,
+                seat=action.seat,
+                cards=tuple(sorted(cards)),
+                private_to=action.seat,
+            )
         )
         if not self.to_act():
             self._turn_starter()
@@ -598,8 +608,14 @@ class Game:
         s.last_player = action.seat
         items = score_play([c for _, c in s.count_cards])
         event = Event(
-            "play", s.hand_no, seat=action.seat, side=self.side_of(action.seat), cards=(card,),
-            count=s.count, points=sum(i.points for i in items), items=items,
+            "play",
+            s.hand_no,
+            seat=action.seat,
+            side=self.side_of(action.seat),
+            cards=(card,),
+            count=s.count,
+            points=sum(i.points for i in items),
+            items=items,
         )
         if self._record_score(event):
             return
@@ -644,8 +660,14 @@ class Game:
             last_card = s.count_cards[-1][1]
             item = ScoreItem(GO, (last_card,), 1)
             event = Event(
-                "count_end", s.hand_no, seat=last, side=self.side_of(last), cards=(last_card,),
-                count=s.count, points=1, items=(item,),
+                "count_end",
+                s.hand_no,
+                seat=last,
+                side=self.side_of(last),
+                cards=(last_card,),
+                count=s.count,
+                points=1,
+                items=(item,),
                 detail="last card" if not any(s.holding) else "go",
             )
             if self._record_score(event):
@@ -678,8 +700,14 @@ class Game:
                 cards = self._show_cards(seat, what)
                 items = score_show(cards, s.starter, crib=what == "crib")
                 event = Event(
-                    "show", s.hand_no, seat=seat, side=self.side_of(seat), cards=cards,
-                    points=sum(i.points for i in items), items=items, detail=what,
+                    "show",
+                    s.hand_no,
+                    seat=seat,
+                    side=self.side_of(seat),
+                    cards=cards,
+                    points=sum(i.points for i in items),
+                    items=items,
+                    detail=what,
                 )
                 if self._record_score(event):
                     return
@@ -706,7 +734,12 @@ class Game:
         claimed = action.points
         scored = min(claimed, actual)
         event = Event(
-            "claim", s.hand_no, seat=seat, side=self.side_of(seat), cards=cards, points=scored,
+            "claim",
+            s.hand_no,
+            seat=seat,
+            side=self.side_of(seat),
+            cards=cards,
+            points=scored,
             items=(ScoreItem("claim", cards, scored),) if scored else (),
             detail=f"{what}: claimed {claimed}",
         )
@@ -718,7 +751,11 @@ class Game:
             self._reveal(seat, what, cards)
             taker = opponents[0]
             fix = Event(
-                "correction", s.hand_no, seat=taker, side=self.side_of(taker), points=excess,
+                "correction",
+                s.hand_no,
+                seat=taker,
+                side=self.side_of(taker),
+                points=excess,
                 items=(ScoreItem(CORRECTION, cards, excess),),
                 detail=f"seat {seat} claimed {claimed} for a hand worth {actual}",
             )
@@ -740,8 +777,12 @@ class Game:
             self._reveal(claimant, what, cards)
             missed = window.missed
             event = Event(
-                "muggins", s.hand_no, seat=action.seat, side=self.side_of(action.seat),
-                points=missed, items=(ScoreItem(MUGGINS, cards, missed),) if missed else (),
+                "muggins",
+                s.hand_no,
+                seat=action.seat,
+                side=self.side_of(action.seat),
+                points=missed,
+                items=(ScoreItem(MUGGINS, cards, missed),) if missed else (),
                 detail=f"seat {claimant} missed {missed}",
             )
             if self._record_score(event):
@@ -761,8 +802,16 @@ class Game:
         s = self._s
         items = score_show(cards, s.starter, crib=what == "crib")
         self.events.append(
-            Event("reveal", s.hand_no, seat=seat, side=self.side_of(seat), cards=cards,
-                  points=0, items=items, detail=what)
+            Event(
+                "reveal",
+                s.hand_no,
+                seat=seat,
+                side=self.side_of(seat),
+                cards=cards,
+                points=0,
+                items=items,
+                detail=what,
+            )
         )
 
     def _next_show_entry(self) -> None:
@@ -777,10 +826,18 @@ class Game:
 
     # -- scoring and the end -------------------------------------------------------
 
-    def _score(self, seat: int, kind: str, items: tuple[ScoreItem, ...],
-               cards: tuple[Card, ...] = ()) -> bool:
-        event = Event(kind, self._s.hand_no, seat=seat, side=self.side_of(seat), cards=cards,
-                      points=sum(i.points for i in items), items=items)
+    def _score(
+        self, seat: int, kind: str, items: tuple[ScoreItem, ...], cards: tuple[Card, ...] = ()
+    ) -> bool:
+        event = Event(
+            kind,
+            self._s.hand_no,
+            seat=seat,
+            side=self.side_of(seat),
+            cards=cards,
+            points=sum(i.points for i in items),
+            items=items,
+        )
         return self._record_score(event)
 
     def _record_score(self, event: Event) -> bool:
@@ -816,8 +873,9 @@ class Game:
         loser = self.side_of(action.seat)
         others = [side for side in range(self.settings.sides) if side != loser]
         winner = max(others, key=lambda side: (s.scores[side], -side))
-        self.events.append(Event("resign", s.hand_no, seat=action.seat, side=loser,
-                                 detail=action.reason))
+        self.events.append(
+            Event("resign", s.hand_no, seat=action.seat, side=loser, detail=action.reason)
+        )
         self._finish(winner, action.reason)
 
     # -- copying, hashing, archive ---------------------------------------------------

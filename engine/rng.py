@@ -55,4 +55,3 @@ def shuffled(items: Sequence[T], seed: str, label: str) -> list[T]:
         j = stream.below(i + 1)
         out[i], out[j] = out[j], out[i]
     return out
-

@@ -105,9 +105,7 @@ class PlayerView:
 
 def visible_events(game: Game, seat: int, since: int = 0) -> tuple[Event, ...]:
     """Events from index ``since`` on that ``seat`` may see."""
-    return tuple(
-        e for e in game.events[since:] if e.private_to is None or e.private_to == seat
-    )
+    return tuple(e for e in game.events[since:] if e.private_to is None or e.private_to == seat)
 
 
 def player_view(game: Game, seat: int, since: int = 0) -> PlayerView:

@@ -1,0 +1,201 @@
+"""Engines, sessions and schema migrations.
+
+`make_engine` opens SQLite files (WAL, busy timeout, foreign keys, write transactions that
+take the lock up front) and PostgreSQL through psycopg 3. `migrate` brings a database to the
+newest Alembic revision; `check_schema` refuses to run on any other revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlmodel import Session
+
+from pbem.store.errors import SchemaNotCurrentError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_S = 30.0
+# Serialises concurrent `migrate` calls on one PostgreSQL database ("pbem" in ASCII).
+_PG_MIGRATE_LOCK_KEY = 0x7062656D
+
+
+def normalize_url(url: str | URL) -> URL:
+    """Parse a database URL, choosing psycopg 3 for PostgreSQL.
+
+    ``postgres://`` and ``postgresql://`` become ``postgresql+psycopg://``; an explicit
+    driver is kept. A string without ``://`` is taken as the path of a SQLite file.
+    """
+    if isinstance(url, str) and "://" not in url:
+        return URL.create("sqlite", database=str(Path(url).expanduser()))
+    parsed = make_url(url)
+    if parsed.drivername in ("postgres", "postgresql"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def make_engine(url: str | URL, *, echo: bool = False) -> Engine:
+    """Create an engine for `url` (see `normalize_url`).
+
+    SQLite connections get WAL journaling, a 30 s busy timeout and foreign keys, and every
+    transaction starts with ``BEGIN IMMEDIATE``, so two writers wait for each other instead
+    of failing half-way. PostgreSQL connections are pooled and checked before use.
+    """
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_engine(parsed, echo=echo, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+        _configure_sqlite(engine)
+        return engine
+    return create_engine(
+        parsed,
+        echo=echo,
+        pool_size=5,
+        max_overflow=10,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 10},
+    )
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """Set the pragmas on each new connection and take over transaction control."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Autocommit at the driver level; the "begin" hook below issues BEGIN itself.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def new_session(engine: Engine) -> Session:
+    """A session whose objects stay readable after commit."""
+    return Session(engine, expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """One transaction: commit when the block ends normally, roll back if it raises."""
+    session = new_session(engine)
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+# --- migrations ---------------------------------------------------------------------------
+
+
+def alembic_config(url: str | URL | None = None) -> Config:
+    """An Alembic configuration for the migrations shipped in this package.
+
+    Built in code, so it works from an installed package and from any directory.
+    """
+    config = Config()
+    config.set_main_option("script_location", _escape(str(MIGRATIONS_DIR)))
+    config.set_main_option("path_separator", "os")
+    config.set_main_option("file_template", "r%%(rev)s_%%(slug)s")
+    if url is not None:
+        rendered = normalize_url(url).render_as_string(hide_password=False)
+        config.set_main_option("sqlalchemy.url", _escape(rendered))
+    return config
+
+
+def _escape(value: str) -> str:
+    """Escape `%` for Alembic's ConfigParser interpolation."""
+    return value.replace("%", "%%")
+
+
+def head_revision() -> str:
+    """The newest migration revision shipped with this code."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships migrations
+        raise SchemaNotCurrentError("no migrations found in " + str(MIGRATIONS_DIR))
+    return head
+
+
+@contextmanager
+def _engine_for(target: Engine | str | URL) -> Iterator[Engine]:
+    """Use `target` if it is an engine; otherwise open one for the call and dispose it."""
+    if isinstance(target, Engine):
+        yield target
+        return
+    engine = make_engine(target)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def migrate(target: Engine | str | URL, revision: str = "head") -> str | None:
+    """Create or upgrade the schema to `revision` (the newest by default).
+
+    Safe to call on a database already at that revision. On PostgreSQL concurrent callers
+    take turns behind an advisory lock. Returns the revision the database is at afterwards.
+    """
+    with _engine_for(target) as engine, engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATE_LOCK_KEY}
+            )
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def current_revision(target: Engine | str | URL) -> str | None:
+    """The revision the database is at, or None for a database never migrated."""
+    with _engine_for(target) as engine, engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def schema_is_current(target: Engine | str | URL) -> bool:
+    """Whether the database is at the newest revision this code knows."""
+    return current_revision(target) == head_revision()
+
+
+def check_schema(target: Engine | str | URL) -> None:
+    """Raise SchemaNotCurrentError, saying what to do, unless the schema is current."""
+    current = current_revision(target)
+    head = head_revision()
+    if current == head:
+        return
+    if current is None:
+        raise SchemaNotCurrentError(
+            f"the database has no schema yet (this version needs revision {head}); "
+            "run `pbem init` to create it"
+        )
+    scripts = ScriptDirectory.from_config(alembic_config())
+    known = {script.revision for script in scripts.walk_revisions()}
+    if current not in known:
+        raise SchemaNotCurrentError(
+            f"the database schema is at revision {current}, which this version does not "
+            f"know (it needs {head}); is the database newer than this program?"
+        )
+    raise SchemaNotCurrentError(
+        f"the database schema is at revision {current} but this version needs {head}; "
+        "run `pbem init` to upgrade it"
+    )

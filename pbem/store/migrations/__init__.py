@@ -1,0 +1,1 @@
+"""Alembic migrations of the store (run them with `pbem.store.db.migrate`)."""

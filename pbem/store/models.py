@@ -1,0 +1,202 @@
+"""The tables of the service, as SQLModel classes.
+
+The schema is created and changed only by the Alembic migrations in `migrations/`; these
+classes must always match the newest migration (a test compares them). Every datetime is
+aware UTC (`UTCDateTime`); JSON columns hold canonical JSON text (`JSONText`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
+
+# Deterministic constraint names, so later migrations (and SQLite batch mode) can name them.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class GameStatus(StrEnum):
+    """Where a game stands."""
+
+    ACTIVE = "active"
+    PAUSED = "paused"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+class InboundStatus(StrEnum):
+    """What became of an inbound message."""
+
+    PENDING = "pending"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    IGNORED = "ignored"
+    FAILED = "failed"
+
+
+class OutboxStatus(StrEnum):
+    """Where an outgoing message is on its way out."""
+
+    PENDING = "pending"
+    SENDING = "sending"
+    SENT = "sent"
+    FAILED = "failed"
+
+
+class Player(SQLModel, table=True):
+    """A person known by an email address (stored stripped and lowercase)."""
+
+    __tablename__ = "player"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    email: str = Field(unique=True)
+    display_name: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    bounce_count: int = 0
+    last_bounce_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_bounce_reason: str | None = Field(default=None, sa_type=Text)
+
+
+class Game(SQLModel, table=True):
+    """One game: its settings and seed; its moves are the `ActionLog` rows.
+
+    `action_count` is the number of logged actions, hence the `seq` of the next one.
+    """
+
+    __tablename__ = "game"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    status: str = Field(default=GameStatus.ACTIVE.value, index=True)
+    game_type: str = "cribbage"
+    settings: dict[str, Any] = Field(sa_type=JSONText)
+    seed: str
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    action_count: int = 0
+    state_hash: str | None = None
+    outcome: dict[str, Any] | None = Field(default=None, sa_type=JSONText)
+    thread_id: str | None = None
+    last_move_at: datetime = Field(sa_type=UTCDateTime)
+    next_reminder_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    reminders_sent: int = 0
+    deadline_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    paused_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class Seat(SQLModel, table=True):
+    """A player's place at a game, with the secret token of its reply address."""
+
+    __tablename__ = "seat"
+    __table_args__ = (UniqueConstraint("game_id", "seat"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    game_id: int = Field(foreign_key="game.id", sa_type=ID_TYPE)
+    seat: int
+    player_id: int = Field(foreign_key="player.id", index=True, sa_type=ID_TYPE)
+    token: str = Field(unique=True, index=True)
+    last_mail_id: str | None = None
+
+
+class Inbound(SQLModel, table=True):
+    """A received message, stored raw before anything else happens to it."""
+
+    __tablename__ = "inbound"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    message_key: str = Field(unique=True)
+    raw: bytes = Field(sa_type=LargeBinary)
+    source: str
+    received_at: datetime = Field(sa_type=UTCDateTime)
+    status: str = Field(default=InboundStatus.PENDING.value, index=True)
+    reason: str | None = Field(default=None, sa_type=Text)
+    sender: str | None = None
+    subject: str | None = Field(default=None, sa_type=Text)
+    game_id: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
+    processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    attempts: int = 0
+
+
+class ActionLog(SQLModel, table=True):
+    """One applied engine action; append-only. `seq` counts from 0 within a game."""
+
+    __tablename__ = "action_log"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    game_id: int = Field(foreign_key="game.id", sa_type=ID_TYPE)
+    seq: int
+    seat: int | None = None
+    action: dict[str, Any] = Field(sa_type=JSONText)
+    auto: bool = False
+    inbound_id: int | None = Field(
+        default=None, foreign_key="inbound.id", index=True, sa_type=ID_TYPE
+    )
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class Outbox(SQLModel, table=True):
+    """A fully rendered outgoing message waiting for (or done with) delivery."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index(None, "status", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    message_id: str = Field(unique=True)
+    game_id: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
+    recipient: str
+    sender: str
+    kind: str
+    raw: bytes = Field(sa_type=LargeBinary)
+    status: str = OutboxStatus.PENDING.value
+    attempts: int = 0
+    next_attempt_at: datetime = Field(sa_type=UTCDateTime)
+    last_error: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    sent_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class ErrorThrottle(SQLModel, table=True):
+    """When an error reply of one kind last went to one address."""
+
+    __tablename__ = "error_throttle"
+    __table_args__ = (UniqueConstraint("address", "kind"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    address: str
+    kind: str
+    last_sent_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class MailboxCursor(SQLModel, table=True):
+    """How far an IMAP mailbox has been read."""
+
+    __tablename__ = "mailbox_cursor"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    name: str = Field(unique=True)
+    uidvalidity: int = Field(sa_type=BigInteger)
+    last_uid: int = Field(sa_type=BigInteger)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class WorkerLease(SQLModel, table=True):
+    """A named job held by one worker until `expires_at`."""
+
+    __tablename__ = "worker_lease"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    name: str = Field(unique=True)
+    holder: str
+    expires_at: datetime = Field(sa_type=UTCDateTime)

@@ -10,9 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
-from engine.cards import Card
+from engine.actions import (
+    Accept,
+    Action,
+    Claim,
+    Discard,
+    Go,
+    Muggins,
+    Play,
+    action_from_json,
+    action_to_json,
+)
+from engine.cards import Card, parse_card
 from engine.game import DISCARD, GAME_OVER, PEGGING, SHOW, Event, Game, Outcome
+from engine.scoring import ScoreItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +108,86 @@ class PlayerView:
             "cards_left": list(self.cards_left),
             "crib_size": self.crib_size,
             "to_act": list(self.to_act),
-            "legal": [str(a) for a in self.legal],
+            "legal": [action_to_json(a) for a in self.legal],
+            "muggins": self.muggins,
+            "skunk": self.skunk,
+            "my_side": self.my_side,
+            "partner": self.partner,
+            "my_turn": self.my_turn,
+            "show_entry": list(self.show_entry) if self.show_entry else None,
+            "awaiting_muggins": self.awaiting_muggins,
             "events": [e.to_json() for e in self.events],
             "outcome": self.outcome.to_json() if self.outcome else None,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlayerView:
+        """Rebuild a view from ``to_json`` (what a mail's machine-readable part carries)."""
+
+        def cards(items: list[str]) -> tuple[Card, ...]:
+            return tuple(parse_card(c) for c in items)
+
+        outcome = data.get("outcome")
+        return cls(
+            seat=int(data["seat"]),
+            players=int(data["players"]),
+            target=int(data["target"]),
+            muggins=bool(data.get("muggins", False)),
+            skunk=str(data.get("skunk", "skunk")),
+            phase=str(data["phase"]),
+            hand_no=int(data["hand_no"]),
+            dealer=int(data["dealer"]),
+            my_side=int(data.get("my_side", data["seat"])),
+            partner=data.get("partner"),
+            scores=tuple(
+                SideScore(int(side), tuple(seats), int(front), int(back))
+                for side, seats, front, back in data["scores"]
+            ),
+            holding=cards(data["holding"]),
+            kept=cards(data["kept"]),
+            laid_away=cards(data["laid_away"]),
+            starter=parse_card(data["starter"]) if data.get("starter") else None,
+            count=int(data["count"]),
+            count_cards=tuple((int(seat), parse_card(c)) for seat, c in data["count_cards"]),
+            plays=tuple((int(seat), parse_card(c), int(n)) for seat, c, n in data["plays"]),
+            cards_left=tuple(int(n) for n in data["cards_left"]),
+            crib_size=int(data["crib_size"]),
+            to_act=tuple(int(s) for s in data["to_act"]),
+            my_turn=bool(data.get("my_turn", False)),
+            legal=tuple(action_from_json(a) for a in data["legal"]),
+            show_entry=tuple(data["show_entry"]) if data.get("show_entry") else None,
+            awaiting_muggins=bool(data.get("awaiting_muggins", False)),
+            events=tuple(event_from_json(e) for e in data.get("events", ())),
+            outcome=outcome_from_json(outcome) if outcome else None,
+        )
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    return Event(
+        kind=str(data["kind"]),
+        hand=int(data["hand"]),
+        seat=data.get("seat"),
+        side=data.get("side"),
+        cards=tuple(parse_card(c) for c in data.get("cards", ())),
+        count=data.get("count"),
+        points=int(data.get("points", 0)),
+        items=tuple(
+            ScoreItem(i["kind"], tuple(parse_card(c) for c in i["cards"]), int(i["points"]))
+            for i in data.get("items", ())
+        ),
+        detail=str(data.get("detail", "")),
+        private_to=data.get("private_to"),
+    )
+
+
+def outcome_from_json(data: dict[str, Any]) -> Outcome:
+    return Outcome(
+        winner=int(data["winner"]),
+        winner_seats=tuple(int(s) for s in data["winner_seats"]),
+        scores=tuple(int(s) for s in data["scores"]),
+        reason=str(data["reason"]),
+        game_values={int(k): int(v) for k, v in data["game_values"].items()},
+    )
 
 
 def visible_events(game: Game, seat: int, since: int = 0) -> tuple[Event, ...]:

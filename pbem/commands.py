@@ -1,0 +1,171 @@
+"""The email command language: reply text → commands → engine actions.
+
+One command per line (``;`` also separates commands; the subject may carry one).
+Case does not matter, punctuation around words is ignored::
+
+    discard 5h jd      (also: crib, throw, lay away, toss)
+    play 7c            (also: p 7c, or a bare card: 7c; "play 7" when only one 7 is held)
+    go
+    count 12           (muggins games: claim the count of your hand or crib)
+    muggins | accept   (muggins games: take points the last claim missed, or let it stand)
+    hand | status      (send me my view again)
+    history            (the moves so far)
+    resign
+    help
+
+Parsing never looks at the game; ``to_action`` turns a game command into an
+engine action for one seat, raising the engine's typed errors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine import (
+    DISCARD,
+    PEGGING,
+    Accept,
+    Action,
+    Claim,
+    Discard,
+    Game,
+    Go,
+    IllegalActionError,
+    InvalidSyntaxError,
+    Muggins,
+    Play,
+    Resign,
+    parse_card,
+    parse_rank,
+)
+
+GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
+INFO_VERBS = ("hand", "history", "help")
+
+_ALIASES = {
+    "discard": "discard", "crib": "discard", "throw": "discard", "toss": "discard",
+    "lay": "discard", "layaway": "discard",
+    "play": "play", "p": "play", "peg": "play",
+    "go": "go", "pass": "go",
+    "count": "count", "claim": "count", "score": "count",
+    "muggins": "muggins",
+    "accept": "accept", "ok": "accept", "okay": "accept", "agreed": "accept",
+    "hand": "hand", "status": "hand", "board": "hand", "show": "hand", "cards?": "hand",
+    "history": "history", "log": "history", "moves": "history",
+    "resign": "resign", "concede": "resign", "forfeit": "resign",
+    "help": "help", "?": "help", "commands": "help",
+}
+_FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "a"}
+_TOKEN_RE = re.compile(r"[^\s,;:.!()\[\]\"']+")
+_MAX_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command as read: the verb and its words, with the line it came from."""
+
+    verb: str
+    args: tuple[str, ...]
+    line: str
+
+    def __str__(self) -> str:
+        return " ".join((self.verb, *self.args)) if self.verb != "cards" else " ".join(self.args)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What a reply said: commands in order, and the lines that were not commands."""
+
+    commands: tuple[Command, ...]
+    ignored: tuple[str, ...]
+
+
+def _is_card_word(word: str) -> bool:
+    try:
+        parse_card(word)
+    except InvalidSyntaxError:
+        return False
+    return True
+
+
+def parse_line(line: str) -> Command | None:
+    """One line → a command, or None when the line is not a command."""
+    words = _TOKEN_RE.findall(line.strip().lower())
+    if not words:
+        return None
+    if words[:2] == ["no", "muggins"]:
+        return Command("accept", (), line.strip())
+    head = words[0]
+    verb = _ALIASES.get(head)
+    rest = [w for w in words[1:] if w not in _FILLER]
+    if verb is None:
+        # A bare card or cards: "7c", "5h jd", "♥5".
+        if all(_is_card_word(w) for w in words) and len(words) <= 2:
+            return Command("cards", tuple(words), line.strip())
+        return None
+    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign"):
+        # Allow trailing politeness ("go!", "help please") but not stray arguments.
+        if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
+            return None
+        return Command(verb, (), line.strip())
+    return Command(verb, tuple(rest), line.strip())
+
+
+_SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)
+
+
+def parse_reply(text: str, subject: str = "") -> Parsed:
+    """All the commands in a reply's text (and its subject, read first)."""
+    commands: list[Command] = []
+    ignored: list[str] = []
+    if subject.strip():
+        cmd = parse_line(subject)
+        if cmd is not None:
+            commands.append(cmd)
+    lines = [part.strip() for part in _SPLIT_RE.split(text or "")]
+    for line in [ln for ln in lines if ln][:_MAX_LINES]:
+        cmd = parse_line(line)
+        if cmd is None:
+            ignored.append(line)
+        else:
+            commands.append(cmd)
+    return Parsed(tuple(commands), tuple(ignored))
+
+
+def to_action(game: Game, seat: int, command: Command) -> Action:
+    """The engine action ``command`` asks for, for ``seat`` in ``game``.
+
+    Raises ``InvalidSyntaxError`` (unreadable), ``IllegalActionError`` (not
+    now, not held) or ``AmbiguousActionError`` (``play 7`` holding two sevens).
+    """
+    verb, args = command.verb, command.args
+    if verb == "cards":
+        verb = "discard" if game.phase == DISCARD else "play"
+    if verb == "discard":
+        if not args:
+            raise InvalidSyntaxError("discard which cards? e.g. 'discard 5h jd'")
+        cards = tuple(game.resolve_card(seat, a) for a in args)
+        return Discard(seat, cards)
+    if verb == "play":
+        if len(args) != 1:
+            if game.phase == PEGGING and not args:
+                raise InvalidSyntaxError("play which card? e.g. 'play 7c'")
+            raise InvalidSyntaxError(f"play one card at a time, not {' '.join(args)!r}")
+        if parse_rank(args[0]) is None:
+            parse_card(args[0])  # raises a clear InvalidSyntaxError for junk
+        return Play(seat, game.resolve_card(seat, args[0]))
+    if verb == "go":
+        return Go(seat)
+    if verb == "count":
+        numbers = [a for a in args if a.isdigit()]
+        if len(numbers) != 1:
+            raise InvalidSyntaxError("count how many? e.g. 'count 12'")
+        return Claim(seat, int(numbers[0]))
+    if verb == "muggins":
+        return Muggins(seat)
+    if verb == "accept":
+        return Accept(seat)
+    if verb == "resign":
+        return Resign(seat)
+    raise IllegalActionError(f"{verb!r} is not a move")

@@ -1,0 +1,135 @@
+"""Settings: from a TOML file and ``PBEM_*`` environment variables.
+
+Precedence, highest first: environment variables, the config file (``--config``
+or ``PBEM_CONFIG``; ``./pbem.toml`` when present), the defaults below.  The
+defaults are the embedded setup: a SQLite file and Maildir folders under
+``data_dir``, no servers needed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used (a bad file, a bad value)."""
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told."""
+
+    model_config = SettingsConfigDict(env_prefix="PBEM_", extra="forbid")
+
+    data_dir: Path = Field(Path("pbem-data"), description="where the embedded defaults live")
+    database_url: str = Field("", description="SQLAlchemy URL; default: SQLite in data_dir")
+    inbound_url: str = Field("", description="maildir:PATH or imap://…; default: data_dir/inbox")
+    outbound_url: str = Field("", description="maildir:PATH or smtp://…; default: data_dir/outbox")
+    domain: str = Field("pbem.localhost", description="the domain of the service's address")
+    local_part: str = Field("cribbage", description="local part of the service's address")
+    from_name: str = Field("Cribbage by mail", description="display name on outgoing mail")
+    admin_email: str = Field("", description="who hears about failures")
+    reminder_hours: float = Field(24.0, ge=0, description="remind the player to move after this")
+    timeout_days: float = Field(7.0, ge=0, description="after this the game's timeout applies")
+    timeout_action: str = Field("autoplay", description="forfeit | autoplay | none")
+    max_message_bytes: int = Field(1_000_000, gt=0)
+    max_per_sender_per_hour: int = Field(120, gt=0)
+    outbox_max_attempts: int = Field(8, gt=0)
+    outbox_backoff_seconds: float = Field(30.0, gt=0)
+    poll_seconds: float = Field(5.0, gt=0)
+    log_level: str = Field("INFO")
+
+    @field_validator("timeout_action")
+    @classmethod
+    def _timeout_action(cls, value: str) -> str:
+        if value not in ("forfeit", "autoplay", "none"):
+            raise ValueError("must be forfeit, autoplay or none")
+        return value
+
+    @property
+    def address(self) -> str:
+        return f"{self.local_part}@{self.domain}"
+
+    @property
+    def loop_value(self) -> str:
+        return f"{self.local_part}@{self.domain}"
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'pbem.sqlite').resolve()}"
+
+    @property
+    def inbound(self) -> str:
+        return self.inbound_url or f"maildir:{(self.data_dir / 'inbox').resolve()}"
+
+    @property
+    def outbound(self) -> str:
+        return self.outbound_url or f"maildir:{(self.data_dir / 'outbox').resolve()}"
+
+    def masked(self) -> dict[str, Any]:
+        """The effective configuration with secrets masked, for ``pbem config``."""
+        out: dict[str, Any] = {}
+        for key in type(self).model_fields:
+            value = getattr(self, key)
+            out[key] = str(value) if isinstance(value, Path) else value
+        out["database_url"] = mask_url(self.db_url)
+        out["inbound_url"] = mask_url(self.inbound)
+        out["outbound_url"] = mask_url(self.outbound)
+        out["address"] = self.address
+        return out
+
+
+def mask_url(url: str) -> str:
+    """``imap://bob:secret@host/`` → ``imap://bob:***@host/``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, ""))
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Read the file (if any), then the environment; raise ``ConfigError`` with one clear line."""
+    path: Path | None = None
+    if config_file is not None:
+        path = Path(config_file)
+    elif os.environ.get("PBEM_CONFIG"):
+        path = Path(os.environ["PBEM_CONFIG"])
+    elif Path("pbem.toml").is_file():
+        path = Path("pbem.toml")
+    file_values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError as exc:
+            raise ConfigError(f"config file {path} does not exist") from exc
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+        file_values = dict(data.get("pbem", data))
+    env_keys = {
+        key for key in Settings.model_fields if f"PBEM_{key.upper()}" in os.environ
+    }
+    values = {k: v for k, v in file_values.items() if k not in env_keys}
+    values.update(overrides)
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "config"
+        source = f" in {path}" if path else ""
+        raise ConfigError(f"bad setting {where}{source}: {first.get('msg')}") from exc

@@ -1,0 +1,212 @@
+"""Queries on the outbox: enqueue in the game's transaction, claim, and record delivery.
+
+A sender claims due rows (`claim_due_outbox`), which marks them 'sending' for a lease
+period; it then records each result with `mark_sent` or `mark_failed`. A sender that dies
+mid-way leaves its rows 'sending'; they become due again when the lease runs out, so a
+message may be sent twice but is never lost (its Message-ID lets clients drop the copy).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from pbem.store._sql import is_postgresql, upsert
+from pbem.store.models import Outbox, OutboxStatus
+
+DEFAULT_MAX_ATTEMPTS = 8
+DEFAULT_BACKOFF = timedelta(minutes=1)
+DEFAULT_MAX_BACKOFF = timedelta(hours=6)
+DEFAULT_LEASE = timedelta(minutes=5)
+DEFAULT_JITTER = 0.25
+
+
+def enqueue_outbox(
+    session: Session,
+    message_id: str,
+    recipient: str,
+    sender: str,
+    kind: str,
+    raw: bytes,
+    game_id: int | None = None,
+    *,
+    now: datetime,
+) -> tuple[Outbox, bool]:
+    """Queue a rendered message for delivery at `now`, unless its Message-ID is queued.
+
+    Returns the row and whether this call created it.
+    """
+    statement = (
+        upsert(session, Outbox)
+        .values(
+            message_id=message_id,
+            game_id=game_id,
+            recipient=recipient,
+            sender=sender,
+            kind=kind,
+            raw=raw,
+            status=OutboxStatus.PENDING.value,
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["message_id"])
+        .returning(col(Outbox.id))
+    )
+    inserted_id = session.exec(statement).scalar_one_or_none()
+    row = session.exec(
+        select(Outbox)
+        .where(Outbox.message_id == message_id)
+        .execution_options(populate_existing=True)
+    ).one()
+    return row, inserted_id is not None
+
+
+def claim_due_outbox(
+    session: Session, now: datetime, limit: int = 20, *, lease: timedelta = DEFAULT_LEASE
+) -> list[Outbox]:
+    """Up to `limit` messages due at `now`, oldest due first, marked 'sending'.
+
+    Each claimed row counts one more attempt and is not due again until `now + lease`.
+    Rows left 'sending' by a sender that died are claimed again once their lease is over.
+    On PostgreSQL rows locked by another transaction are skipped (``SKIP LOCKED``).
+    """
+    statement = (
+        select(Outbox)
+        .where(
+            col(Outbox.status).in_([OutboxStatus.PENDING.value, OutboxStatus.SENDING.value]),
+            col(Outbox.next_attempt_at) <= now,
+        )
+        .order_by(col(Outbox.next_attempt_at), col(Outbox.id))
+        .limit(limit)
+    )
+    if is_postgresql(session):
+        statement = statement.with_for_update(skip_locked=True)
+    rows = list(session.exec(statement))
+    for row in rows:
+        row.status = OutboxStatus.SENDING.value
+        row.attempts += 1
+        row.next_attempt_at = now + lease
+        session.add(row)
+    session.flush()
+    return rows
+
+
+def _load(session: Session, row: Outbox | int) -> Outbox:
+    row_id = row if isinstance(row, int) else row.id
+    if row_id is None:
+        raise ValueError("this outbox row was never stored")
+    loaded = session.get(Outbox, row_id)
+    if loaded is None:
+        raise LookupError(f"no outbox row {row_id}")
+    return loaded
+
+
+def mark_sent(session: Session, row: Outbox | int, *, now: datetime) -> Outbox:
+    """Record that the message was delivered at `now`."""
+    loaded = _load(session, row)
+    loaded.status = OutboxStatus.SENT.value
+    loaded.sent_at = now
+    loaded.last_error = None
+    session.add(loaded)
+    session.flush()
+    return loaded
+
+
+def backoff_delay(
+    attempts: int,
+    *,
+    base: timedelta = DEFAULT_BACKOFF,
+    cap: timedelta = DEFAULT_MAX_BACKOFF,
+    jitter: float = DEFAULT_JITTER,
+    rand: Callable[[], float] = random.random,
+) -> timedelta:
+    """How long to wait after failed attempt number `attempts` (1 for the first).
+
+    ``base * 2 ** (attempts - 1)``, at most `cap`, then stretched by up to `jitter` (a
+    fraction) times ``rand()``, where `rand` returns a float in [0, 1).
+    """
+    exponent = max(attempts, 1) - 1
+    delay = cap if exponent >= 32 else min(base * (2**exponent), cap)
+    return delay * (1 + jitter * rand())
+
+
+def mark_failed(
+    session: Session,
+    row: Outbox | int,
+    error: str,
+    *,
+    temporary: bool,
+    now: datetime,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    backoff: timedelta = DEFAULT_BACKOFF,
+    max_backoff: timedelta = DEFAULT_MAX_BACKOFF,
+    jitter: float = DEFAULT_JITTER,
+    rand: Callable[[], float] = random.random,
+) -> Outbox:
+    """Record a failed delivery.
+
+    A temporary failure puts the message back to 'pending', due after an exponential
+    backoff with jitter (`backoff_delay`); a permanent failure, or a temporary one after
+    `max_attempts` attempts, makes it 'failed' until `retry_outbox`.
+    """
+    loaded = _load(session, row)
+    loaded.last_error = error
+    attempts = max(loaded.attempts, 1)
+    if not temporary or attempts >= max_attempts:
+        loaded.status = OutboxStatus.FAILED.value
+        loaded.next_attempt_at = now
+    else:
+        loaded.status = OutboxStatus.PENDING.value
+        loaded.next_attempt_at = now + backoff_delay(
+            attempts, base=backoff, cap=max_backoff, jitter=jitter, rand=rand
+        )
+    session.add(loaded)
+    session.flush()
+    return loaded
+
+
+def retry_outbox(
+    session: Session,
+    *,
+    now: datetime,
+    ids: Sequence[int] | None = None,
+    all_failed: bool = False,
+) -> int:
+    """Make messages due again at `now` with a fresh attempt count.
+
+    Either `ids` (rows that are 'failed' or 'pending'; sent rows are left alone) or
+    `all_failed=True` (every 'failed' row). Returns how many rows were reset.
+    """
+    if (ids is None) == (not all_failed):
+        raise ValueError("give either ids or all_failed=True")
+    statement = update(Outbox).values(
+        status=OutboxStatus.PENDING.value, attempts=0, next_attempt_at=now
+    )
+    if ids is not None:
+        if not ids:
+            return 0
+        statement = statement.where(
+            col(Outbox.id).in_(list(ids)),
+            col(Outbox.status).in_([OutboxStatus.FAILED.value, OutboxStatus.PENDING.value]),
+        )
+    else:
+        statement = statement.where(col(Outbox.status) == OutboxStatus.FAILED.value)
+    result = session.exec(statement.execution_options(synchronize_session="fetch"))
+    return result.rowcount
+
+
+def list_outbox(
+    session: Session, status: str | None = None, limit: int | None = None
+) -> list[Outbox]:
+    """Outbox rows (only those with `status` if given), newest first."""
+    statement = select(Outbox).order_by(col(Outbox.id).desc())
+    if status is not None:
+        statement = statement.where(Outbox.status == status)
+    if limit is not None:
+        statement = statement.limit(limit)
+    return list(session.exec(statement))

@@ -1,0 +1,243 @@
+"""Reading an inbound message: from raw bytes to the few things the service needs.
+
+:func:`read_message` never raises: a message that cannot be read properly still
+becomes an :class:`IncomingMail`, with what could be recovered and a
+``problem`` saying what went wrong, so the service can log and shunt it instead
+of losing it.
+"""
+
+from __future__ import annotations
+
+import email
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import Message
+from email.utils import parsedate_to_datetime
+
+from pbem.mail.address import parse_addresses
+from pbem.mail.autoreply import AutoKind, BounceInfo, bounce_details, classify, message_ids
+from pbem.mail.decoding import RAW_POLICY, header_text, html_to_text, part_text, raw_headers
+from pbem.mail.quotes import strip_quoted
+
+__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message"]
+
+
+@dataclass(frozen=True)
+class IncomingMail:
+    """One inbound message as the service sees it.
+
+    Addresses are normalized (bare, lowercased); Message-IDs have no angle
+    brackets. ``body`` is the whole decoded text (text/plain preferred, else
+    the HTML converted to text); ``reply_text`` is what the sender wrote, with
+    quoted history, attribution, signature and mobile footer removed. ``auto``
+    names the machine that sent the message, if any, with ``auto_reason``;
+    ``bounce`` is filled for bounces. ``problem`` is None for a readable message.
+    """
+
+    message_id: str | None
+    sender: str
+    sender_name: str
+    reply_to: str | None
+    to: tuple[str, ...]
+    cc: tuple[str, ...]
+    delivered_to: tuple[str, ...]
+    original_to: tuple[str, ...]
+    return_path: str | None
+    subject: str
+    in_reply_to: tuple[str, ...]
+    references: tuple[str, ...]
+    date: datetime | None
+    body: str
+    reply_text: str
+    auto: AutoKind | None = None
+    auto_reason: str = ""
+    bounce: BounceInfo | None = None
+    problem: str | None = None
+
+
+def _empty(problem: str) -> IncomingMail:
+    return IncomingMail(
+        message_id=None,
+        sender="",
+        sender_name="",
+        reply_to=None,
+        to=(),
+        cc=(),
+        delivered_to=(),
+        original_to=(),
+        return_path=None,
+        subject="",
+        in_reply_to=(),
+        references=(),
+        date=None,
+        body="",
+        reply_text="",
+        problem=problem,
+    )
+
+
+def _is_attachment(part: Message) -> bool:
+    disposition = (part.get("Content-Disposition") or "").split(";", 1)[0].strip().lower()
+    if disposition == "attachment":
+        return True
+    try:
+        return part.get_filename() is not None
+    except Exception:
+        return True
+
+
+def _leaf_body(part: Message) -> tuple[str, str] | None:
+    ctype = part.get_content_type()
+    if ctype == "text/plain":
+        return "plain", part_text(part)
+    if ctype == "text/html":
+        return "html", html_to_text(part_text(part))
+    return None
+
+
+def find_body(msg: Message) -> tuple[str, str] | None:
+    """The readable text of ``msg`` as ``(kind, text)`` with kind "plain" or "html".
+
+    multipart/alternative prefers a non-blank text/plain part and falls back to
+    HTML converted to text; multipart/mixed joins its inline text parts (Apple
+    Mail splits a body around an inline image); other multiparts (related,
+    signed, report) use their first readable part. Attachments and attached
+    messages are ignored. None when nothing readable is found.
+    """
+    return _find_body(msg, top=True)
+
+
+def _find_body(part: Message, top: bool = False) -> tuple[str, str] | None:
+    if not top and _is_attachment(part):
+        return None
+    if not part.is_multipart():
+        if part.get_content_maintype() == "message" and not top:
+            return None
+        return _leaf_body(part)
+    children = [p for p in part.get_payload() if isinstance(p, Message)]
+    subtype = part.get_content_subtype()
+    if subtype == "alternative":
+        found = [b for b in (_find_body(c) for c in children) if b is not None]
+        for kind in ("plain", "html"):
+            for body_kind, text in found:
+                if body_kind == kind and text.strip():
+                    return body_kind, text
+        return found[0] if found else None
+    if subtype == "mixed":
+        bodies = [b for b in (_find_body(c) for c in children) if b is not None and b[1].strip()]
+        if not bodies:
+            return None
+        kind = "plain" if all(k == "plain" for k, _ in bodies) else "html"
+        return kind, "\n".join(text for _, text in bodies)
+    for child in children:
+        body = _find_body(child)
+        if body is not None:
+            return body
+    return None
+
+
+_SUBJECT_PREFIX = re.compile(
+    r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|vb|antw|antwort|rif|r|i|tr|réf|ref|enc|res|odp|pd|yml"
+    r"|fs|atb|ynt|πρθ|отв|ответ|回复|转发|答复)"
+    r"\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:：]\s*)",
+    re.I,
+)
+
+
+def clean_subject(subject: str, tag: str = "Cribbage") -> str:
+    """The subject without reply/forward prefixes and our ``[Cribbage N]`` tag.
+
+    Strips any mix and repetition of "Re:", "RE[2]:", "Fwd:", "FW:", "AW:",
+    "WG:", "SV:", "VS:", "Antw:", "R:", "TR:", "Odp:" … and a ``[tag]`` or
+    ``[tag N]`` anywhere among them; collapses whitespace.
+    "Re: AW: [Cribbage 12] Re: play 7♣" → "play 7♣".
+    """
+    tag_pattern = re.compile(rf"^\s*\[\s*{re.escape(tag)}(?:\s*#?\s*\d+)?\s*\]\s*", re.I)
+    text = " ".join((subject or "").split())
+    while True:
+        stripped = tag_pattern.sub("", _SUBJECT_PREFIX.sub("", text, count=1), count=1)
+        if stripped == text:
+            return text.strip()
+        text = stripped
+
+
+def _date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _addresses(msg: Message, *names: str) -> tuple[str, ...]:
+    values = [v for name in names for v in raw_headers(msg, name)]
+    return tuple(address for _, address in parse_addresses(values))
+
+
+def read_message(
+    raw: bytes,
+    *,
+    our_addresses: Collection[str] = (),
+    loop_value: str | None = None,
+) -> IncomingMail:
+    """Read one raw message (RFC 5322 bytes, CRLF or LF). Never raises.
+
+    ``our_addresses`` and ``loop_value`` (the value of our ``X-PBEM-Loop``
+    header) let the result flag our own mail coming back as ``AutoKind.LOOP``;
+    without them, only a message carrying any ``X-PBEM-Loop`` header is.
+    A message without a sender or a readable text body, or one that could not
+    be parsed at all, has ``problem`` set.
+    """
+    if not raw or not raw.strip():
+        return _empty("empty message")
+    try:
+        msg = email.message_from_bytes(raw, policy=RAW_POLICY)
+    except Exception as exc:  # the parser is lenient; this is for the unforeseen
+        return _empty(f"unparseable message: {type(exc).__name__}: {exc}")
+    try:
+        return _read(msg, frozenset(our_addresses), loop_value or "")
+    except Exception as exc:
+        return _empty(f"unreadable message: {type(exc).__name__}: {exc}")
+
+
+def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> IncomingMail:
+    problems: list[str] = []
+    senders = parse_addresses(raw_headers(msg, "From"))
+    sender_name, sender = senders[0] if senders else ("", "")
+    if not sender:
+        problems.append("no sender address")
+    reply_to = _addresses(msg, "Reply-To")
+    return_paths = _addresses(msg, "Return-Path")
+
+    body = find_body(msg)
+    text = body[1] if body is not None else ""
+    if body is None or not text.strip():
+        problems.append("no readable text body")
+
+    auto, reason = classify(msg, sender, set(our_addresses), loop_value)
+    bounce = bounce_details(msg) if auto is AutoKind.BOUNCE else None
+    ids = message_ids(header_text(msg, "Message-ID"))
+    return IncomingMail(
+        message_id=ids[0] if ids else None,
+        sender=sender,
+        sender_name=sender_name,
+        reply_to=reply_to[0] if reply_to else None,
+        to=_addresses(msg, "To"),
+        cc=_addresses(msg, "Cc"),
+        delivered_to=_addresses(msg, "Delivered-To", "Envelope-To", "X-Envelope-To"),
+        original_to=_addresses(msg, "X-Original-To"),
+        return_path=return_paths[0] if return_paths else None,
+        subject=header_text(msg, "Subject") or "",
+        in_reply_to=tuple(message_ids(header_text(msg, "In-Reply-To"))),
+        references=tuple(message_ids(header_text(msg, "References"))),
+        date=_date(header_text(msg, "Date")),
+        body=text,
+        reply_text=strip_quoted(text),
+        auto=auto,
+        auto_reason=reason,
+        bounce=bounce,
+        problem="; ".join(problems) or None,
+    )

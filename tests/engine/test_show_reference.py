@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations, combinations_with_replacement, pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +23,7 @@ def reference_rank_points(ranks: tuple[int, ...]) -> int:
                 points += 2
             if size == 2 and chosen[0] == chosen[1]:
                 points += 2
-            if size >= 3 and all(b == a + 1 for a, b in zip(chosen, chosen[1:], strict=False)):
+            if size >= 3 and all(b == a + 1 for a, b in pairwise(chosen)):
                 runs.append(frozenset(subset))
     # A run counts only if no longer run contains it.
     for run in runs:

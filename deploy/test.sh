@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command.  On a fresh Debian machine (as root) it installs
+# everything the tests need — the package with its test extras, the real mail
+# servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running —
+# and runs the whole test suite.  Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+echo "== installing the package with its test extras"
+"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+echo "== PostgreSQL on 127.0.0.1:5432"
+bash deploy/postgres.sh
+
+echo "== Postfix and Dovecot on loopback"
+bash deploy/mailstack.sh start
+
+echo "== tests"
+exec "$PY" -m pytest "$@"

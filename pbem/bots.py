@@ -1,0 +1,150 @@
+"""Built-in simple players that play by email, exactly as a person would.
+
+A ``MailboxPlayer`` reads its own Maildir, takes the newest game email, reads
+the machine-readable part every game email carries (``view.json``: that
+player's own view, nothing more), chooses a move with the computer strategy,
+and answers with a reply that quotes the email it answers, the way a mail
+client does.  The reply goes to the email's Reply-To address through a
+delivery function (into the service's inbox Maildir, or over SMTP).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import mailbox
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+
+from engine import Accept, Action, Claim, Discard, Go, Muggins, Play, PlayerView, Resign
+from engine.players import choose_view_action
+
+
+def command_for(action: Action) -> str:
+    """The email command that asks for ``action``, in ASCII card forms."""
+    match action:
+        case Discard(_, cards):
+            return "discard " + " ".join(c.ascii for c in cards)
+        case Play(_, card):
+            return f"play {card.ascii}"
+        case Go():
+            return "go"
+        case Claim(_, points):
+            return f"count {points}"
+        case Muggins():
+            return "muggins"
+        case Accept():
+            return "accept"
+        case Resign():
+            return "resign"
+    raise TypeError(f"not an action: {action!r}")
+
+
+def view_of(msg: email.message.Message) -> PlayerView | None:
+    """The ``view.json`` part of a game email, or None."""
+    for part in msg.walk():
+        if part.get_filename() == "view.json" or part.get_content_type() == "application/json":
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                try:
+                    return PlayerView.from_json(json.loads(payload.decode("utf-8")))
+                except (ValueError, KeyError, TypeError):
+                    return None
+    return None
+
+
+def text_of(msg: email.message.Message) -> str:
+    for part in msg.walk():
+        if part.get_content_type() == "text/plain" and not part.get_filename():
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                return payload.decode(part.get_content_charset() or "utf-8", "replace")
+    return ""
+
+
+def quoted_reply(original: email.message.Message, sender: str, sender_name: str, body: str,
+                 now: datetime) -> bytes:
+    """A reply as a mail client writes it: Re: subject, threading headers, quoted history."""
+    reply = EmailMessage(policy=email.policy.SMTP)
+    reply["From"] = f"{sender_name} <{sender}>"
+    reply["To"] = original.get("Reply-To") or original.get("From") or ""
+    subject = str(original.get("Subject", ""))
+    reply["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+    reply["Date"] = format_datetime(now)
+    reply["Message-ID"] = make_msgid(domain=sender.split("@", 1)[-1])
+    original_id = original.get("Message-ID")
+    if original_id:
+        reply["In-Reply-To"] = original_id
+        refs = str(original.get("References", "")).split()
+        reply["References"] = " ".join([*refs, str(original_id)])
+    when = str(original.get("Date", "a moment ago"))
+    who = str(original.get("From", "Cribbage"))
+    quoted = "\n".join("> " + line if line else ">" for line in text_of(original).splitlines())
+    reply.set_content(f"{body}\n\nOn {when}, {who} wrote:\n{quoted}\n")
+    return reply.as_bytes()
+
+
+def maildir_delivery(inbox: Path) -> Callable[[bytes], None]:
+    """Deliver raw mail into a Maildir folder (as an MDA would)."""
+    box = mailbox.Maildir(str(inbox), create=True)
+
+    def deliver(raw: bytes) -> None:
+        box.add(mailbox.MaildirMessage(raw))
+
+    return deliver
+
+
+@dataclass
+class MailboxPlayer:
+    """A computer player behind an email address."""
+
+    address: str
+    name: str
+    mailbox_dir: Path
+    deliver: Callable[[bytes], None]
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    level: str = "good"
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    seen: list[email.message.Message] = field(default_factory=list)
+    replies: int = 0
+
+    def read_new(self) -> list[email.message.Message]:
+        """New messages in the mailbox, oldest first; they are then marked read."""
+        if not (self.mailbox_dir / "new").is_dir():
+            return []
+        box = mailbox.Maildir(str(self.mailbox_dir), create=False)
+        found: list[tuple[float, str, email.message.Message]] = []
+        for key in list(box.iterkeys()):
+            msg = box.get_message(key)
+            if msg.get_subdir() != "new":
+                continue
+            parsed = email.message_from_bytes(msg.as_bytes(), policy=email.policy.default)
+            found.append((msg.get_date(), key, parsed))
+            msg.set_subdir("cur")
+            msg.add_flag("S")
+            box[key] = msg
+        found.sort(key=lambda item: (item[0], item[1]))
+        new = [m for _, _, m in found]
+        self.seen.extend(new)
+        return new
+
+    def play(self) -> list[email.message.Message]:
+        """Read new mail and answer the newest one that asks this player to move."""
+        new = self.read_new()
+        for msg in reversed(new):
+            view = view_of(msg)
+            if view is None:
+                continue
+            if view.my_turn and view.legal and view.outcome is None:
+                action = choose_view_action(view, self.rng, self.level)
+                raw = quoted_reply(msg, self.address, self.name, command_for(action), self.clock())
+                self.deliver(raw)
+                self.replies += 1
+            break
+        return new

@@ -1,0 +1,501 @@
+"""``pbem``: the admin command line.
+
+Every user mistake (a bad config, an unknown game, a malformed file) prints one
+clear line on stderr and exits 1 — no tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session, select
+
+from engine import EngineError, player_view
+from pbem.config import ConfigError, Settings, load_settings, mask_url
+from pbem.service import Service, ServiceError, display_name
+from pbem.store import models as m
+from pbem.store.db import check_schema, make_engine, migrate
+from pbem.store.errors import StoreError
+
+app = typer.Typer(help="Play-by-email Cribbage: the admin command line.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+game_app = typer.Typer(help="Create, inspect and manage games.", no_args_is_help=True)
+outbox_app = typer.Typer(help="Outgoing mail.", no_args_is_help=True)
+inbox_app = typer.Typer(help="Received mail and what became of it.", no_args_is_help=True)
+app.add_typer(game_app, name="game")
+app.add_typer(outbox_app, name="outbox")
+app.add_typer(inbox_app, name="inbox")
+
+out = Console()
+err = Console(stderr=True)
+
+
+class _State:
+    config_file: Path | None = None
+    data_dir: Path | None = None
+
+
+state = _State()
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def _main(
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="TOML config file (or PBEM_CONFIG).")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder for the embedded defaults.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+) -> None:
+    state.config_file = config
+    state.data_dir = data_dir
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def settings() -> Settings:
+    overrides: dict[str, Any] = {}
+    if state.data_dir is not None:
+        overrides["data_dir"] = state.data_dir
+    try:
+        return load_settings(state.config_file, **overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def database(cfg: Settings, *, check: bool = True) -> Engine:
+    try:
+        if cfg.db_url.startswith("sqlite"):
+            cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(cfg.db_url)
+        if check:
+            check_schema(engine)
+        return engine
+    except StoreError as exc:
+        fail(f"{exc} (run 'pbem init')")
+    except OperationalError as exc:
+        fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc.orig}")
+    except Exception as exc:  # noqa: BLE001 - a bad URL and the like: one line, no traceback
+        fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc}")
+
+
+def service() -> Service:
+    cfg = settings()
+    return Service(cfg, database(cfg))
+
+
+def _guard(func: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return func(*args, **kwargs)
+    except (ServiceError, EngineError, ConfigError, StoreError) as exc:
+        fail(str(exc))
+
+
+# -- init / config ------------------------------------------------------------------------
+
+
+@app.command()
+def init() -> None:
+    """Create the database, or upgrade it to the current schema."""
+    cfg = settings()
+    engine = database(cfg, check=False)
+    try:
+        revision = migrate(engine)
+    except Exception as exc:  # noqa: BLE001
+        fail(f"migration failed: {exc}")
+    out.print(f"database ready at {mask_url(cfg.db_url)} (schema {revision})")
+
+
+@app.command("config")
+def show_config() -> None:
+    """Show the effective configuration, secrets masked."""
+    cfg = settings()
+    table = Table("setting", "value", title="pbem configuration")
+    for key, value in cfg.masked().items():
+        table.add_row(key, str(value))
+    out.print(table)
+
+
+# -- games --------------------------------------------------------------------------------
+
+
+def _parse_player(text: str) -> tuple[str, str | None]:
+    """``alice@example.com`` or ``Alice=alice@example.com``."""
+    if "=" in text:
+        name, email = text.split("=", 1)
+        return email.strip(), name.strip() or None
+    return text.strip(), None
+
+
+@game_app.command("new")
+def game_new(
+    players: Annotated[list[str], typer.Argument(help="Player addresses (Name=addr allowed).")],
+    to: Annotated[int, typer.Option("--to", help="Target score: 61 or 121.")] = 121,
+    count: Annotated[
+        int | None, typer.Option("--players", help="Number of players (2, 3 or 4).")
+    ] = None,
+    muggins: Annotated[bool, typer.Option("--muggins", help="Players count their own hands.")] = False,
+    skunk: Annotated[str, typer.Option("--skunk", help="none, lurch or skunk.")] = "skunk",
+    computer: Annotated[
+        bool, typer.Option("--computer", help="Fill the last seat with the computer.")
+    ] = False,
+    seed: Annotated[str | None, typer.Option("--seed", help="Fix the deal (for tests).")] = None,
+) -> None:
+    """Start a game and mail every player their first hand."""
+    svc = service()
+    people = [_parse_player(p) for p in players]
+    robots: list[int] = []
+    if computer:
+        people.append((f"computer@{svc.settings.domain}", "Computer"))
+        robots.append(len(people) - 1)
+    if count is not None and count != len(people):
+        fail(f"--players {count} but {len(people)} players were named")
+    game_id = _guard(svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed,
+                     computer=robots)
+    out.print(f"game {game_id} started; the first emails are in the outbox")
+
+
+@game_app.command("list")
+def game_list(
+    status: Annotated[str | None, typer.Option("--status", help="active, paused, finished, aborted.")] = None,
+) -> None:
+    """List games."""
+    svc = service()
+    table = Table("id", "status", "players", "to", "moves", "last move", title="games")
+    with Session(svc.db) as session:
+        query = select(m.Game).order_by(m.Game.id)  # type: ignore[arg-type]
+        if status:
+            query = query.where(m.Game.status == status)
+        for game in session.exec(query):
+            assert game.id is not None
+            names = ", ".join(s.name for s in svc._seats(session, game.id))
+            table.add_row(str(game.id), game.status, names, str(game.settings.get("target")),
+                          str(game.action_count), game.last_move_at.strftime("%Y-%m-%d %H:%M"))
+    out.print(table)
+
+
+def _seat_for(svc: Service, session: Session, game_id: int, who: str) -> int:
+    seats = svc._seats(session, game_id)
+    for seated in seats:
+        if who.isdigit() and int(who) == seated.seat.seat:
+            return seated.seat.seat
+        if who.lower() in (seated.player.email, seated.name.lower()):
+            return seated.seat.seat
+    fail(f"no player {who!r} in game {game_id}")
+
+
+@game_app.command("show")
+def game_show(
+    game_id: int,
+    as_player: Annotated[
+        str | None, typer.Option("--as", help="Show the mail this player would get (address, name or seat).")
+    ] = None,
+) -> None:
+    """Show a game's board; with --as, exactly what one player sees."""
+    from pbem.render import render_turn
+
+    svc = service()
+    with Session(svc.db) as session:
+        game_row = _guard(svc.get_game, session, game_id)
+        game = _guard(svc.load_game, session, game_row)
+        seats = svc._seats(session, game_id)
+        if as_player is not None:
+            seat = _seat_for(svc, session, game_id, as_player)
+            view = player_view(game, seat, len(game.events))
+            mail = render_turn(view, svc._context(game_row, seats, seat, [], len(game.events)))
+            out.print(f"Subject: {mail.subject}\n", highlight=False)
+            out.print(mail.text, highlight=False, markup=False)
+            return
+        table = Table("seat", "player", "address", "score", title=f"game {game_id}: {game_row.status}")
+        for seated in seats:
+            side = game.side_of(seated.seat.seat)
+            table.add_row(str(seated.seat.seat), seated.name, seated.player.email,
+                          str(game.scores[side]))
+        out.print(table)
+        waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
+        out.print(f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
+                  f"waiting for {waiting}; {len(game.actions)} moves; seed {game.seed}",
+                  highlight=False)
+        if game.outcome is not None:
+            o = game.outcome
+            winners = " and ".join(seats[s].name for s in o.winner_seats)
+            out.print(f"result: {winners} won ({o.label}), scores {list(o.scores)}",
+                      highlight=False)
+
+
+@game_app.command("resend")
+def game_resend(game_id: int) -> None:
+    """Mail every player their current view again."""
+    svc = service()
+    n = _guard(svc.resend, game_id)
+    out.print(f"{n} emails queued")
+
+
+def _set_status(game_id: int, status: str) -> None:
+    svc = service()
+    _guard(svc.set_status, game_id, status)
+    out.print(f"game {game_id} is now {status}")
+
+
+@game_app.command("pause")
+def game_pause(game_id: int) -> None:
+    """Pause a game: moves are refused and the clocks stop."""
+    _set_status(game_id, "paused")
+
+
+@game_app.command("resume")
+def game_resume(game_id: int) -> None:
+    """Resume a paused game."""
+    _set_status(game_id, "active")
+
+
+@game_app.command("abort")
+def game_abort(game_id: int) -> None:
+    """Abort a game for good."""
+    _set_status(game_id, "aborted")
+
+
+@game_app.command("replay")
+def game_replay(
+    game_id: int,
+    verify: Annotated[bool, typer.Option("--verify", help="Re-run the engine and check every stored step.")] = False,
+    as_player: Annotated[str | None, typer.Option("--as", help="Replay as one player sees it.")] = None,
+) -> None:
+    """Step through an archived game, state by state."""
+    from engine.actions import action_from_json
+    from engine.game import Game, Settings as GameSettings
+    from pbem.store.games import load_actions
+
+    svc = service()
+    with Session(svc.db) as session:
+        game_row = _guard(svc.get_game, session, game_id)
+        seats = svc._seats(session, game_id)
+        names = [s.name for s in seats]
+        logged = load_actions(session, game_id)
+        game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
+        seat_filter = _seat_for(svc, session, game_id, as_player) if as_player else None
+    shown = 0
+    _print_events(game, names, 0, seat_filter)
+    shown = len(game.events)
+    for expected_seq, row in enumerate(logged):
+        if row.seq != expected_seq:
+            fail(f"step {expected_seq}: the log jumps to {row.seq}")
+        try:
+            action = action_from_json(row.action)
+            game.apply(action)
+        except EngineError as exc:
+            fail(f"step {row.seq}: {row.action} does not replay: {exc}")
+        who = names[action.seat] if action.seat is not None else "system"
+        auto = " (automatic)" if row.auto else ""
+        out.print(f"[bold]#{row.seq}[/] {who}: {action}{auto}", highlight=False)
+        _print_events(game, names, shown, seat_filter)
+        shown = len(game.events)
+    if verify:
+        if game_row.state_hash and game_row.state_hash != game.state_hash():
+            fail("the replayed state does not match the stored state hash")
+        if len(logged) != game_row.action_count:
+            fail(f"the game records {game_row.action_count} moves but the log has {len(logged)}")
+        if game_row.status == "finished" and not game.is_over:
+            fail("the game is recorded as finished but the replay is not over")
+        out.print(f"verified: {len(logged)} steps replay exactly (state {game.state_hash()[:12]})")
+    if game.outcome is not None:
+        o = game.outcome
+        out.print(f"result: {' and '.join(names[s] for s in o.winner_seats)} won, {o.label}, "
+                  f"scores {list(o.scores)}", highlight=False)
+
+
+def _print_events(game: Any, names: list[str], since: int, seat: int | None) -> None:
+    for event in game.events[since:]:
+        if event.private_to is not None and event.private_to != seat:
+            continue
+        who = names[event.seat] if event.seat is not None else ""
+        cards = " ".join(str(c) for c in event.cards)
+        text = f"    {event.kind} {who} {cards}".rstrip()
+        if event.count is not None:
+            text += f" (count {event.count})"
+        if event.points:
+            text += f" +{event.points}: " + ", ".join(i.describe() for i in event.items)
+        out.print(text, highlight=False, markup=False)
+
+
+@game_app.command("export")
+def game_export(
+    game_id: int,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File (default: stdout).")] = None,
+) -> None:
+    """Write a game's JSON archive."""
+    svc = service()
+    data = _guard(svc.export, game_id)
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        out.print(f"game {game_id} written to {output}")
+
+
+@game_app.command("import")
+def game_import(file: Path) -> None:
+    """Store a game from its JSON archive (replayed and verified first)."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        fail(f"{file} does not exist")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        fail(f"{file} is not a JSON archive: {exc}")
+    if not isinstance(data, dict):
+        fail(f"{file} is not a JSON archive")
+    svc = service()
+    game_id = _guard(svc.import_archive, data)
+    out.print(f"imported as game {game_id}")
+
+
+# -- mail ---------------------------------------------------------------------------------
+
+
+@app.command()
+def ingest(file: Path) -> None:
+    """Feed one raw message (.eml) as if it had arrived in the inbox, and process it."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    if not raw.strip():
+        fail(f"{file} is empty")
+    svc = service()
+    inbound_id, created = svc.receive(raw, "cli")
+    if not created:
+        out.print(f"already received as inbound {inbound_id}; not processed again")
+        return
+    result = svc.process(inbound_id)
+    out.print(f"inbound {inbound_id}: {result.status} — {result.reason}", highlight=False)
+
+
+@outbox_app.command("list")
+def outbox_list(
+    status: Annotated[str | None, typer.Option("--status", help="pending, sending, sent, failed.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
+) -> None:
+    """List outgoing mail, newest first."""
+    svc = service()
+    table = Table("id", "status", "kind", "game", "to", "tries", "next try / sent", "last error",
+                  title="outbox")
+    with Session(svc.db) as session:
+        query = select(m.Outbox).order_by(m.Outbox.id.desc()).limit(limit)  # type: ignore[union-attr]
+        if status:
+            query = query.where(m.Outbox.status == status)
+        for row in session.exec(query):
+            when = row.sent_at or row.next_attempt_at
+            table.add_row(str(row.id), row.status, row.kind, str(row.game_id or ""), row.recipient,
+                          str(row.attempts), when.strftime("%Y-%m-%d %H:%M:%S"),
+                          (row.last_error or "")[:60])
+    out.print(table)
+
+
+@outbox_app.command("retry")
+def outbox_retry(
+    ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")] = None,
+) -> None:
+    """Queue failed mail for another try now."""
+    from pbem.store.outbox import retry_outbox
+
+    svc = service()
+    from pbem.store.db import session_scope
+
+    with session_scope(svc.db) as session:
+        rows = retry_outbox(session, ids or None, now=svc.clock())
+    out.print(f"{len(rows)} messages queued again")
+
+
+@inbox_app.command("list")
+def inbox_list(
+    status: Annotated[str | None, typer.Option("--status", help="pending, applied, rejected, ignored, failed.")] = None,
+    limit: Annotated[int, typer.Option("--limit")] = 50,
+) -> None:
+    """List received mail and what became of it."""
+    from pbem.store.inbound import list_inbound
+
+    svc = service()
+    table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
+    with Session(svc.db) as session:
+        for row in list_inbound(session, status, limit):
+            table.add_row(str(row.id), row.status, row.sender or "", str(row.game_id or ""),
+                          row.received_at.strftime("%Y-%m-%d %H:%M:%S"),
+                          (row.reason or "").splitlines()[0][:70] if row.reason else "")
+    out.print(table)
+
+
+@app.command()
+def players() -> None:
+    """List players, with bounces."""
+    svc = service()
+    table = Table("id", "name", "address", "bounces", "last bounce", title="players")
+    with Session(svc.db) as session:
+        for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
+            table.add_row(str(p.id), display_name(p), p.email, str(p.bounce_count),
+                          (p.last_bounce_reason or "")[:60])
+    out.print(table)
+
+
+# -- the daemon and the demo ----------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    once: Annotated[bool, typer.Option("--once", help="Drain everything due, then exit.")] = False,
+) -> None:
+    """Run the daemon: watch the inbox, apply moves, send mail, run the clocks."""
+    from pbem.runtime import build_daemon
+    from pbem.daemon import DaemonError
+
+    cfg = settings()
+    engine = database(cfg)
+    try:
+        daemon = build_daemon(cfg, engine)
+    except (ValueError, DaemonError) as exc:
+        fail(str(exc))
+    try:
+        daemon.run(once=once)
+    except DaemonError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        out.print("stopped")
+
+
+@app.command()
+def demo(
+    directory: Annotated[Path | None, typer.Option("--dir", help="Where to keep the demo's files (default: a fresh temporary folder).")] = None,
+    target: Annotated[int, typer.Option("--to", help="61 or 121.")] = 121,
+    seed: Annotated[str, typer.Option("--seed", help="The deal.")] = "demo",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
+) -> None:
+    """Play a complete game by email on SQLite and Maildir between two built-in players."""
+    from pbem.demo import run_demo
+
+    try:
+        run_demo(directory, target=target, seed=seed, console=out, quiet=quiet)
+    except (ServiceError, ConfigError, StoreError) as exc:
+        fail(str(exc))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The loop: receive → process → send, and the timers (reminders, timeouts).
+
+One ``step`` fetches what the inbox holds, stores each message raw (committed),
+processes every pending message (one transaction each), and only then acks the
+fetched messages to the inbox (Maildir: flagged seen; IMAP: \\Seen or moved).
+Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
+on the inbox (IMAP IDLE, or a poll) in between, until stopped.
+
+On SQLite only one daemon may run per database: a second one is refused with a
+clear message (an exclusive lock file beside the database).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from sqlalchemy.engine import make_url
+
+from pbem.outbox import OutboxSender
+from pbem.service import Service
+from pbem.store import models as m
+from pbem.store.db import session_scope
+from pbem.transport.base import InboundSource
+
+log = logging.getLogger("pbem.daemon")
+
+
+class DaemonError(RuntimeError):
+    """The daemon cannot run (another one holds the database, a bad transport)."""
+
+
+@dataclass
+class StepStats:
+    fetched: int = 0
+    new: int = 0
+    processed: int = 0
+    sent: int = 0
+    timers: int = 0
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.fetched or self.processed or self.sent or self.timers)
+
+
+class SingleProcessLock:
+    """An exclusive, non-blocking lock on ``path`` held for the daemon's life."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[str] | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise DaemonError(
+                f"another pbem serve is already running on this SQLite database (pid {holder}); "
+                "stop it first, or use PostgreSQL to run several workers"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+
+def lock_for(db_url: str) -> SingleProcessLock | None:
+    """The lock file for a SQLite database; None for a server database."""
+    url = make_url(db_url)
+    if not url.get_backend_name().startswith("sqlite") or not url.database:
+        return None
+    return SingleProcessLock(Path(url.database + ".lock"))
+
+
+class Daemon:
+    def __init__(
+        self,
+        service: Service,
+        inbox: InboundSource,
+        sender: OutboxSender,
+        *,
+        source: str = "inbox",
+        poll_seconds: float = 5.0,
+    ) -> None:
+        self.service = service
+        self.inbox = inbox
+        self.sender = sender
+        self.source = source
+        self.poll_seconds = poll_seconds
+        self.stop_event = threading.Event()
+        self._lock = lock_for(service.settings.db_url)
+
+    def step(self) -> StepStats:
+        stats = StepStats()
+        fetched = self.inbox.fetch()
+        stats.fetched = len(fetched)
+        stored: list[tuple[str, int]] = []
+        for message in fetched:
+            inbound_id, created = self.service.receive(message.raw, self.source)
+            stats.new += int(created)
+            stored.append((message.key, inbound_id))
+        stats.processed = len(self.service.process_pending())
+        if stored:
+            with session_scope(self.service.db) as session:
+                for key, inbound_id in stored:
+                    row = session.get(m.Inbound, inbound_id)
+                    if row is not None and row.status != m.InboundStatus.PENDING.value:
+                        self.inbox.ack(key)
+        stats.sent = self.sender.drain()
+        stats.timers = self.service.run_timers()
+        if stats.timers:
+            stats.sent += self.sender.drain()
+        return stats
+
+    def run(self, *, once: bool = False) -> None:
+        """Run until ``stop()`` (or, with ``once``, until nothing is left to do)."""
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            while not self.stop_event.is_set():
+                stats = self.step()
+                if once and not stats.busy:
+                    break
+                if stats.busy:
+                    continue
+                self.inbox.wait(self.poll_seconds)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+
+    def stop(self) -> None:
+        self.stop_event.set()

@@ -1,0 +1,112 @@
+"""``pbem demo``: a complete game played by email on the embedded default.
+
+The daemon runs in a background thread over a SQLite file and Maildir folders;
+two built-in players, Alice and Bob, read their own Maildirs and reply by
+email into the service's inbox.  Alice's emails are printed as they arrive.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.rule import Rule
+from sqlmodel import Session
+
+from pbem.bots import MailboxPlayer, maildir_delivery, text_of
+from pbem.config import Settings
+from pbem.runtime import build_daemon
+from pbem.service import Service, ServiceError
+from pbem.store import models as m
+from pbem.store.db import make_engine, migrate
+
+ALICE = ("alice@example.com", "Alice")
+BOB = ("bob@example.com", "Bob")
+
+
+def run_demo(
+    directory: Path | None,
+    *,
+    target: int = 121,
+    seed: str = "demo",
+    console: Console | None = None,
+    quiet: bool = False,
+    timeout: float = 300.0,
+) -> int:
+    """Play one game; return its id.  Raises ServiceError if it does not finish in time."""
+    console = console or Console()
+    root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    settings = Settings(data_dir=root, domain="pbem.localhost", poll_seconds=0.02,
+                        reminder_hours=0, timeout_days=0)
+    db = make_engine(settings.db_url)
+    migrate(db)
+    daemon = build_daemon(settings, db)
+    service: Service = daemon.service
+    game_id = service.new_game([ALICE, BOB], target=target, seed=seed)
+    inbox = Path(settings.inbound.removeprefix("maildir:"))
+    outbox = Path(settings.outbound.removeprefix("maildir:"))
+    deliver = maildir_delivery(inbox)
+    alice = MailboxPlayer(ALICE[0], ALICE[1], outbox / ALICE[0], deliver, random.Random(1))
+    bob = MailboxPlayer(BOB[0], BOB[1], outbox / BOB[0], deliver, random.Random(2))
+
+    console.print(Rule(f"pbem demo — game {game_id}: Alice vs Bob to {target}, by email"))
+    console.print(f"files: {root}", highlight=False)
+    thread = threading.Thread(target=daemon.run, name="pbem-daemon", daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        while True:
+            for msg in alice.play():
+                if not quiet:
+                    console.print(Rule(f"to Alice: {msg['Subject']}", style="dim"))
+                    console.print(text_of(msg), highlight=False, markup=False)
+            bob.play()
+            with Session(db) as session:
+                game_row = session.get(m.Game, game_id)
+                assert game_row is not None
+                finished = game_row.status == m.GameStatus.FINISHED.value
+                outcome = game_row.outcome
+            if finished and not _outbox_pending(db):
+                for msg in alice.play():
+                    if not quiet:
+                        console.print(Rule(f"to Alice: {msg['Subject']}", style="dim"))
+                        console.print(text_of(msg), highlight=False, markup=False)
+                break
+            if time.monotonic() - started > timeout:
+                raise ServiceError("the demo game did not finish in time")
+            time.sleep(0.01)
+    finally:
+        daemon.stop()
+        thread.join(timeout=10)
+    elapsed = time.monotonic() - started
+    assert outcome is not None
+    names = {0: "Alice", 1: "Bob"}
+    winner = " and ".join(names[s] for s in outcome["winner_seats"])
+    console.print(Rule("final board"))
+    console.print(
+        f"{winner} won {outcome['scores'][0]}–{outcome['scores'][1]}"
+        f" (game value {outcome['value']}); {alice.replies + bob.replies} replies by email"
+        f" in {elapsed:.1f} s", highlight=False,
+    )
+    console.print(f"replay it:  pbem --data-dir {root} game replay {game_id} --verify",
+                  highlight=False)
+    return game_id
+
+
+def _outbox_pending(db: object) -> bool:
+    from sqlalchemy import Engine
+    from sqlmodel import func, select
+
+    assert isinstance(db, Engine)
+    with Session(db) as session:
+        count = session.exec(
+            select(func.count()).select_from(m.Outbox).where(
+                m.Outbox.status.in_(["pending", "sending"])  # type: ignore[attr-defined]
+            )
+        ).one()
+    return bool(count)

@@ -1,0 +1,49 @@
+"""Wiring: settings → database, transports, service, outbox sender, daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import Engine
+
+from pbem.config import Settings
+from pbem.daemon import Daemon
+from pbem.outbox import OutboxSender
+from pbem.service import Service, utcnow
+from pbem.store.cursors import load_cursor, save_cursor
+from pbem.store.db import session_scope
+from pbem.transport.base import open_inbound, open_outbound
+
+
+class DbCursorStore:
+    """Where an IMAP inbox remembers UIDVALIDITY and the last UID it read: the database."""
+
+    def __init__(self, db: Engine, clock: Callable[[], datetime] = utcnow) -> None:
+        self.db = db
+        self.clock = clock
+
+    def load(self, mailbox_name: str) -> tuple[int, int] | None:
+        with session_scope(self.db) as session:
+            row = load_cursor(session, mailbox_name)
+            return None if row is None else (row.uidvalidity, row.last_uid)
+
+    def save(self, mailbox_name: str, uidvalidity: int, last_uid: int) -> None:
+        with session_scope(self.db) as session:
+            save_cursor(session, mailbox_name, uidvalidity, last_uid, now=self.clock())
+
+
+def build_daemon(
+    settings: Settings, db: Engine, *, clock: Callable[[], datetime] = utcnow
+) -> Daemon:
+    """A daemon for ``settings``; raises ValueError for a bad transport URL."""
+    service = Service(settings, db, clock=clock)
+    inbox = open_inbound(settings.inbound, cursor_store=DbCursorStore(db, clock))
+    sink = open_outbound(settings.outbound)
+    sender = OutboxSender(
+        db, sink, clock,
+        max_attempts=settings.outbox_max_attempts,
+        backoff=timedelta(seconds=settings.outbox_backoff_seconds),
+    )
+    source = settings.inbound.split(":", 1)[0]
+    return Daemon(service, inbox, sender, source=source, poll_seconds=settings.poll_seconds)

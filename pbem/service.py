@@ -1,0 +1,759 @@
+"""One inbound message → one database transaction.
+
+``Service.receive`` stores a message's raw bytes first (deduplicated by
+Message-ID, or by SHA-256 when it has none) and commits.  ``Service.process``
+then, in ONE transaction: reads the mail, authenticates the sender by the reply
+token AND the From address, turns the commands into engine actions, applies
+them (and any forced moves after them), appends them to the action log, renders
+every player's email and puts it in the outbox — and only then marks the
+inbound message done.  A crash anywhere rolls the whole step back; the message
+stays pending and is processed again, never twice.
+
+Every inbound message ends as ``applied``, ``rejected`` (a known player was told
+why), ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or
+``failed`` (an unexpected error, kept for the admin).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from engine import (
+    AmbiguousActionError,
+    EngineError,
+    Game,
+    IllegalActionError,
+    InvalidSyntaxError,
+    Resign,
+    Settings as GameSettings,
+    action_from_json,
+    action_to_json,
+    player_view,
+    to_archive,
+)
+from engine import players as computer
+from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
+from pbem.config import Settings
+from pbem.mail.autoreply import AutoKind
+from pbem.mail.compose import compose
+from pbem.mail.reading import IncomingMail, clean_subject, read_message
+from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
+from pbem.render import (
+    MailContext,
+    Notice,
+    RenderedMail,
+    render_error,
+    render_help,
+    render_history,
+    render_reminder,
+    render_turn,
+)
+from pbem.store import models as m
+from pbem.store.db import session_scope
+from pbem.store.errors import ConcurrentUpdateError
+from pbem.store.games import append_actions, create_game, load_actions, seat_by_token
+from pbem.store.inbound import mark_inbound, message_key, store_inbound
+from pbem.store.outbox import enqueue_outbox
+from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
+from pbem.store.throttle import error_throttle_allows
+
+log = logging.getLogger("pbem.service")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ServiceError(Exception):
+    """An admin request that cannot be done (unknown game, bad state); one clear line."""
+
+
+class InjectedFault(RuntimeError):
+    """Raised by a test's fault hook to simulate a crash at a named step."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What processing one inbound message did."""
+
+    status: str
+    reason: str
+    game_id: int | None = None
+    applied: tuple[str, ...] = ()
+
+
+@dataclass
+class _Seated:
+    seat: m.Seat
+    player: m.Player
+
+    @property
+    def name(self) -> str:
+        return display_name(self.player)
+
+
+def display_name(player: m.Player) -> str:
+    if player.display_name:
+        return player.display_name
+    local = player.email.split("@", 1)[0]
+    return local[:1].upper() + local[1:]
+
+
+@dataclass
+class Service:
+    """The turn service.  ``clock`` and ``fault`` are injectable for tests."""
+
+    settings: Settings
+    db: Engine
+    clock: Callable[[], datetime] = utcnow
+    fault: Callable[[str], None] = field(default=lambda step: None)
+
+    # -- receiving -----------------------------------------------------------------
+
+    def receive(self, raw: bytes, source: str) -> tuple[int, bool]:
+        """Store a raw message (first, before anything else). Returns (inbound id, is new)."""
+        mail = read_message(raw)
+        key = message_key(raw, f"<{mail.message_id}>" if mail.message_id else None)
+        with session_scope(self.db) as session:
+            row, created = store_inbound(
+                session, raw, source, key, now=self.clock(),
+                sender=mail.sender or None, subject=(mail.subject or "")[:500] or None,
+            )
+            assert row.id is not None
+            return row.id, created
+
+    def pending_ids(self, limit: int = 100) -> list[int]:
+        with Session(self.db) as session:
+            rows = session.exec(
+                select(m.Inbound.id)
+                .where(m.Inbound.status == m.InboundStatus.PENDING.value)
+                .order_by(m.Inbound.id)  # type: ignore[arg-type]
+                .limit(limit)
+            ).all()
+        return [r for r in rows if r is not None]
+
+    def process_pending(self, limit: int = 100) -> list[Outcome]:
+        return [self.process(inbound_id) for inbound_id in self.pending_ids(limit)]
+
+    def process(self, inbound_id: int) -> Outcome:
+        """Process one stored message in one transaction (retried on a concurrent move)."""
+        for _attempt in range(5):
+            try:
+                with session_scope(self.db) as session:
+                    row = self._lock_inbound(session, inbound_id)
+                    if row is None:
+                        return Outcome("ignored", "already processed")
+                    outcome = self._process(session, row)
+                    self.fault("before-commit")
+                    return outcome
+            except ConcurrentUpdateError:
+                continue
+            except InjectedFault:
+                raise
+            except Exception as exc:  # noqa: BLE001 - kept for the admin, never lost
+                log.exception("processing inbound %s failed", inbound_id)
+                detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+                with session_scope(self.db) as session:
+                    row = session.get(m.Inbound, inbound_id)
+                    if row is not None and row.status == m.InboundStatus.PENDING.value:
+                        mark_inbound(session, row, "failed", detail[:4000], now=self.clock())
+                return Outcome("failed", str(exc))
+        return Outcome("pending", "the game kept changing under this message; will retry")
+
+    def _lock_inbound(self, session: Session, inbound_id: int) -> m.Inbound | None:
+        statement = select(m.Inbound).where(m.Inbound.id == inbound_id)
+        if session.get_bind().dialect.name == "postgresql":
+            statement = statement.with_for_update(skip_locked=True)
+        row = session.exec(statement).first()
+        if row is None or row.status != m.InboundStatus.PENDING.value:
+            return None
+        return row
+
+    # -- the pipeline for one message ------------------------------------------------
+
+    def _process(self, session: Session, row: m.Inbound) -> Outcome:
+        now = self.clock()
+        assert row.id is not None
+        self.fault("read")
+        mail = read_message(
+            row.raw, our_addresses={self.settings.address}, loop_value=self.settings.loop_value
+        )
+        sender = mail.sender
+        if mail.auto is not None:
+            reason = f"{mail.auto.value}: {mail.auto_reason}"
+            if mail.auto == AutoKind.BOUNCE and mail.bounce is not None:
+                for address in mail.bounce.recipients:
+                    bounced = record_bounce(session, address, reason, now=now)
+                    if bounced is not None:
+                        reason += f" (recorded on player {bounced.email})"
+            return self._finish(session, row, "ignored", reason, sender=sender)
+        if not sender:
+            return self._finish(session, row, "ignored", mail.problem or "no sender address")
+        if len(row.raw) > self.settings.max_message_bytes:
+            return self._finish(session, row, "ignored", "message too large", sender=sender)
+        player = get_player_by_email(session, sender)
+        found = self._authenticate(session, mail)
+        if found is None:
+            if player is None:
+                return self._finish(
+                    session, row, "ignored", "unknown sender and no game token: no reply",
+                    sender=sender,
+                )
+            self._error_reply(
+                session, player, row.id, "no-game", "Which game?",
+                [Notice("refused", "", "This mail did not reply to a game email, so I could "
+                        "not tell which game it is for. Reply to the latest email of your game.")],
+                now,
+            )
+            return self._finish(session, row, "rejected", "no valid game token", sender=sender)
+        seat_row, game_row, seat_player = found
+        if seat_player.email != sender:
+            if player is None:
+                return self._finish(
+                    session, row, "ignored",
+                    f"token of game {game_row.id} used by unknown sender {sender}: no reply",
+                    sender=sender, game_id=game_row.id,
+                )
+            self._error_reply(
+                session, player, row.id, "wrong-seat", "Not your reply address",
+                [Notice("refused", "", "This mail answered an email addressed to another "
+                        "player, so no move was made. Reply to your own game email.")],
+                now,
+            )
+            return self._finish(
+                session, row, "rejected",
+                f"sender {sender} is not the player of the token's seat", sender=sender,
+                game_id=game_row.id,
+            )
+        subject = "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(
+            mail.subject or ""
+        )
+        parsed = parse_reply(mail.reply_text or "", subject)
+        return self._apply_commands(session, row, game_row, seat_row, parsed.commands,
+                                    parsed.ignored, sender, now)
+
+    def _authenticate(self, session: Session, mail: IncomingMail
+                      ) -> tuple[m.Seat, m.Game, m.Player] | None:
+        for token in find_tokens(mail, self.settings.local_part, self.settings.domain):
+            found = seat_by_token(session, token)
+            if found is not None:
+                return found
+        return None
+
+    def _apply_commands(
+        self, session: Session, row: m.Inbound, game_row: m.Game, seat_row: m.Seat,
+        commands: Sequence[Command], ignored: Sequence[str], sender: str, now: datetime,
+    ) -> Outcome:
+        assert row.id is not None and game_row.id is not None
+        seats = self._seats(session, game_row.id)
+        seat = seat_row.seat
+        notices: list[Notice] = []
+        if not commands:
+            notices.append(Notice("refused", "", "I found no command in your mail.",
+                                  "reply 'help' for the command language"))
+            self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
+            return self._finish(session, row, "rejected", "no command found", sender=sender,
+                                game_id=game_row.id)
+        if game_row.status != m.GameStatus.ACTIVE.value and any(
+            c.verb in GAME_VERBS for c in commands
+        ):
+            word = {"paused": "paused by the admin", "finished": "over",
+                    "aborted": "aborted"}.get(game_row.status, game_row.status)
+            notices.append(Notice("refused", str(commands[0]), f"This game is {word}; no move "
+                                  "was made."))
+            self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
+            return self._finish(session, row, "rejected", f"game is {game_row.status}",
+                                sender=sender, game_id=game_row.id)
+        game = self.load_game(session, game_row)
+        since = len(game.events)
+        new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
+        wants: list[str] = []
+        for cmd in commands:
+            if cmd.verb in ("hand", "history", "help"):
+                wants.append(cmd.verb)
+                continue
+            if game.is_over:
+                notices.append(Notice("refused", str(cmd), "The game is over."))
+                continue
+            try:
+                action = to_action(game, seat, cmd)
+                game.apply(action)
+            except AmbiguousActionError as exc:
+                notices.append(Notice("ambiguous", str(cmd), str(exc),
+                                      "play " + " or ".join(exc.candidates)))
+                continue
+            except (IllegalActionError, InvalidSyntaxError) as exc:
+                legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
+                notices.append(Notice("refused", str(cmd), str(exc), legal))
+                continue
+            new_actions.append((seat, action_to_json(action), False))
+            notices.append(Notice("applied", str(cmd), f"{action} — done."))
+            new_actions.extend(self._auto_moves(game, game_row))
+        for line in list(ignored)[:5]:
+            notices.append(Notice("ignored", line, "not a command, ignored"))
+        if new_actions:
+            self.fault("before-log")
+            append_actions(session, game_row.id, game_row.action_count, new_actions, row.id,
+                           now=now, state_hash=game.state_hash())
+            session.refresh(game_row)
+            self._after_moves(session, game_row, game, now)
+            self.fault("before-render")
+            self._send_turn_mails(session, game_row, game, seats, since, {seat: notices},
+                                  row.id, now)
+            if "history" in wants:
+                self._send_history(session, game_row, game, seats, seat, row.id, now)
+            if "help" in wants:
+                self._send_help(session, game_row, seats, seat, row.id, now)
+            applied = [n.command for n in notices if n.status == "applied"]
+            refused = [n.command for n in notices if n.status in ("refused", "ambiguous")]
+            reason = "applied: " + "; ".join(applied)
+            if refused:
+                reason += " — refused: " + "; ".join(refused)
+            self.fault("before-mark")
+            return self._finish(session, row, "applied", reason, sender=sender,
+                                game_id=game_row.id, applied=tuple(applied))
+        if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
+            if "hand" in wants or not set(wants) - {"hand"}:
+                self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
+            if "history" in wants:
+                self._send_history(session, game_row, game, seats, seat, row.id, now)
+            if "help" in wants:
+                self._send_help(session, game_row, seats, seat, row.id, now)
+            return self._finish(session, row, "applied", "sent: " + ", ".join(wants),
+                                sender=sender, game_id=game_row.id)
+        self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
+        if "help" in wants:
+            self._send_help(session, game_row, seats, seat, row.id, now)
+        reason = "; ".join(f"{n.command}: {n.message}" for n in notices if n.status != "applied")
+        return self._finish(session, row, "rejected", reason[:2000], sender=sender,
+                            game_id=game_row.id)
+
+    def _auto_moves(
+        self, game: Game, game_row: m.Game
+    ) -> list[tuple[int | None, dict[str, Any], bool]]:
+        """Forced moves (a go, a single legal card) and the computer's moves, applied now."""
+        out: list[tuple[int | None, dict[str, Any], bool]] = []
+        robots = set(game_row.settings.get("computer", ()))
+        while not game.is_over:
+            action = game.forced_action()
+            if action is None and robots:
+                for seat in game.to_act():
+                    if seat in robots:
+                        action = computer.choose_action(game, seat, _seat_rng(game, seat))
+                        break
+            if action is None:
+                break
+            game.apply(action)
+            out.append((action.seat, action_to_json(action), True))
+        return out
+
+    def _after_moves(self, session: Session, game_row: m.Game, game: Game, now: datetime) -> None:
+        game_row.last_move_at = now
+        game_row.reminders_sent = 0
+        reminder = timedelta(hours=self.settings.reminder_hours)
+        game_row.next_reminder_at = now + reminder if self.settings.reminder_hours else None
+        timeout = timedelta(days=self.settings.timeout_days)
+        game_row.deadline_at = now + timeout if self.settings.timeout_days else None
+        if game.is_over and game.outcome is not None:
+            game_row.status = m.GameStatus.FINISHED.value
+            game_row.outcome = game.outcome.to_json()
+            game_row.finished_at = now
+            game_row.next_reminder_at = None
+            game_row.deadline_at = None
+        session.add(game_row)
+
+    def _finish(self, session: Session, row: m.Inbound, status: str, reason: str, *,
+                sender: str | None = None, game_id: int | None = None,
+                applied: tuple[str, ...] = ()) -> Outcome:
+        mark_inbound(session, row, status, reason, game_id, now=self.clock(), sender=sender)
+        log.info("inbound %s %s: %s", row.id, status, reason)
+        return Outcome(status, reason, game_id, applied)
+
+    # -- games -----------------------------------------------------------------------
+
+    def load_game(self, session: Session, game_row: m.Game) -> Game:
+        """Rebuild the engine game by replaying its logged actions."""
+        assert game_row.id is not None
+        game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
+        for logged in load_actions(session, game_row.id):
+            game.apply(action_from_json(logged.action))
+        return game
+
+    def _seats(self, session: Session, game_id: int) -> list[_Seated]:
+        rows = session.exec(
+            select(m.Seat, m.Player)
+            .where(m.Seat.game_id == game_id, m.Seat.player_id == m.Player.id)
+            .order_by(m.Seat.seat)  # type: ignore[arg-type]
+        ).all()
+        return [_Seated(seat, player) for seat, player in rows]
+
+    def new_game(
+        self,
+        players: Sequence[tuple[str, str | None]],
+        *,
+        target: int = 121,
+        muggins: bool = False,
+        skunk: str = "skunk",
+        seed: str | None = None,
+        computer: Sequence[int] = (),
+    ) -> int:
+        """Create a game for (email, display name) pairs and mail everyone their hand."""
+        from pbem.mail.address import is_valid_address, normalize_address
+
+        emails = [normalize_address(e) for e, _ in players]
+        for (raw, _), email in zip(players, emails, strict=True):
+            if not email or not is_valid_address(email):
+                raise ServiceError(f"{raw!r} is not an email address")
+        if len(set(emails)) != len(emails):
+            raise ServiceError("a player cannot sit twice at one game")
+        try:
+            settings = GameSettings(players=len(players), target=target, skunk=skunk,
+                                    muggins=muggins)
+        except EngineError as exc:
+            raise ServiceError(str(exc)) from exc
+        seed = seed or secrets.token_hex(16)
+        now = self.clock()
+        with session_scope(self.db) as session:
+            rows = [
+                get_or_create_player(session, email, name)
+                for email, (_, name) in zip(emails, players, strict=True)
+            ]
+            thread = f"game-{secrets.token_hex(6)}@{self.settings.domain}"
+            game_row = create_game(
+                session, settings.to_json(), seed, rows, [new_token() for _ in rows],
+                now=now, thread_id=thread,
+            )
+            assert game_row.id is not None
+            if computer:
+                game_row.settings = {**settings.to_json(), "computer": sorted(computer)}
+            game = Game(settings, seed)
+            auto = self._auto_moves(game, game_row)
+            if auto:
+                append_actions(session, game_row.id, 0, auto, None, now=now,
+                               state_hash=game.state_hash())
+                session.refresh(game_row)
+            self._after_moves(session, game_row, game, now)
+            seats = self._seats(session, game_row.id)
+            self._send_turn_mails(session, game_row, game, seats, 0, {}, None, now)
+            return game_row.id
+
+    def get_game(self, session: Session, game_id: int) -> m.Game:
+        game_row = session.get(m.Game, game_id)
+        if game_row is None:
+            raise ServiceError(f"no game {game_id}")
+        return game_row
+
+    def resend(self, game_id: int) -> int:
+        """Mail every player their current view again. Returns the number of mails queued."""
+        now = self.clock()
+        with session_scope(self.db) as session:
+            game_row = self.get_game(session, game_id)
+            game = self.load_game(session, game_row)
+            seats = self._seats(session, game_id)
+            tag = f"r{int(now.timestamp() * 1000)}"
+            for seated in seats:
+                view = player_view(game, seated.seat.seat, len(game.events))
+                ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
+                self._enqueue(session, game_row, seated, render_turn(view, ctx), "status", tag,
+                              now, view_json=view.to_json())
+            return len(seats)
+
+    def set_status(self, game_id: int, status: str) -> m.Game:
+        """Pause, resume or abort a game (the clocks stop while it is paused)."""
+        now = self.clock()
+        with session_scope(self.db) as session:
+            game_row = self.get_game(session, game_id)
+            current = game_row.status
+            allowed = {
+                "paused": {"active"},
+                "active": {"paused"},
+                "aborted": {"active", "paused"},
+            }[status]
+            if current not in allowed:
+                raise ServiceError(f"game {game_id} is {current}; cannot make it {status}")
+            if status == "paused":
+                game_row.paused_at = now
+            elif status == "active" and game_row.paused_at is not None:
+                gap = now - game_row.paused_at
+                if game_row.next_reminder_at is not None:
+                    game_row.next_reminder_at += gap
+                if game_row.deadline_at is not None:
+                    game_row.deadline_at += gap
+                game_row.paused_at = None
+            game_row.status = status
+            game_row.updated_at = now
+            session.add(game_row)
+            session.flush()
+            session.expunge(game_row)
+            return game_row
+
+    def export(self, game_id: int) -> dict[str, Any]:
+        with Session(self.db) as session:
+            game_row = self.get_game(session, game_id)
+            game = self.load_game(session, game_row)
+            seats = self._seats(session, game_id)
+            return to_archive(
+                game,
+                game_id=game_id,
+                players=[{"email": s.player.email, "name": s.name} for s in seats],
+                status=game_row.status,
+                created_at=game_row.created_at.isoformat(),
+            )
+
+    def import_archive(self, data: dict[str, Any]) -> int:
+        """Store an exported game (verified by replay) as a new game; no mail is sent."""
+        from engine.archive import load
+
+        try:
+            game = load(data)
+        except EngineError as exc:
+            raise ServiceError(f"the archive does not replay: {exc}") from exc
+        people = data.get("players") or []
+        if len(people) != game.players:
+            raise ServiceError("the archive must list one player per seat")
+        now = self.clock()
+        with session_scope(self.db) as session:
+            rows = [get_or_create_player(session, p["email"], p.get("name")) for p in people]
+            game_row = create_game(
+                session, game.settings.to_json(), game.seed, rows,
+                [new_token() for _ in rows], now=now,
+                thread_id=f"game-{secrets.token_hex(6)}@{self.settings.domain}",
+            )
+            assert game_row.id is not None
+            actions = [(a.seat, action_to_json(a), False) for a in game.actions]
+            if actions:
+                append_actions(session, game_row.id, 0, actions, None, now=now,
+                               state_hash=game.state_hash())
+                session.refresh(game_row)
+            if game.is_over and game.outcome is not None:
+                game_row.status = m.GameStatus.FINISHED.value
+                game_row.outcome = game.outcome.to_json()
+                game_row.finished_at = now
+            elif data.get("status") in ("paused", "aborted"):
+                game_row.status = str(data["status"])
+            session.add(game_row)
+            return game_row.id
+
+    # -- timers ------------------------------------------------------------------------
+
+    def run_timers(self) -> int:
+        """Reminders for slow players and the timeout rule. Returns the number of games touched."""
+        from pbem.store.games import stalled_games
+
+        now = self.clock()
+        touched = 0
+        with session_scope(self.db) as session:
+            for game_row in stalled_games(session, now):
+                if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
+                    continue
+                game = self.load_game(session, game_row)
+                seats = self._seats(session, game_row.id)
+                if game_row.deadline_at is not None and game_row.deadline_at <= now:
+                    touched += self._timeout(session, game_row, game, seats, now)
+                elif game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
+                    waited = now - game_row.last_move_at
+                    for seat in game.to_act():
+                        seated = seats[seat]
+                        view = player_view(game, seat, len(game.events))
+                        ctx = self._context(game_row, seats, seat, [], len(game.events))
+                        mail = render_reminder(view, ctx, _duration(waited))
+                        self._enqueue(session, game_row, seated, mail, "reminder",
+                                      f"m{game_row.reminders_sent}-{game_row.action_count}", now,
+                                      view_json=view.to_json())
+                    game_row.reminders_sent += 1
+                    game_row.next_reminder_at = now + timedelta(hours=self.settings.reminder_hours)
+                    session.add(game_row)
+                    touched += 1
+        return touched
+
+    def _timeout(self, session: Session, game_row: m.Game, game: Game, seats: list[_Seated],
+                 now: datetime) -> int:
+        assert game_row.id is not None
+        action_kind = self.settings.timeout_action
+        if action_kind == "none":
+            game_row.deadline_at = None
+            session.add(game_row)
+            return 0
+        since = len(game.events)
+        new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
+        for seat in game.to_act():
+            if game.is_over:
+                break
+            if action_kind == "forfeit":
+                action: Any = Resign(seat, "timeout")
+            else:
+                action = computer.choose_action(game, seat, _seat_rng(game, seat))
+            game.apply(action)
+            new_actions.append((seat, action_to_json(action), True))
+        new_actions.extend(self._auto_moves(game, game_row))
+        if not new_actions:
+            return 0
+        append_actions(session, game_row.id, game_row.action_count, new_actions, None, now=now,
+                       state_hash=game.state_hash())
+        session.refresh(game_row)
+        self._after_moves(session, game_row, game, now)
+        note = Notice("info", "", "A player ran out of time: "
+                      + ("the game is forfeited." if action_kind == "forfeit"
+                         else "the computer moved for them."))
+        self._send_turn_mails(session, game_row, game, seats, since,
+                              {s.seat.seat: [note] for s in seats}, None, now)
+        return 1
+
+    # -- mail out ----------------------------------------------------------------------
+
+    def _context(self, game_row: m.Game, seats: list[_Seated], seat: int,
+                 notices: Sequence[Notice], since: int) -> MailContext:
+        assert game_row.id is not None
+        return MailContext(
+            game_id=game_row.id,
+            names=tuple(s.name for s in seats),
+            recipient_seat=seat,
+            reply_hint="Reply to this email with your move.",
+            notices=tuple(notices),
+            since_event=since,
+            archive_hint=f"pbem game replay {game_row.id}",
+            paused=game_row.status == m.GameStatus.PAUSED.value,
+        )
+
+    def _send_turn_mails(self, session: Session, game_row: m.Game, game: Game,
+                         seats: list[_Seated], since: int,
+                         notices: dict[int, list[Notice]], inbound_id: int | None,
+                         now: datetime) -> None:
+        kind = "gameover" if game.is_over else "turn"
+        for seated in seats:
+            seat = seated.seat.seat
+            view = player_view(game, seat, since)
+            ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
+            mail = render_turn(view, ctx)
+            self._enqueue(session, game_row, seated, mail, kind,
+                          f"a{game_row.action_count}", now, view_json=view.to_json())
+
+    def _reply_view(self, session: Session, game_row: m.Game, seats: list[_Seated], seat: int,
+                    inbound_id: int, notices: Sequence[Notice], kind: str, now: datetime) -> None:
+        game = self.load_game(session, game_row)
+        view = player_view(game, seat, len(game.events))
+        ctx = self._context(game_row, seats, seat, notices, len(game.events))
+        if kind == "error":
+            mail = render_error(ctx, view, "Your mail could not be applied")
+        else:
+            mail = render_turn(view, ctx)
+        self._enqueue(session, game_row, seats[seat], mail, kind, f"i{inbound_id}", now,
+                      view_json=view.to_json())
+
+    def _send_history(self, session: Session, game_row: m.Game, game: Game,
+                      seats: list[_Seated], seat: int, inbound_id: int, now: datetime) -> None:
+        view = player_view(game, seat, len(game.events))
+        ctx = self._context(game_row, seats, seat, [], 0)
+        events = player_view(game, seat, 0).events
+        mail = render_history(view, ctx, events)
+        self._enqueue(session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
+
+    def _send_help(self, session: Session, game_row: m.Game, seats: list[_Seated], seat: int,
+                   inbound_id: int, now: datetime) -> None:
+        ctx = self._context(game_row, seats, seat, [], 0)
+        mail = render_help(ctx, f"Cribbage {game_row.id}")
+        self._enqueue(session, game_row, seats[seat], mail, "help", f"p{inbound_id}", now)
+
+    def _error_reply(self, session: Session, player: m.Player, inbound_id: int, kind: str,
+                     title: str, notices: Sequence[Notice], now: datetime) -> None:
+        """A reply to a known player whose mail named no game of theirs (throttled)."""
+        if not error_throttle_allows(session, player.email, kind, now):
+            return
+        ctx = MailContext(game_id=0, names=(display_name(player),), recipient_seat=0,
+                          reply_hint="", notices=tuple(notices))
+        mail = render_error(ctx, None, title)
+        msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
+        raw = compose(
+            sender=self.settings.address, sender_name=self.settings.from_name,
+            to=player.email, to_name=display_name(player), subject=mail.subject,
+            text=mail.text, html=mail.html, message_id=msg_id, in_reply_to=None,
+            references=[], reply_to=None, loop_value=self.settings.loop_value, date=now,
+        )
+        enqueue_outbox(session, msg_id, player.email, self.settings.address, "error", raw, None,
+                       now=now)
+
+    def _enqueue(self, session: Session, game_row: m.Game, seated: _Seated, mail: RenderedMail,
+                 kind: str, tag: str, now: datetime,
+                 view_json: dict[str, Any] | None = None) -> None:
+        assert game_row.id is not None
+        token = seated.seat.token
+        msg_id = message_id(token, game_row.id, f"{tag}.{kind}", self.settings.domain)
+        bare = msg_id.strip("<>")
+        previous = seated.seat.last_mail_id
+        references = [f"<{game_row.thread_id}>"] if game_row.thread_id else []
+        if previous:
+            references.append(f"<{previous}>")
+        attachments = []
+        if view_json is not None:
+            attachments.append(
+                ("view.json", "application/json",
+                 json.dumps(view_json, ensure_ascii=False).encode())
+            )
+        raw = compose(
+            sender=self.settings.address,
+            sender_name=self.settings.from_name,
+            to=seated.player.email,
+            to_name=seated.name,
+            subject=mail.subject,
+            text=mail.text,
+            html=mail.html,
+            message_id=msg_id,
+            in_reply_to=f"<{previous}>" if previous else (references[0] if references else None),
+            references=references,
+            reply_to=reply_address(self.settings.local_part, token, self.settings.domain),
+            loop_value=self.settings.loop_value,
+            date=now,
+            attachments=attachments,
+        )
+        _, created = enqueue_outbox(session, msg_id, seated.player.email, self.settings.address,
+                                    kind, raw, game_row.id, now=now)
+        if created:
+            seated.seat.last_mail_id = bare
+            session.add(seated.seat)
+
+
+def describe_legal(game: Game, seat: int, seats: Sequence[_Seated]) -> str:
+    """What ``seat`` may do now, in words, for a refusal."""
+    if game.is_over:
+        return "nothing: the game is over"
+    to_act = game.to_act()
+    if seat not in to_act:
+        names = " and ".join(seats[s].name for s in to_act) or "nobody"
+        return f"wait: it is {names}'s turn"
+    legal = game.legal_actions(seat)
+    if not legal:
+        return "nothing right now"
+    first = legal[0]
+    kind = type(first).__name__
+    if kind == "Discard":
+        need = len(first.cards)  # type: ignore[union-attr]
+        held = " ".join(str(c) for c in sorted(game.holding(seat)))
+        return f"discard {need} of {held}"
+    if kind in ("Play", "Go"):
+        return " or ".join(str(a) for a in legal)
+    if kind == "Claim":
+        return "count N (the points in your hand), e.g. 'count 8'"
+    return " or ".join(str(a) for a in legal)
+
+
+def _seat_rng(game: Game, seat: int) -> Any:
+    import random
+
+    return random.Random(f"{game.seed}/{len(game.actions)}/{seat}")
+
+
+def _duration(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    if hours < 48:
+        return f"{hours:.0f} hours"
+    return f"{hours / 24:.0f} days"

@@ -1,0 +1,134 @@
+"""The email command language: parsing, and turning commands into engine actions."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import (
+    AmbiguousActionError,
+    Card,
+    Claim,
+    Discard,
+    Go,
+    IllegalActionError,
+    InvalidSyntaxError,
+    Play,
+    Resign,
+    Suit,
+    new_game,
+    parse_card,
+)
+from pbem.commands import Command, parse_line, parse_reply, to_action
+
+
+@pytest.mark.parametrize(
+    ("line", "verb", "args"),
+    [
+        ("discard 5h jd", "discard", ("5h", "jd")),
+        ("Discard 5H, JD", "discard", ("5h", "jd")),
+        ("crib 5h jd", "discard", ("5h", "jd")),
+        ("throw 5♥ J♦", "discard", ("5♥", "j♦")),
+        ("lay away 5h and jd", "discard", ("5h", "jd")),
+        ("play 7c", "play", ("7c",)),
+        ("PLAY 7C.", "play", ("7c",)),
+        ("p 10h", "play", ("10h",)),
+        ("7c", "cards", ("7c",)),
+        ("♥5", "cards", ("♥5",)),
+        ("go", "go", ()),
+        ("Go!", "go", ()),
+        ("pass", "go", ()),
+        ("count 12", "count", ("12",)),
+        ("claim 12", "count", ("12",)),
+        ("muggins", "muggins", ()),
+        ("Muggins!", "muggins", ()),
+        ("accept", "accept", ()),
+        ("no muggins", "accept", ()),
+        ("hand", "hand", ()),
+        ("status", "hand", ()),
+        ("history", "history", ()),
+        ("resign", "resign", ()),
+        ("help", "help", ()),
+        ("help please", "help", ()),
+    ],
+)
+def test_parse_line(line: str, verb: str, args: tuple[str, ...]) -> None:
+    cmd = parse_line(line)
+    assert cmd is not None
+    assert (cmd.verb, cmd.args) == (verb, args)
+
+
+@pytest.mark.parametrize("line", ["thanks!", "good game", "Hi Bob,", "I think so", "go 7c"])
+def test_not_commands(line: str) -> None:
+    assert parse_line(line) is None
+
+
+def test_several_commands_in_order_and_ignored_lines() -> None:
+    parsed = parse_reply("Hi!\ndiscard 5h jd\nplay 7c; go\nthanks", "")
+    assert [c.verb for c in parsed.commands] == ["discard", "play", "go"]
+    assert parsed.ignored == ("Hi!", "thanks")
+
+
+def test_subject_command_read_first() -> None:
+    parsed = parse_reply("go", "play 7c")
+    assert [c.verb for c in parsed.commands] == ["play", "go"]
+
+
+def _game_holding(predicate: object, players: int = 2) -> tuple[object, int]:
+    for i in range(500):
+        game = new_game(players, seed=f"cmd{i}")
+        for seat in range(players):
+            if predicate(game.holding(seat)):  # type: ignore[operator]
+                return game, seat
+    raise AssertionError("no seed found")
+
+
+def test_to_action_discard_and_bare_cards() -> None:
+    game = new_game(2, seed="cmd")
+    hand = sorted(game.holding(0))
+    cmd = Command("discard", (hand[0].ascii.lower(), str(hand[1])), "")
+    assert to_action(game, 0, cmd) == Discard(0, (hand[0], hand[1]))
+    bare = Command("cards", (hand[0].ascii, hand[1].ascii), "")
+    assert to_action(game, 0, bare) == Discard(0, (hand[0], hand[1]))
+
+
+def test_to_action_refusals() -> None:
+    game = new_game(2, seed="cmd")
+    with pytest.raises(InvalidSyntaxError):
+        to_action(game, 0, Command("discard", (), ""))
+    with pytest.raises(InvalidSyntaxError):
+        to_action(game, 0, Command("discard", ("zz",), ""))
+    not_held = next(c for c in (parse_card(f"{r}h") for r in "A23456789TJQK")
+                    if c not in game.holding(0))
+    with pytest.raises(IllegalActionError, match="do not hold"):
+        to_action(game, 0, Command("discard", (not_held.ascii, "x"), ""))
+    with pytest.raises(InvalidSyntaxError):
+        to_action(game, 0, Command("count", ("lots",), ""))
+
+
+def test_play_rank_ambiguous_when_two_held() -> None:
+    def has_pair(cards: tuple[Card, ...]) -> bool:
+        ranks = [c.rank for c in cards]
+        return any(ranks.count(r) == 2 for r in ranks)
+
+    game, seat = _game_holding(has_pair)
+    rank = next(c.rank for c in game.holding(seat)  # type: ignore[attr-defined]
+                if [x.rank for x in game.holding(seat)].count(c.rank) == 2)  # type: ignore[attr-defined]
+    label = Card(rank, Suit.CLUBS).label
+    with pytest.raises(AmbiguousActionError) as info:
+        to_action(game, seat, Command("play", (label,), ""))  # type: ignore[arg-type]
+    assert len(info.value.candidates) == 2
+
+
+def test_simple_verbs() -> None:
+    game = new_game(2, seed="cmd")
+    assert to_action(game, 1, Command("go", (), "")) == Go(1)
+    assert to_action(game, 1, Command("count", ("12",), "")) == Claim(1, 12)
+    assert to_action(game, 1, Command("resign", (), "")) == Resign(1)
+
+
+def test_play_when_one_card_named() -> None:
+    game = new_game(2, seed="cmd")
+    card = game.holding(1)[0]
+    assert to_action(game, 1, Command("play", (card.ascii,), "")) == Play(1, card)
+    with pytest.raises(InvalidSyntaxError):
+        to_action(game, 1, Command("play", (card.ascii, card.ascii), ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.policy
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.headerregistry import Address, BaseHeader, HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
@@ -114,9 +115,10 @@ def compose(
     loop_value: str,
     date: datetime | None = None,
     extra_headers: dict[str, str] | None = None,
+    attachments: Sequence[tuple[str, str, bytes]] = (),
 ) -> bytes:
     """One outgoing message as SMTP-ready bytes (CRLF line ends, no line over 78 octets
-    except for unbreakable ids, none near the 998 limit).
+    except for long Message-IDs, which are never split, and none near 998).
 
     With ``html`` the body is multipart/alternative (text/plain then text/html,
     both UTF-8); without it, a single text/plain part. Non-ASCII text is
@@ -127,8 +129,11 @@ def compose(
     ``References`` keeps the first and the newest ids, at most
     :data:`MAX_REFERENCES`. ``date`` defaults to now (UTC); a naive datetime is
     taken as UTC. ``extra_headers`` adds headers but cannot replace the ones
-    above. Raises ValueError on an invalid address, Message-ID or header name,
-    or an empty ``loop_value``.
+    above. ``attachments`` are ``(filename, "type/subtype", data)`` triples,
+    sent base64 after the body in a multipart/mixed (readers ignore them).
+
+    Raises ValueError on an invalid address, Message-ID, header name or content
+    type, or an empty ``loop_value``.
     """
     if not loop_value.strip():
         raise ValueError("compose needs a loop value for the X-PBEM-Loop header")
@@ -157,4 +162,11 @@ def compose(
     _set_text(msg, text, "plain", alternative=False)
     if html is not None:
         _set_text(msg, html, "html", alternative=True)
+    for filename, content_type, data in attachments:
+        maintype, slash, subtype = content_type.partition("/")
+        if not slash or not _HEADER_NAME.fullmatch(maintype) or not _HEADER_NAME.fullmatch(subtype):
+            raise ValueError(f"not a content type for {filename!r}: {content_type!r}")
+        msg.add_attachment(
+            bytes(data), maintype=maintype, subtype=subtype, filename=_one_line(filename)
+        )
     return msg.as_bytes()

@@ -286,8 +286,7 @@ def _html_converter() -> html2text.HTML2Text:
     converter.ignore_images = True
     converter.ignore_tables = True
     converter.unicode_snob = True
-    converter.emphasis_mark = ""
-    converter.strong_mark = ""
+    converter.ignore_emphasis = True  # no ** or _ markers, and no spaces added around them
     converter.ul_item_mark = "-"
     return converter
 

@@ -40,7 +40,7 @@ TOKEN_BYTES = 12
 # from a future format still reach the database check, strict about alphabet.
 _TOKEN = r"[a-z0-9]{8,64}"
 _TOKEN_RE = re.compile(_TOKEN)
-_SEQ_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_SEQ_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
 
 
 def new_token() -> str:
@@ -74,11 +74,13 @@ def message_id(token: str, game_id: int, seq: str | int, domain: str) -> str:
     inputs always give the same id, so a message sent again after a crash
     (at-least-once delivery) keeps its id and the player's client sees one
     message. The service makes ``seq`` unique per seat (e.g. the outbox row or
-    the action number); ``seq`` may use letters, digits, "-" and "_".
+    the action number, or "p12.help"); ``seq`` may use letters, digits, "-", "_"
+    and inner dots, up to 64 characters. The token is always the last dotted part
+    before the "@", so :func:`parse_message_id` can split the id again.
     Raises ValueError for a bad token, seq, game id or domain.
     """
     seq_text = str(seq)
-    if not _SEQ_RE.fullmatch(seq_text):
+    if len(seq_text) > 64 or not _SEQ_RE.fullmatch(seq_text):
         raise ValueError(f"not a message sequence: {seq!r}")
     if game_id < 0:
         raise ValueError(f"not a game id: {game_id!r}")
@@ -95,7 +97,7 @@ class OurMessageId(NamedTuple):
     token: str
 
 
-_OUR_ID = re.compile(rf"g(\d{{1,18}})\.s([A-Za-z0-9_-]{{1,64}})\.({_TOKEN})@(.+)", re.I)
+_OUR_ID = re.compile(rf"g(\d{{1,18}})\.s([A-Za-z0-9_.-]{{1,64}})\.({_TOKEN})@(.+)", re.I)
 
 
 def parse_message_id(value: str, domain: str) -> OurMessageId | None:

@@ -16,7 +16,6 @@ def error_throttle_allows(
     session: Session,
     address: str,
     kind: str,
-    *,
     now: datetime,
     window: timedelta = DEFAULT_WINDOW,
 ) -> bool:

@@ -144,3 +144,26 @@ def choose(game: Game, rng: random.Random) -> Action:
         seat = rng.choice(game.to_act())
         return Muggins(seat) if rng.random() < 0.5 else Accept(seat)
     return rng.choice(game.legal_actions())
+
+
+def find_seed(predicate: Callable[[str], bool], prefix: str = "seed-", limit: int = 20000) -> str:
+    """The first seed ``prefix0``, ``prefix1``, … that satisfies ``predicate``."""
+    for number in range(limit):
+        seed = f"{prefix}{number}"
+        if predicate(seed):
+            return seed
+    raise AssertionError(f"no seed among {limit} satisfies the predicate")
+
+
+def play_out(game: Game, rng: random.Random | None = None, stop: int | None = None) -> Game:
+    """Apply random legal actions (the first legal one without ``rng``) until the game is
+    over, or until hand ``stop`` begins."""
+    while not game.is_over and (stop is None or game.hand_no < stop):
+        game.apply(choose(game, rng) if rng else first_action(game))
+    return game
+
+
+def first_action(game: Game) -> Action:
+    if game.phase == SHOW and not game.awaiting_muggins:
+        return Claim(game.to_act()[0], true_count(game))
+    return game.legal_actions()[0]

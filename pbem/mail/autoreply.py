@@ -48,13 +48,17 @@ class AutoKind(StrEnum):
 class BounceInfo:
     """What a bounce says about the mail that failed.
 
-    ``recipients`` are the addresses the report is about (failed ones first),
-    ``original_message_id`` the Message-ID of the mail that bounced (ours, so it
-    holds a reply token), ``action``/``status``/``diagnostic`` the first DSN
-    fields found. All may be empty: not every bounce is a well-formed DSN.
+    ``recipients`` are the addresses that failed for good: the service may mark
+    them as bouncing. ``delayed`` are addresses only reported as delayed (a
+    warning: the mail is still being retried). ``original_message_id`` is the
+    Message-ID of the mail that bounced (ours, so it holds a reply token);
+    ``action``/``status``/``diagnostic`` are the DSN fields of the first failed
+    (else first reported) recipient. Any of them may be empty: not every bounce
+    is a well-formed delivery status notification.
     """
 
     recipients: tuple[str, ...] = ()
+    delayed: tuple[str, ...] = ()
     original_message_id: str | None = None
     action: str | None = None
     status: str | None = None
@@ -62,10 +66,8 @@ class BounceInfo:
 
     @property
     def permanent(self) -> bool:
-        """False for a "delayed" report or a 4.x.x status; True otherwise."""
-        if self.action and self.action not in ("failed",):
-            return False
-        return not (self.status and self.status.startswith("4"))
+        """Whether some recipient failed for good (not just a delay warning)."""
+        return bool(self.recipients)
 
 
 _DAEMON_LOCALS = {"mailer-daemon", "mailerdaemon", "mail-daemon", "postmaster", "mdaemon"}
@@ -314,22 +316,31 @@ def bounce_details(msg: Message) -> BounceInfo:
     """Failed recipients and the original Message-ID from a bounce. Never raises.
 
     Recipients come from the DSN's per-recipient blocks (Original-Recipient,
-    else Final-Recipient; failed ones first), else from ``X-Failed-Recipients``,
+    else Final-Recipient; "failed" ones in ``recipients``, "delayed" ones in
+    ``delayed``, "delivered"/"relayed"/"expanded" ones nowhere); when the bounce
+    has no such blocks, from ``X-Failed-Recipients``,
     else from the To of the original message the bounce carries, else from
     qmail-style ``<addr>:`` lines. The Message-ID comes from the carried
-    original message (or its headers), else from a ``Message-ID:`` line in the
-    text, else from the bounce's own In-Reply-To.
+    original message (or its headers), else from the DSN's (X-)Original-Message-ID,
+    else from a ``Message-ID:`` line in the text, else from the bounce's own
+    In-Reply-To.
     """
     failed: list[str] = []
-    others: list[str] = []
+    delayed: list[str] = []
     action = status = diagnostic = None
+    dsn_ids: list[str] = []
+    reported = False  # the DSN listed recipients: no guessing from other places
     for part in msg.walk():
         if part.get_content_type() not in _DSN_TYPES:
             continue
         for block in _dsn_blocks(_part_as_text(part)):
+            dsn_id = block.get("x-original-message-id") or block.get("original-message-id")
+            if dsn_id and not dsn_ids:
+                dsn_ids = message_ids(dsn_id)
             raw = block.get("original-recipient") or block.get("final-recipient")
             if not raw:
                 continue
+            reported = True
             address = _dsn_address(raw)
             block_action = (
                 (block.get("action") or "").split()[0].lower() if block.get("action") else None
@@ -339,21 +350,19 @@ def bounce_details(msg: Message) -> BounceInfo:
                 status = (block.get("status") or "").split()[0] if block.get("status") else None
                 diagnostic = block.get("diagnostic-code")
             if address:
-                (failed if block_action in (None, "failed") else others).append(address)
-    recipients = failed + others
-    if not recipients:
+                if block_action in (None, "failed"):
+                    failed.append(address)
+                elif block_action == "delayed":
+                    delayed.append(address)
+    first_text = next((p for p in msg.walk() if p.get_content_type() == "text/plain"), None)
+    body_text = part_text(first_text) if first_text is not None else ""
+    original = _original_headers(msg)
+    recipients = failed
+    if not reported:
         values = header_texts(msg, "X-Failed-Recipients")
         recipients = [a for _, a in parse_addresses([", ".join(values)])] if values else []
-    original = _original_headers(msg)
-    if not recipients and original is not None:
-        recipients = [a for _, a in parse_addresses(raw_headers(original, "To"))]
-    body_text = ""
-    if not recipients or original is None:
-        first_text = next(
-            (p for p in msg.walk() if p.get_content_type() == "text/plain"),
-            None,
-        )
-        body_text = part_text(first_text) if first_text is not None else ""
+        if not recipients and original is not None:
+            recipients = [a for _, a in parse_addresses(raw_headers(original, "To"))]
         if not recipients:
             recipients = [normalize_address(m) for m in _QMAIL_RECIPIENT.findall(body_text)]
 
@@ -361,12 +370,20 @@ def bounce_details(msg: Message) -> BounceInfo:
     if original is not None:
         ids = message_ids(header_text(original, "Message-ID"))
         original_id = ids[0] if ids else None
-    if original_id is None and body_text:
+    if original_id is None and dsn_ids:
+        original_id = dsn_ids[0]
+    if original_id is None:
         found = _BODY_MESSAGE_ID.search(body_text)
         original_id = found.group(1) if found else None
     if original_id is None:
         ids = message_ids(header_text(msg, "In-Reply-To"))
         original_id = ids[0] if ids else None
 
-    unique = tuple(dict.fromkeys(r for r in recipients if r))
-    return BounceInfo(unique, original_id, action, status, diagnostic)
+    return BounceInfo(
+        recipients=tuple(dict.fromkeys(r for r in recipients if r)),
+        delayed=tuple(dict.fromkeys(r for r in delayed if r and r not in recipients)),
+        original_message_id=original_id,
+        action=action,
+        status=status,
+        diagnostic=diagnostic,
+    )

@@ -42,17 +42,20 @@ def normalize_url(url: str | URL) -> URL:
     return parsed
 
 
-def make_engine(url: str | URL, *, echo: bool = False) -> Engine:
+def make_engine(url: str | URL, *, echo: bool = False, sqlite_immediate: bool = True) -> Engine:
     """Create an engine for `url` (see `normalize_url`).
 
-    SQLite connections get WAL journaling, a 30 s busy timeout and foreign keys, and every
-    transaction starts with ``BEGIN IMMEDIATE``, so two writers wait for each other instead
-    of failing half-way. PostgreSQL connections are pooled and checked before use.
+    SQLite connections get WAL journaling, a 30 s busy timeout and foreign keys. With
+    `sqlite_immediate` (the default) every transaction starts with ``BEGIN IMMEDIATE``, so
+    a transaction that reads and then writes never fails half-way because another one
+    wrote in between: writers queue up instead. The price is that any open transaction,
+    even a read-only one, keeps other writers waiting, so close sessions promptly.
+    PostgreSQL connections are pooled and checked before use.
     """
     parsed = normalize_url(url)
     if parsed.get_backend_name() == "sqlite":
         engine = create_engine(parsed, echo=echo, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, "BEGIN IMMEDIATE" if sqlite_immediate else "BEGIN")
         return engine
     return create_engine(
         parsed,
@@ -65,7 +68,7 @@ def make_engine(url: str | URL, *, echo: bool = False) -> Engine:
     )
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, begin: str) -> None:
     """Set the pragmas on each new connection and take over transaction control."""
 
     @event.listens_for(engine, "connect")
@@ -83,7 +86,7 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql(begin)
 
 
 def new_session(engine: Engine) -> Session:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -45,6 +46,27 @@ def test_sqlite_connections_use_wal_busy_timeout_and_foreign_keys(tmp_path: Path
             assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
     finally:
         engine.dispose()
+
+
+def test_sqlite_transactions_take_the_write_lock_up_front(tmp_path: Path) -> None:
+    path = tmp_path / "lock.db"
+    immediate = make_engine(f"sqlite:///{path}")
+    migrate(immediate)
+    deferred = make_engine(f"sqlite:///{path}", sqlite_immediate=False)
+    try:
+        with immediate.connect() as holder:
+            holder.execute(text("SELECT 1"))  # a read-only transaction, left open
+            with deferred.connect() as reader:  # a deferred reader does not wait
+                assert reader.execute(text("SELECT count(*) FROM player")).scalar() == 0
+            other = sqlite3.connect(path, timeout=0.1)  # a writer has to wait
+            try:
+                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                    other.execute("BEGIN IMMEDIATE")
+            finally:
+                other.close()
+    finally:
+        immediate.dispose()
+        deferred.dispose()
 
 
 def test_sqlite_enforces_foreign_keys(tmp_path: Path) -> None:

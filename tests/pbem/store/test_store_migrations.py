@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,34 @@ def test_check_schema_names_an_old_revision(db_engine: Engine) -> None:
     with pytest.raises(SchemaNotCurrentError, match=r"ffff.*does not know"):
         check_schema(db_engine)
     assert not schema_is_current(db_engine)
+
+
+def test_check_schema_asks_for_an_upgrade_from_an_older_revision(
+    db_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current = head_revision()
+    monkeypatch.setattr("pbem.store.db.head_revision", lambda: "9999")
+    with pytest.raises(SchemaNotCurrentError, match=f"at revision {current} but .* needs 9999"):
+        check_schema(db_engine)
+
+
+def test_concurrent_migrations_take_turns(db_url: str) -> None:
+    """Two daemons running `pbem init` at once: both succeed, the schema is made once."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            migrate(db_url)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert current_revision(db_url) == head_revision()
 
 
 def test_migrations_do_not_depend_on_the_working_directory(

@@ -287,6 +287,7 @@ def _html_converter() -> html2text.HTML2Text:
     converter.ignore_tables = True
     converter.unicode_snob = True
     converter.ignore_emphasis = True  # no ** or _ markers, and no spaces added around them
+    converter.single_line_break = True  # Gmail writes each line as a <div>: one line each
     converter.ul_item_mark = "-"
     return converter
 

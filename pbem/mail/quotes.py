@@ -54,6 +54,11 @@ _WROTE_VERBS = (
 )
 _WROTE = re.compile(rf"^.{{0,300}}?(?<!\w)(?:{_WROTE_VERBS})(?!\w).{{0,200}}?\s*:$", re.I)
 
+# How attributions that clients wrap over several lines begin.
+_WRAPPED_OPENER = re.compile(
+    r"^(?:on|am|le|el|il|op|den|dne|dnia|w\s+dniu|em|no|в|\d)(?!\w)", re.I
+)
+
 # A date or an address is what tells an attribution from a sentence.
 _ATTRIBUTION_EVIDENCE = re.compile(r"\d|@")
 
@@ -140,11 +145,17 @@ def _looks_like_attribution(text: str) -> bool:
 
 
 def _attribution_end(lines: Sequence[str], start: int) -> int | None:
-    """If an attribution begins at ``start`` (on up to three lines), its last line."""
+    """If an attribution begins at ``start`` (on up to three lines), its last line.
+
+    A wrapped attribution must open like one ("On …", "Am …", a date), so that a
+    command on the line above an attribution is never taken for part of it.
+    """
     parts: list[str] = []
     for end in range(start, min(start + 3, len(lines))):
         line = lines[end]
         if not line.strip() or _is_quoted(line):
+            return None
+        if end == start + 1 and not _WRAPPED_OPENER.match(parts[0]):
             return None
         parts.append(line.strip())
         if _looks_like_attribution(" ".join(parts)):

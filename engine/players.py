@@ -1,0 +1,454 @@
+"""Computer opponents.
+
+``choose_action(game, seat, rng, level)`` returns a legal action for ``seat``.
+It builds ``player_view(game, seat)`` and hands only that view to the strategy
+(``decide``), so a strategy cannot see another player's cards or the pack: the
+strategy functions take a ``PlayerView`` and nothing else.  All randomness
+comes from the ``random.Random`` passed in.
+
+Levels:
+
+``random``
+    Uniform among the legal actions (a claim is uniform over 0..29).
+``good``
+    Discard: for every possible discard, the average of ``show_points`` of the
+    kept cards over every starter the seat has not seen, plus (own crib) or
+    minus (an opponent's crib) the expected crib value of the cards laid away
+    (``CRIB_PAIR_VALUE`` / ``CRIB_SINGLE_VALUE``).  Play: what the card scores
+    now, minus the expected best reply of the next player, whose cards are
+    drawn from the cards the seat has not seen (narrowed by any go they said),
+    plus the seat's own go or last-card point and small tactical preferences
+    (lead from a pair, lead a four or lower, keep low cards for the end of a
+    count).  Muggins games: claim the true count of its own hand, call muggins
+    whenever a claim it sees is short.
+
+The crib tables
+---------------
+``CRIB_PAIR_VALUE[a][b]`` is the exact mean score of a crib holding two cards of
+ranks ``a`` and ``b`` (suits averaged as dealt: 1 in 4 pairs of different ranks
+is suited) when the other two crib cards and the starter are drawn uniformly
+from the other 50 cards; ``CRIB_SINGLE_VALUE[r]`` is the same for one card and
+three random others (the 3- and 4-player crib).  ``exact_crib_mean`` computes
+them and a test checks the constants.  Real cribs are not random — a pone lays
+away cards that do not help the dealer — so these slightly overstate the value
+of the pone's discards; that errs on the side of caution.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from functools import cache
+from itertools import combinations, combinations_with_replacement
+from math import comb
+
+import numpy as np
+
+from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
+from engine.cards import JACK, Card, Suit, full_deck
+from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Game
+from engine.scoring import rank_points, score_play, show_points
+from engine.view import PlayerView, player_view
+
+LEVELS = ("random", "good")
+
+_DECK: tuple[Card, ...] = tuple(full_deck())
+_EPS = 1e-9
+
+# Upper triangle, row a = 1..13, columns b = a..13.
+_CRIB_PAIR_ROWS: tuple[tuple[float, ...], ...] = (
+    (5.532, 4.445, 4.565, 5.474, 5.737, 4.263, 4.085, 4.129, 4.045, 3.963, 4.195, 3.861, 3.752),
+    (5.825, 6.843, 4.852, 5.766, 4.372, 4.287, 4.239, 4.143, 4.075, 4.308, 3.973, 3.864),
+    (6.161, 5.503, 6.432, 4.279, 4.360, 4.295, 4.121, 4.150, 4.383, 4.048, 3.940),
+    (6.136, 7.001, 4.972, 4.184, 4.308, 4.208, 4.147, 4.380, 4.045, 3.936),
+    (8.993, 7.096, 6.418, 5.761, 5.741, 7.031, 7.264, 6.929, 6.820),
+    (6.290, 5.543, 4.905, 5.582, 3.844, 4.077, 3.742, 3.634),
+    (6.108, 6.770, 4.358, 3.731, 4.024, 3.689, 3.581),
+    (5.635, 4.936, 4.309, 3.947, 3.673, 3.564),
+    (5.530, 4.850, 4.489, 3.560, 3.512),
+    (5.463, 5.050, 4.121, 3.418),
+    (5.929, 5.012, 4.309),
+    (5.249, 3.974),
+    (5.032,),
+)
+
+CRIB_PAIR_VALUE: dict[int, dict[int, float]] = {
+    a: {b: _CRIB_PAIR_ROWS[min(a, b) - 1][abs(a - b)] for b in range(1, 14)} for a in range(1, 14)
+}
+"""Mean crib score given two laid-away cards of these ranks (2 players)."""
+
+CRIB_SINGLE_VALUE: dict[int, float] = dict(
+    zip(
+        range(1, 14),
+        (4.444, 4.670, 4.827, 4.832, 6.646, 4.787, 4.675, 4.632, 4.525, 4.454, 4.697, 4.280, 4.085),
+        strict=True,
+    )
+)
+"""Mean crib score given one laid-away card of this rank (3 and 4 players)."""
+
+
+# -- entry points ------------------------------------------------------------------
+
+
+def choose_action(game: Game, seat: int, rng: random.Random, level: str = "good") -> Action:
+    """A legal action for ``seat``, decided from what that seat may see."""
+    return decide(player_view(game, seat, since=_hand_start(game)), rng, level)
+
+
+def decide(view: PlayerView, rng: random.Random, level: str = "good") -> Action:
+    """The action of a computer player at ``level`` seeing only ``view``.
+
+    ``view.events`` should reach back at least to the start of the current hand
+    (the gos said this hand and, in muggins games, the claim being answered).
+    """
+    if not view.legal:
+        raise ValueError(f"seat {view.seat} has nothing to do now")
+    if level == "random":
+        return random_action(view, rng)
+    if level == "good":
+        return good_action(view, rng)
+    raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
+
+
+def _hand_start(game: Game) -> int:
+    """Index of the current hand's public ``deal`` event (older events are not needed)."""
+    events = game.events
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].kind == "deal":
+            return i
+    return 0
+
+
+def random_action(view: PlayerView, rng: random.Random) -> Action:
+    """Uniform among the legal actions."""
+    if view.may_claim:
+        return Claim(view.seat, rng.randint(0, MAX_CLAIM))
+    return rng.choice(view.legal)
+
+
+def good_action(view: PlayerView, rng: random.Random) -> Action:
+    if view.phase == DISCARD:
+        return choose_discard(view, rng)
+    if view.phase == PEGGING:
+        return choose_play(view, rng)
+    if view.phase == SHOW:
+        if view.awaiting_muggins:
+            return answer_claim(view)
+        return choose_claim(view, rng)
+    raise ValueError(f"nothing to decide in phase {view.phase!r}")
+
+
+def _pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+    best = max(value for value, _ in scored)
+    ties = [action for value, action in scored if value >= best - _EPS]
+    return ties[0] if len(ties) == 1 else rng.choice(ties)
+
+
+# -- discarding --------------------------------------------------------------------
+
+
+def crib_value(discards: Sequence[Card], players: int) -> float:
+    """The expected crib score contributed by laying away ``discards``."""
+    if players == 2:
+        a, b = (c.rank for c in discards)
+        return CRIB_PAIR_VALUE[a][b]
+    (card,) = discards
+    return CRIB_SINGLE_VALUE[card.rank]
+
+
+def owns_crib(view: PlayerView) -> bool:
+    """True when the crib scores for this seat's side."""
+    return view.dealer == view.seat or (view.partner is not None and view.dealer == view.partner)
+
+
+def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
+    """Every discard with its value: mean hand score over unseen starters ± crib value."""
+    holding = view.holding
+    need = 2 if view.players == 2 else 1
+    unseen = [c for c in _DECK if c not in holding]
+    sign = 1.0 if owns_crib(view) else -1.0
+    out: list[tuple[float, Discard]] = []
+    for discard in combinations(holding, need):
+        kept = [c for c in holding if c not in discard]
+        hand = sum(show_points(kept, starter) for starter in unseen) / len(unseen)
+        value = hand + sign * crib_value(discard, view.players)
+        out.append((value, Discard(view.seat, discard)))
+    return out
+
+
+def choose_discard(view: PlayerView, rng: random.Random) -> Action:
+    return _pick(discard_values(view), rng)
+
+
+# -- pegging -----------------------------------------------------------------------
+
+
+@cache
+def _play_points_ranks(ranks: tuple[int, ...]) -> int:
+    """What the last of these cards (by rank, all in the current count) scores."""
+    return sum(i.points for i in score_play([Card(r, Suit.CLUBS) for r in ranks]))
+
+
+def play_points(sequence: Sequence[Card]) -> int:
+    """``score_play`` total of the last card of ``sequence`` (only ranks matter)."""
+    return _play_points_ranks(tuple(c.rank for c in sequence))
+
+
+def unseen_cards(view: PlayerView) -> list[Card]:
+    """Cards this seat has not seen: not held, not laid away, not turned, not played."""
+    seen = set(view.holding) | set(view.laid_away) | set(view.kept)
+    if view.starter is not None:
+        seen.add(view.starter)
+    seen.update(card for _, card, _ in view.plays)
+    return [c for c in _DECK if c not in seen]
+
+
+def _go_limits(view: PlayerView) -> tuple[set[int], dict[int, int]]:
+    """Seats that said go in the current count, and for each seat that said go this
+    hand the lowest value its remaining cards can have (each go at count n proves
+    every card it still held was worth more than 31 - n)."""
+    gone: set[int] = set()
+    low: dict[int, int] = {}
+    for event in view.events:
+        if event.hand != view.hand_no:
+            continue
+        if event.kind == "count_end":
+            gone.clear()
+        elif event.kind == "go" and event.seat is not None and event.count is not None:
+            gone.add(event.seat)
+            low[event.seat] = max(low.get(event.seat, 0), 32 - event.count)
+    return gone, low
+
+
+def _same_side(view: PlayerView, seat: int) -> bool:
+    return seat == view.seat or (view.partner is not None and seat == view.partner)
+
+
+def _solo(sequence: list[Card], cards: tuple[Card, ...]) -> int:
+    """Best points the seat can make playing alone to the end of the count, go included."""
+    count = sum(c.value for c in sequence)
+    best = -1
+    for card in cards:
+        if count + card.value <= 31:
+            rest = tuple(c for c in cards if c != card)
+            best = max(best, play_points([*sequence, card]) + _solo([*sequence, card], rest))
+    if best >= 0:
+        return best
+    return 1 if count < 31 else 0
+
+
+def _reply_expectation(sequence: list[Card], pool: list[Card], holds: int) -> tuple[float, float]:
+    """(expected best points of a reply, probability of no legal reply) for a player
+    holding ``holds`` cards drawn uniformly from ``pool``."""
+    count = sum(c.value for c in sequence)
+    size = len(pool)
+    holds = min(holds, size)
+    if holds <= 0:
+        return 0.0, 1.0
+    total = comb(size, holds)
+    by_rank: dict[int, int] = {}
+    playable = 0
+    for card in pool:
+        if count + card.value <= 31:
+            by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
+            playable += 1
+    p_none = comb(size - playable, holds) / total
+    options = []
+    for rank, n in by_rank.items():
+        points = _play_points_ranks((*(c.rank for c in sequence), rank))
+        if points:
+            options.append((points, 1.0 - comb(size - n, holds) / total))
+    options.sort(reverse=True)
+    expected, miss = 0.0, 1.0
+    for points, p in options:
+        expected += points * p * miss
+        miss *= 1.0 - p
+    return expected, p_none
+
+
+def play_values(view: PlayerView) -> list[tuple[float, Action]]:
+    """Every legal play with its value for this seat (a forced go has value 0)."""
+    if view.must_go:
+        return [(0.0, Go(view.seat))]
+    sequence = [card for _, card in view.count_cards]
+    holding = view.holding
+    unseen = unseen_cards(view)
+    gone, low = _go_limits(view)
+    n = view.players
+    others = [
+        (view.seat + step) % n
+        for step in range(1, n)
+        if view.cards_left[(view.seat + step) % n] and (view.seat + step) % n not in gone
+    ]
+    out: list[tuple[float, Action]] = []
+    for card in view.playable:
+        after = [*sequence, card]
+        count = view.count + card.value
+        rest = tuple(c for c in holding if c != card)
+        value = float(play_points(after))
+        if count < 31:
+            p_all_stuck = 1.0
+            reply_value = 0.0
+            for pos, seat in enumerate(others):
+                pool = [c for c in unseen if c.value >= low.get(seat, 0)]
+                expected, p_stuck = _reply_expectation(after, pool, view.cards_left[seat])
+                if pos == 0:
+                    reply_value = expected if _same_side(view, seat) else -expected
+                p_all_stuck *= p_stuck
+            value += reply_value + p_all_stuck * _solo(after, rest)
+        value += _tactics(view, card, count, rest)
+        out.append((value, Play(view.seat, card)))
+    return out
+
+
+def _tactics(view: PlayerView, card: Card, count: int, rest: tuple[Card, ...]) -> float:
+    """Small preferences the one-ply lookahead does not see."""
+    bonus = 0.0
+    if view.count == 0:
+        if any(c.rank == card.rank for c in rest):
+            bonus += 0.5  # a pair back makes a pair royal
+        if card.value <= 4:
+            bonus += 0.3  # nothing makes fifteen on it
+        if card.value == 5:
+            bonus -= 0.5
+    elif card.value <= 4 and count < 21 and any(c.value > 4 for c in rest):
+        bonus -= 0.1 * (5 - card.value) / 4  # keep low cards for a go or 31 later
+    if count in (5, 21):
+        bonus -= 0.2
+    return bonus
+
+
+def choose_play(view: PlayerView, rng: random.Random) -> Action:
+    return _pick(play_values(view), rng)
+
+
+# -- muggins: claims and answers ---------------------------------------------------
+
+
+def _claim_target(view: PlayerView) -> tuple[str, tuple[Card, ...]] | None:
+    """(what, visible cards) of the hand or crib this seat is to count."""
+    entry = view.show_entry
+    if entry is None:
+        return None
+    _, what = entry
+    return what, view.kept if what == "hand" else view.laid_away
+
+
+def best_claim(distribution: Sequence[int]) -> int:
+    """The claim that maximises our points minus the opponents' for these equally
+    likely true counts: a short claim loses twice the shortfall (muggins), an
+    over-claim once the excess."""
+
+    def net(claim: int) -> float:
+        return sum(2 * min(claim, a) - max(claim, a) for a in distribution)
+
+    return max(range(MAX_CLAIM + 1), key=lambda c: (net(c), -c))
+
+
+def choose_claim(view: PlayerView, rng: random.Random) -> Action:
+    """The exact count of a hand it can see; for a crib it cannot fully see, the
+    claim that does best over every way the unseen crib cards could lie."""
+    target = _claim_target(view)
+    starter = view.starter
+    if target is None or starter is None:
+        return Claim(view.seat, 0)
+    what, known = target
+    crib = what == "crib"
+    if len(known) == 4:
+        return Claim(view.seat, show_points(known, starter, crib=crib))
+    pool = [c for c in unseen_cards(view) if c not in known]
+    missing = 4 - len(known)
+    if comb(len(pool), missing) <= 4000:
+        fills: list[tuple[Card, ...]] = list(combinations(pool, missing))
+    else:
+        fills = [tuple(rng.sample(pool, missing)) for _ in range(4000)]
+    values = [show_points([*known, *fill], starter, crib=crib) for fill in fills]
+    return Claim(view.seat, best_claim(values))
+
+
+def answer_claim(view: PlayerView) -> Action:
+    """Muggins when the claim being answered is short of the shown cards' true count."""
+    claim = next((e for e in reversed(view.events) if e.kind == "claim"), None)
+    if claim is None or view.starter is None:
+        return Accept(view.seat)
+    crib = claim.detail.startswith("crib")
+    actual = show_points(claim.cards, view.starter, crib=crib)
+    # While the muggins window is open the claim was not over the true count,
+    # so what it pegged is exactly what was claimed.
+    return Muggins(view.seat) if actual > claim.points else Accept(view.seat)
+
+
+# -- the crib tables ---------------------------------------------------------------
+
+
+@cache
+def _five_rank_points() -> np.ndarray:
+    table = np.zeros(13**5, dtype=np.int16)
+    for combo in combinations_with_replacement(range(13), 5):
+        key = 0
+        for r in combo:
+            key = key * 13 + r
+        table[key] = rank_points(tuple(r + 1 for r in combo))
+    return table
+
+
+def exact_crib_mean(discards: Sequence[Card]) -> float:
+    """Mean crib score when the crib holds ``discards`` and its other cards and the
+    starter are drawn uniformly from the rest of the pack (exhaustive)."""
+    table = _five_rank_points()
+    known = {c.index for c in discards}
+    rest = np.array([i for i in range(52) if i not in known], dtype=np.int64)
+    fills = np.array(list(combinations(rest.tolist(), 4 - len(known))), dtype=np.int64)
+    crib = np.concatenate(
+        [np.broadcast_to(np.array(sorted(known), dtype=np.int64), (len(fills), len(known))), fills],
+        axis=1,
+    )
+    valid = (fills[:, :, None] != rest[None, None, :]).all(axis=1)
+    ranks = np.empty((len(fills), len(rest), 5), dtype=np.int64)
+    ranks[:, :, :4] = (crib // 4)[:, None, :]
+    ranks[:, :, 4] = (rest // 4)[None, :]
+    ranks.sort(axis=2)
+    key = ranks[:, :, 0]
+    for j in range(1, 5):
+        key = key * 13 + ranks[:, :, j]
+    points = table[key].astype(np.int64)
+    suits = crib % 4
+    flush = np.where((suits == suits[:, :1]).all(axis=1), suits[:, 0], -1)
+    starter_suits = rest % 4
+    points += 5 * (flush[:, None] == starter_suits[None, :])
+    jacks = np.where(crib // 4 == JACK - 1, np.left_shift(1, suits), 0).sum(axis=1)
+    points += (jacks[:, None] >> starter_suits[None, :]) & 1
+    return float(points[valid].sum() / valid.sum())
+
+
+def exact_pair_value(a: int, b: int) -> float:
+    """``CRIB_PAIR_VALUE[a][b]`` from scratch, suits weighted as they are dealt."""
+    off = exact_crib_mean([Card(a, Suit.CLUBS), Card(b, Suit.DIAMONDS)])
+    if a == b:
+        return off
+    suited = exact_crib_mean([Card(a, Suit.CLUBS), Card(b, Suit.CLUBS)])
+    return 0.25 * suited + 0.75 * off
+
+
+__all__ = [
+    "CRIB_PAIR_VALUE",
+    "CRIB_SINGLE_VALUE",
+    "LEVELS",
+    "answer_claim",
+    "best_claim",
+    "choose_action",
+    "choose_claim",
+    "choose_discard",
+    "choose_play",
+    "crib_value",
+    "decide",
+    "discard_values",
+    "exact_crib_mean",
+    "exact_pair_value",
+    "good_action",
+    "owns_crib",
+    "play_points",
+    "play_values",
+    "random_action",
+    "unseen_cards",
+]

@@ -1,0 +1,393 @@
+"""Computer opponents: always legal, never peeking, and clearly better than chance."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from engine import (
+    Accept,
+    Action,
+    Claim,
+    Discard,
+    Game,
+    Muggins,
+    Play,
+    PlayerView,
+    new_game,
+    parse_cards,
+    player_view,
+    show_points,
+)
+from engine.cards import Card, Suit
+from engine.game import PEGGING, SHOW
+from engine.players import (
+    CRIB_PAIR_VALUE,
+    CRIB_SINGLE_VALUE,
+    LEVELS,
+    best_claim,
+    choose_action,
+    decide,
+    discard_values,
+    exact_crib_mean,
+    exact_pair_value,
+    play_values,
+    unseen_cards,
+)
+
+
+def _is_legal(game: Game, seat: int, action: Action) -> bool:
+    return action in game.legal_actions(seat)
+
+
+def play_game(
+    game: Game,
+    levels: list[str],
+    rng: random.Random,
+    check: Callable[[Game, int, Action], None] | None = None,
+) -> Game:
+    while not game.is_over:
+        seat = game.to_act()[0]
+        action = choose_action(game, seat, rng, levels[seat])
+        if check is not None:
+            check(game, seat, action)
+        game.apply(action)
+    return game
+
+
+# -- legality ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("muggins", [False, True])
+def test_always_legal(players: int, muggins: bool) -> None:
+    def check(game: Game, seat: int, action: Action) -> None:
+        assert action.seat == seat
+        assert _is_legal(game, seat, action), (action, game.phase)
+
+    for i in range(4):
+        rng = random.Random(i)
+        levels = [rng.choice(LEVELS) for _ in range(players)]
+        game = new_game(players, seed=f"legal-{players}-{muggins}-{i}", muggins=muggins, target=61)
+        play_game(game, levels, rng, check)
+        assert game.outcome is not None
+
+
+def test_every_seat_every_phase_legal_with_good_players() -> None:
+    """Ask every seat that may act, not only the first, at every step."""
+    for players in (2, 3, 4):
+        game = new_game(players, seed=f"all-seats-{players}", muggins=True, target=61)
+        rng = random.Random(players)
+        while not game.is_over:
+            for seat in game.to_act():
+                assert _is_legal(game, seat, choose_action(game, seat, rng))
+            game.apply(choose_action(game, game.to_act()[-1], rng))
+
+
+def test_nothing_to_do_and_unknown_level() -> None:
+    game = new_game(2, seed="idle", first_dealer=0)
+    game.apply(choose_action(game, 0, random.Random(1)))
+    with pytest.raises(ValueError):
+        choose_action(game, 0, random.Random(1))  # already laid away
+    with pytest.raises(ValueError):
+        choose_action(game, 1, random.Random(1), level="genius")
+
+
+def test_same_rng_same_game() -> None:
+    def run() -> list[Action]:
+        game = new_game(2, seed="repeat", muggins=True)
+        return play_game(game, ["good", "random"], random.Random(5)).actions
+
+    assert run() == run()
+
+
+# -- strength ----------------------------------------------------------------------
+
+
+def test_good_beats_random() -> None:
+    games, good_wins = 200, 0
+    for i in range(games):
+        good_seat = i % 2
+        levels = ["good", "random"] if good_seat == 0 else ["random", "good"]
+        game = play_game(new_game(2, seed=f"match-{i}"), levels, random.Random(i))
+        assert game.outcome is not None
+        good_wins += game.outcome.winner == good_seat
+    assert good_wins / games > 0.75, good_wins
+
+
+def test_good_beats_two_randoms_at_three_handed() -> None:
+    games, good_wins = 30, 0
+    for i in range(games):
+        levels = ["random"] * 3
+        levels[i % 3] = "good"
+        game = play_game(new_game(3, seed=f"three-{i}", target=61), levels, random.Random(i))
+        assert game.outcome is not None
+        good_wins += game.outcome.winner == i % 3
+    assert good_wins / games > 0.5, good_wins
+
+
+# -- discarding --------------------------------------------------------------------
+
+
+def _discard_view(dealer: bool) -> PlayerView:
+    game = new_game(2, seed="discard-sanity", first_dealer=0)
+    return player_view(game, 0 if dealer else 1)
+
+
+def _best_discard(view: PlayerView, holding: str) -> set[Card]:
+    cards = tuple(sorted(parse_cards(holding)))
+    action = decide(replace(view, holding=cards), random.Random(0))
+    assert isinstance(action, Discard)
+    assert set(action.cards) <= set(cards)
+    return set(action.cards)
+
+
+@pytest.mark.parametrize("dealer", [True, False])
+def test_keeps_fives_and_jacks_over_junk(dealer: bool) -> None:
+    assert _best_discard(_discard_view(dealer), "5c 5d jh js ac 9d") == set(parse_cards("ac 9d"))
+
+
+def test_dealer_lays_fives_in_own_crib_pone_keeps_them() -> None:
+    assert _best_discard(_discard_view(True), "5c 5d 2h 3s 4c 9d") == set(parse_cards("5c 5d"))
+    assert _best_discard(_discard_view(False), "5c 5d 2h 3s 4c 9d") == set(parse_cards("2h 9d"))
+
+
+@pytest.mark.parametrize(
+    "holding", ["5s kc qd 9h 8c 2d", "5c 5d kh 9s 7c 2d", "5h 5s 6c 4d kc qs", "5c 6d 9h 10s jc qd"]
+)
+def test_pone_never_gives_a_five(holding: str) -> None:
+    assert all(c.rank != 5 for c in _best_discard(_discard_view(False), holding))
+
+
+def test_discard_values_cover_every_choice() -> None:
+    view = replace(_discard_view(True), holding=tuple(sorted(parse_cards("ac 2c 3c 4c 5c 6c"))))
+    values = discard_values(view)
+    assert len(values) == 15
+    # Keeping a flush of four runs, plus the crib: 2-3 is a good pair to lay away.
+    best = max(values, key=lambda v: v[0])[1]
+    assert isinstance(best, Discard)
+
+
+def test_three_player_discard_lays_one() -> None:
+    game = new_game(3, seed="three-discard", first_dealer=0)
+    action = choose_action(game, 1, random.Random(0))
+    assert isinstance(action, Discard) and len(action.cards) == 1
+
+
+# -- pegging -----------------------------------------------------------------------
+
+
+def _pegging_view(
+    holding: str, count_cards: list[tuple[int, str]], opponent_left: int = 4
+) -> PlayerView:
+    game = new_game(2, seed="pegging-sanity", first_dealer=1)
+    view = player_view(game, 0)
+    mine = tuple(sorted(parse_cards(holding)))
+    played = [(seat, parse_cards(c)[0]) for seat, c in count_cards]
+    count = sum(c.value for _, c in played)
+    plays = []
+    running = 0
+    for seat, card in played:
+        running += card.value
+        plays.append((seat, card, running))
+    legal = tuple(Play(0, c) for c in mine if count + c.value <= 31)
+    return replace(
+        view,
+        phase=PEGGING,
+        holding=mine,
+        kept=mine,
+        laid_away=(),
+        starter=parse_cards("ks")[0],
+        count=count,
+        count_cards=tuple(played),
+        plays=tuple(plays),
+        cards_left=(len(mine), opponent_left),
+        legal=legal,
+        events=(),
+    )
+
+
+def _best_play(view: PlayerView) -> Card:
+    action = decide(view, random.Random(0))
+    assert isinstance(action, Play)
+    return action.card
+
+
+def test_takes_fifteen_and_thirty_one() -> None:
+    assert _best_play(_pegging_view("5h 9c 2d", [(1, "10s")])) == parse_cards("5h")[0]
+    assert (
+        _best_play(_pegging_view("7h 9c", [(1, "10s"), (0, "4d"), (1, "8c")]))
+        == (parse_cards("9c")[0])
+    )
+
+
+def test_does_not_lead_a_five() -> None:
+    assert _best_play(_pegging_view("5h kc qd 8s", [])).rank != 5
+
+
+def test_leads_low_or_from_a_pair() -> None:
+    card = _best_play(_pegging_view("4h kc 9d 8s", []))
+    assert card == parse_cards("4h")[0]
+    card = _best_play(_pegging_view("8h 8c kd qs", []))
+    assert card.rank == 8
+
+
+def test_avoids_leaving_twenty_one() -> None:
+    assert _best_play(_pegging_view("9h 8c", [(1, "ks"), (0, "2d")])) == parse_cards("8c")[0]
+
+
+def test_prefers_pair_royal_and_go_points() -> None:
+    view = _pegging_view("7h 7c 2d", [(1, "7s")])
+    values = {a.card: v for v, a in play_values(view) if isinstance(a, Play)}
+    assert values[parse_cards("7h")[0]] > values[parse_cards("2d")[0]]
+    # Alone at count 28 with the opponent gone: play the 3 for 31.
+    assert (
+        _best_play(_pegging_view("3h ac", [(1, "ks"), (0, "kd"), (1, "8c")], opponent_left=0))
+        == parse_cards("3h")[0]
+    )
+
+
+def test_unseen_cards_excludes_everything_seen() -> None:
+    view = _pegging_view("5h 9c", [(1, "10s"), (0, "4d")])
+    unseen = unseen_cards(view)
+    for card in parse_cards("5h 9c 10s 4d ks"):
+        assert card not in unseen
+    assert len(unseen) == 52 - 5
+
+
+# -- never peeking -----------------------------------------------------------------
+
+
+def _scrambled(game: Game, seat: int, rng: random.Random) -> Game:
+    """A copy in which every card ``seat`` cannot see is dealt differently."""
+    other = game.copy()
+    s = other._s
+    mine = set(s.laid_away[seat])
+    others = [x for x in range(game.players) if x != seat]
+    crib_slots = [i for i, c in enumerate(s.crib) if c not in mine]
+    hidden = [c for x in others for c in s.holding[x]] + [s.crib[i] for i in crib_slots]
+    hidden += s.pack
+    rng.shuffle(hidden)
+    pos = 0
+    for x in others:
+        played = [c for who, c, _ in s.plays if who == x]
+        k = len(s.holding[x])
+        s.holding[x] = hidden[pos : pos + k]
+        pos += k
+        if s.kept[x]:
+            s.kept[x] = tuple(sorted([*played, *s.holding[x]]))
+    for i in crib_slots:
+        s.crib[i] = hidden[pos]
+        pos += 1
+    s.pack = hidden[pos:]
+    return other
+
+
+@pytest.mark.parametrize(("players", "muggins"), [(2, False), (2, True), (3, True), (4, False)])
+def test_decisions_ignore_hidden_cards(players: int, muggins: bool) -> None:
+    game = new_game(players, seed=f"hidden-{players}", muggins=muggins, target=61)
+    drive = random.Random(3)
+    shuffler = random.Random(4)
+    decisions = changed = 0
+    while not game.is_over and decisions < 150:
+        seat = game.to_act()[0]
+        twin = _scrambled(game, seat, shuffler)
+        changed += twin.state_json() != game.state_json()
+        assert player_view(twin, seat) == player_view(game, seat)
+        for level in LEVELS:
+            mine = choose_action(game, seat, random.Random(decisions), level)
+            theirs = choose_action(twin, seat, random.Random(decisions), level)
+            assert mine == theirs, (game.phase, mine, theirs)
+        decisions += 1
+        game.apply(choose_action(game, seat, drive))
+    assert decisions >= 40
+    assert changed >= 0.8 * decisions
+
+
+# -- muggins -----------------------------------------------------------------------
+
+
+def _to_first_claim(seed: str) -> Game:
+    game = new_game(2, seed=seed, muggins=True, first_dealer=0)
+    rng = random.Random(1)
+    while game.phase != SHOW:
+        game.apply(choose_action(game, game.to_act()[0], rng))
+    return game
+
+
+def test_claims_the_true_count_of_its_hand() -> None:
+    for i in range(10):
+        game = _to_first_claim(f"claim-{i}")
+        if game.phase != SHOW:
+            continue
+        seat = game.to_act()[0]
+        action = choose_action(game, seat, random.Random(0))
+        assert action == Claim(seat, show_points(game.kept(seat), game.starter))
+
+
+def test_calls_muggins_on_a_short_claim_only() -> None:
+    tested = 0
+    for i in range(30):
+        game = _to_first_claim(f"short-{i}")
+        if game.phase != SHOW:
+            continue
+        claimant = game.to_act()[0]
+        actual = show_points(game.kept(claimant), game.starter)
+        if actual == 0:
+            continue
+        short, exact = game.copy(), game.copy()
+        short.apply(Claim(claimant, actual - 1))
+        exact.apply(Claim(claimant, actual))
+        responder = 1 - claimant
+        assert choose_action(short, responder, random.Random(0)) == Muggins(responder)
+        assert choose_action(exact, responder, random.Random(0)) == Accept(responder)
+        tested += 1
+    assert tested >= 5
+
+
+def test_good_players_claim_their_hands_exactly() -> None:
+    game = new_game(2, seed="honest", muggins=True)
+    play_game(game, ["good", "good"], random.Random(2))
+    claims = 0
+    events = game.events
+    for i, event in enumerate(events):
+        if event.kind != "claim" or not event.detail.startswith("hand"):
+            continue
+        reveal = next((e for e in events[i:] if e.kind == "reveal"), None)
+        if reveal is None:  # the claim ended the game
+            continue
+        claimed = int(event.detail.rsplit(" ", 1)[1])
+        assert claimed == sum(item.points for item in reveal.items)
+        claims += 1
+    assert claims >= 10
+
+
+def test_best_claim() -> None:
+    assert best_claim([8] * 10) == 8
+    assert best_claim([0, 29]) in range(30)
+    # Two thirds of the mass at or below the claim.
+    assert best_claim([2, 4, 6]) == 4
+    assert best_claim([2] * 7 + [12] * 3) == 2
+
+
+# -- the crib tables ---------------------------------------------------------------
+
+
+def test_crib_pair_table_is_exact() -> None:
+    for a in range(1, 14):
+        for b in range(a, 14):
+            assert CRIB_PAIR_VALUE[a][b] == CRIB_PAIR_VALUE[b][a]
+            assert CRIB_PAIR_VALUE[a][b] == pytest.approx(exact_pair_value(a, b), abs=5e-4)
+    assert max((v, a, b) for a, row in CRIB_PAIR_VALUE.items() for b, v in row.items())[1:] == (
+        5,
+        5,
+    )
+
+
+@pytest.mark.parametrize("rank", [1, 5, 11, 13])
+def test_crib_single_table_is_exact(rank: int) -> None:
+    value = exact_crib_mean([Card(rank, Suit.HEARTS)])
+    assert CRIB_SINGLE_VALUE[rank] == pytest.approx(value, abs=5e-4)

@@ -55,9 +55,7 @@ _WROTE_VERBS = (
 _WROTE = re.compile(rf"^.{{0,300}}?(?<!\w)(?:{_WROTE_VERBS})(?!\w).{{0,200}}?\s*:$", re.I)
 
 # How attributions that clients wrap over several lines begin.
-_WRAPPED_OPENER = re.compile(
-    r"^(?:on|am|le|el|il|op|den|dne|dnia|w\s+dniu|em|no|в|\d)(?!\w)", re.I
-)
+_WRAPPED_OPENER = re.compile(r"^(?:on|am|le|el|il|op|den|dne|dnia|w\s+dniu|em|no|в|\d)(?!\w)", re.I)
 
 # A date or an address is what tells an attribution from a sentence.
 _ATTRIBUTION_EVIDENCE = re.compile(r"\d|@")

@@ -110,11 +110,12 @@ def find_body(msg: Message) -> tuple[str, str] | None:
 
 
 def _find_body(part: Message, top: bool = False) -> tuple[str, str] | None:
-    if not top and _is_attachment(part):
-        return None
+    if not top and (_is_attachment(part) or part.get_content_maintype() == "message"):
+        return None  # attachments and attached (forwarded, bounced) messages
     if not part.is_multipart():
-        if part.get_content_maintype() == "message" and not top:
-            return None
+        if part.get_content_maintype() == "multipart":
+            # a multipart whose boundary never appears: its text is all there is
+            return "plain", part_text(part)
         return _leaf_body(part)
     children = [p for p in part.get_payload() if isinstance(p, Message)]
     subtype = part.get_content_subtype()

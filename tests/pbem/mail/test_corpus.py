@@ -32,8 +32,11 @@ def test_reply_text(path: Path) -> None:
 
 @pytest.mark.parametrize("path", MESSAGES, ids=[p.stem for p in MESSAGES])
 def test_replies_are_read_cleanly(path: Path) -> None:
-    mail = read_message(path.read_bytes(), our_addresses={"play@cribbage.example.org"},
-                        loop_value="cribbage.example.org")
+    mail = read_message(
+        path.read_bytes(),
+        our_addresses={"play@cribbage.example.org"},
+        loop_value="cribbage.example.org",
+    )
     assert mail.problem is None
     assert mail.auto is None, mail.auto_reason
     assert mail.sender and mail.sender == mail.sender.lower()

@@ -95,10 +95,7 @@ def test_unflow() -> None:
 
 
 def test_format_flowed_part() -> None:
-    raw = (
-        b"Content-Type: text/plain; charset=utf-8; format=flowed\n\n"
-        b"play 7c and \nthen go\n"
-    )
+    raw = b"Content-Type: text/plain; charset=utf-8; format=flowed\n\nplay 7c and \nthen go\n"
     part = email.message_from_bytes(raw, policy=RAW_POLICY)
     assert part_text(part) == "play 7c and then go\n"
 
@@ -119,8 +116,10 @@ def test_html_charset_from_meta() -> None:
         ("<div>5&hearts; <b>7&#9827;</b></div>", "5♥ 7♣"),
         ("<div>1. go</div><div>- muggins</div>", "1. go\n- muggins"),
         ("<p>a</p><blockquote><p>Reply with: go</p></blockquote>", "a\n> Reply with: go"),
-        ("<p>see <a href='https://x.example'>the rules</a><img src='x.png' alt='logo'></p>",
-         "see the rules"),
+        (
+            "<p>see <a href='https://x.example'>the rules</a><img src='x.png' alt='logo'></p>",
+            "see the rules",
+        ),
         ("<p>5&#9829;&#65039;&nbsp;ok</p>", "5♥\ufe0f ok"),
         ("<table><tr><td>go</td></tr></table>", "go"),
         ("<p>unclosed <b>tags <i>everywhere", "unclosed tags everywhere"),

@@ -23,7 +23,10 @@ QUOTE = "> The count is 15.\n> Reply with: play 7♣\n"
             f"play+k5x2ablq7vrm4ysoyhd3@cribbage.example.org> wrote:\n{QUOTE}",
             "go",
         ),
-        (f"go\n\nOn Mon, Jan 1, 2024 at 10:00 AM Cribbage Service\n<p@x.org> wrote:\n{QUOTE}", "go"),
+        (
+            f"go\n\nOn Mon, Jan 1, 2024 at 10:00 AM Cribbage Service\n<p@x.org> wrote:\n{QUOTE}",
+            "go",
+        ),
         # Apple Mail
         (f"go\n\nOn 1 Jan 2024, at 10:00, {OURS} wrote:\n\n{QUOTE}", "go"),
         # Thunderbird

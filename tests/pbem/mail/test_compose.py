@@ -1,0 +1,201 @@
+"""compose: MIME that survives SMTP, and reads back as what was written."""
+
+from __future__ import annotations
+
+import email
+from datetime import UTC, datetime, timedelta, timezone
+from email.policy import default
+from typing import Any
+
+import pytest
+
+from pbem.mail.autoreply import AutoKind
+from pbem.mail.compose import MAX_REFERENCES, compose
+from pbem.mail.reading import read_message
+from pbem.mail.tokens import find_tokens, message_id, reply_address
+
+DOMAIN = "cribbage.example.org"
+TOKEN = "k5x2ablq7vrm4ysoyhd3"
+SUBJECT = "[Cribbage 12] Your turn — the count is 15: 5♥ 7♣ J♦ Q♠"
+TEXT = (
+    "Bob vs Alice — hand 3, the play\n\n"
+    "The count is 15. Your hand: 5♥ 7♣ J♦ Q♠ 10♡\ufe0f\n\n"
+    "Reply with: play 7♣\n"
+)
+HTML = "<p>The count is 15. Your hand: 5♥ 7♣ J♦ Q♠</p><p>Reply with: <b>play 7♣</b></p>\n"
+GMAIL_ID = "CAJ8x9Yc3kZ1-a-very-long-gmail-message-id-" + "a" * 60 + "@mail.gmail.com"
+
+
+def build(**overrides: Any) -> bytes:
+    args: dict[str, Any] = {
+        "sender": f"play@{DOMAIN}",
+        "sender_name": "Cribbage",
+        "to": "zoe@example.com",
+        "to_name": "Zoë Ünal",
+        "subject": SUBJECT,
+        "text": TEXT,
+        "html": HTML,
+        "message_id": message_id(TOKEN, 12, 7, DOMAIN),
+        "in_reply_to": f"<{GMAIL_ID}>",
+        "references": [f"<g12.s1.{TOKEN}@{DOMAIN}>", GMAIL_ID],
+        "reply_to": reply_address("play", TOKEN, DOMAIN),
+        "loop_value": DOMAIN,
+        "date": datetime(2024, 1, 1, 10, 0, tzinfo=UTC),
+    }
+    args.update(overrides)
+    return compose(**args)
+
+
+def test_round_trip() -> None:
+    raw = build()
+    mail = read_message(raw)
+    assert mail.subject == SUBJECT
+    assert mail.body == TEXT
+    assert mail.sender == f"play@{DOMAIN}" and mail.sender_name == "Cribbage"
+    assert mail.to == ("zoe@example.com",)
+    assert mail.reply_to == f"play+{TOKEN}@{DOMAIN}"
+    assert mail.message_id == f"g12.s7.{TOKEN}@{DOMAIN}"
+    assert mail.in_reply_to == (GMAIL_ID,)
+    assert mail.references == (f"g12.s1.{TOKEN}@{DOMAIN}", GMAIL_ID)
+    assert mail.date == datetime(2024, 1, 1, 10, 0, tzinfo=UTC)
+    assert mail.problem is None
+
+
+def test_our_mail_coming_back_is_a_loop() -> None:
+    raw = build()
+    by_address = read_message(raw, our_addresses={f"play@{DOMAIN}"})
+    assert by_address.auto == AutoKind.LOOP
+    # forwarded by someone else but still carrying our loop header
+    forwarded = raw.replace(f"From: Cribbage <play@{DOMAIN}>".encode(), b"From: eve@example.com")
+    by_header = read_message(forwarded, our_addresses={f"play@{DOMAIN}"}, loop_value=DOMAIN)
+    assert by_header.sender == "eve@example.com"
+    assert by_header.auto == AutoKind.LOOP
+    # even with nothing configured, Auto-Submitted gives it away
+    assert read_message(forwarded).auto is not None
+
+
+def test_smtp_safe() -> None:
+    raw = build(text=TEXT + "x" * 3000 + "\n" + "♣" * 1000 + "\n", html=HTML + "y" * 5000)
+    assert raw.isascii()
+    lines = raw.split(b"\r\n")
+    assert b"\n" not in raw.replace(b"\r\n", b"")
+    assert max(len(line) for line in lines) <= 998
+    for line in lines:
+        if not line.startswith((b"In-Reply-To:", b"References:", b" <")):
+            assert len(line) <= 78, line
+
+
+def test_structure_and_headers() -> None:
+    msg = email.message_from_bytes(build(), policy=default)
+    assert msg.get_content_type() == "multipart/alternative"
+    plain, html = msg.iter_parts()
+    assert plain.get_content_type() == "text/plain" and plain.get_content_charset() == "utf-8"
+    assert html.get_content_type() == "text/html" and html.get_content_charset() == "utf-8"
+    assert plain["Content-Transfer-Encoding"] == "quoted-printable"
+    assert html.get_content().replace("\r\n", "\n") == HTML
+    assert msg["Auto-Submitted"] == "auto-generated"
+    assert msg["X-PBEM-Loop"] == DOMAIN
+    assert msg["Date"] == "Mon, 01 Jan 2024 10:00:00 +0000"
+    assert "Precedence" not in msg
+    assert str(msg["To"]) == "Zoë Ünal <zoe@example.com>"
+
+
+def test_subject_is_rfc2047_encoded() -> None:
+    raw = build()
+    header_block = raw.split(b"\r\n\r\n", 1)[0]
+    assert b"=?utf-8?" in header_block
+    assert "—".encode() not in header_block
+
+
+def test_ids_are_never_encoded() -> None:
+    raw = build()
+    assert f"In-Reply-To: <{GMAIL_ID}>".encode() in raw
+    assert f" <{GMAIL_ID}>\r\n".encode() in raw
+    assert b"=?utf-8?q?=3C" not in raw
+
+
+def test_plain_only_ascii_is_7bit() -> None:
+    msg = email.message_from_bytes(build(text="play 7c\n", html=None), policy=default)
+    assert msg.get_content_type() == "text/plain"
+    assert msg["Content-Transfer-Encoding"] == "7bit"
+    assert read_message(msg.as_bytes()).body == "play 7c\n"
+
+
+def test_same_input_same_bytes_apart_from_boundaries() -> None:
+    def stable(raw: bytes) -> bytes:
+        return b"\n".join(line for line in raw.split(b"\r\n") if b"===" not in line)
+
+    assert stable(build()) == stable(build())
+
+
+def test_references_are_trimmed_keeping_first_and_newest() -> None:
+    refs = [f"<r{i}@x>" for i in range(50)]
+    mail = read_message(build(references=refs))
+    assert len(mail.references) == MAX_REFERENCES
+    assert mail.references[0] == "r0@x"
+    assert mail.references[-1] == "r49@x"
+    assert mail.references[1] == f"r{50 - MAX_REFERENCES + 1}@x"
+
+
+def test_no_threading_headers_when_none() -> None:
+    msg = email.message_from_bytes(build(in_reply_to=None, references=[], reply_to=None))
+    assert msg["In-Reply-To"] is None and msg["References"] is None and msg["Reply-To"] is None
+
+
+def test_naive_and_other_zone_dates() -> None:
+    naive = read_message(build(date=datetime(2024, 1, 1, 10, 0))).date
+    assert naive == datetime(2024, 1, 1, 10, 0, tzinfo=UTC)
+    zoned = datetime(2024, 1, 1, 11, 0, tzinfo=timezone(timedelta(hours=1)))
+    assert read_message(build(date=zoned)).date == zoned
+    assert read_message(build(date=None)).date is not None
+
+
+def test_header_values_cannot_inject() -> None:
+    raw = build(subject="hi\r\nBcc: eve@example.com", to_name="Zoë\nBcc: eve@example.com")
+    msg = email.message_from_bytes(raw)
+    assert msg["Bcc"] is None
+    assert "Bcc: eve@example.com" in read_message(raw).subject
+
+
+def test_extra_headers_and_attachments() -> None:
+    raw = build(
+        extra_headers={"List-Unsubscribe": "<mailto:play@cribbage.example.org?subject=stop>"},
+        attachments=[("view.json", "application/json", b'{"hand": ["5H"]}')],
+    )
+    msg = email.message_from_bytes(raw, policy=default)
+    assert msg["List-Unsubscribe"] == "<mailto:play@cribbage.example.org?subject=stop>"
+    assert msg.get_content_type() == "multipart/mixed"
+    attachment = next(iter(msg.iter_attachments()))
+    assert attachment.get_filename() == "view.json"
+    assert attachment.get_content() == b'{"hand": ["5H"]}'
+    assert read_message(raw).body == TEXT
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"sender": "not an address"},
+        {"to": "Bob <bob@example.com>"},
+        {"reply_to": "x"},
+        {"message_id": "<has space@x>"},
+        {"in_reply_to": "<a<b@x>"},
+        {"references": ["ok@x", ""]},
+        {"loop_value": " "},
+        {"extra_headers": {"Subject": "again"}},
+        {"extra_headers": {"X-PBEM-Loop": "spoof"}},
+        {"extra_headers": {"Bad Name": "x"}},
+        {"attachments": [("a.bin", "nonsense", b"")]},
+    ],
+)
+def test_rejects(overrides: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        build(**overrides)
+
+
+def test_tokens_survive_the_round_trip_as_a_reply() -> None:
+    ours = read_message(build())
+    reply = (
+        f"From: zoe@example.com\nTo: {ours.reply_to}\n"
+        f"In-Reply-To: <{ours.message_id}>\nReferences: <{ours.message_id}>\n\nplay 7c\n"
+    ).encode()
+    assert find_tokens(read_message(reply), "play", DOMAIN) == [TOKEN]

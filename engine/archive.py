@@ -50,16 +50,25 @@ def _parse(data: dict[str, Any] | str) -> dict[str, Any]:
     for key in ("settings", "seed", "actions"):
         if key not in data:
             raise ReplayError(f"the archive has no {key!r}")
+    if not isinstance(data["settings"], dict):
+        raise ReplayError("the archive's settings are not an object")
+    if not isinstance(data["actions"], list):
+        raise ReplayError("the archive's actions are not a list")
     return data
+
+
+def _new_game(record: dict[str, Any]) -> Game:
+    """The game before its first action; a malformed settings value is a ReplayError."""
+    try:
+        return Game(Settings.from_json(record["settings"]), str(record["seed"]))
+    except (EngineError, TypeError, ValueError) as exc:
+        raise ReplayError(f"bad settings in the archive: {exc}") from exc
 
 
 def replay_archive(data: dict[str, Any] | str) -> Iterator[Game]:
     """Every state of the archived game: before the first action, then after each."""
     record = _parse(data)
-    try:
-        game = Game(Settings.from_json(record["settings"]), str(record["seed"]))
-    except EngineError as exc:
-        raise ReplayError(f"bad settings in the archive: {exc}") from exc
+    game = _new_game(record)
     yield game.copy()
     for number, raw in enumerate(record["actions"], start=1):
         try:
@@ -72,17 +81,12 @@ def replay_archive(data: dict[str, Any] | str) -> Iterator[Game]:
 def load(data: dict[str, Any] | str, *, verify: bool = True) -> Game:
     """Rebuild the game by replaying it; with ``verify`` check the final state hash."""
     record = _parse(data)
-    try:
-        game = Game(Settings.from_json(record["settings"]), str(record["seed"]))
-        for number, raw in enumerate(record["actions"], start=1):
-            try:
-                game.apply(action_from_json(raw))
-            except EngineError as exc:
-                raise ReplayError(f"action {number} ({raw}) does not replay: {exc}") from exc
-    except ReplayError:
-        raise
-    except EngineError as exc:
-        raise ReplayError(f"bad settings in the archive: {exc}") from exc
+    game = _new_game(record)
+    for number, raw in enumerate(record["actions"], start=1):
+        try:
+            game.apply(action_from_json(raw))
+        except EngineError as exc:
+            raise ReplayError(f"action {number} ({raw}) does not replay: {exc}") from exc
     expected = record.get("state_hash")
     if verify and expected is not None and expected != game.state_hash():
         raise ReplayError("the replayed game does not match the archive's state hash")

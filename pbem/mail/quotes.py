@@ -41,8 +41,8 @@ DEFAULT_LANGUAGES: tuple[str, ...] = tuple(
 )
 
 #: Beyond this the text is history anyway; it also bounds the regex work.
-MAX_LINES = 4000
-_MAX_ATTRIBUTION = 400
+MAX_LINES = 2000
+_MAX_ATTRIBUTION = 300
 
 _QUOTED = re.compile(r"^[ \t]{0,3}>")
 
@@ -60,11 +60,42 @@ _WRAPPED_OPENER = re.compile(r"^(?:on|am|le|el|il|op|den|dne|dnia|w\s+dniu|em|no
 # A date or an address is what tells an attribution from a sentence.
 _ATTRIBUTION_EVIDENCE = re.compile(r"\d|@")
 
+# English is left to _WROTE, which covers it. Some library patterns backtrack
+# heavily on long lines, so each runs only on text holding its own keyword, on
+# short text, and a bounded number of times per message.
+_LIBRARY_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "de": ("schrieb",),
+    "fr": ("écrit",),
+    "es": ("escribió",),
+    "it": ("scritto",),
+    "nl": ("schreef",),
+    "sv": ("skrev",),
+    "da": ("skrev",),
+    "cs": ("napsal",),
+    "pl": ("napisał", "nadesłał"),
+    "ja": ("年",),
+    "zh": ("写道",),
+    "ko": ("작성하였습니다",),
+}
 _LIBRARY_WROTE = [
-    re.compile(MAIL_LANGUAGES[lang]["wrote_header"], re.I | re.M)
+    (_LIBRARY_KEYWORDS[lang], re.compile(MAIL_LANGUAGES[lang]["wrote_header"], re.I | re.M))
     for lang in DEFAULT_LANGUAGES
-    if MAIL_LANGUAGES[lang].get("wrote_header")
+    if lang in _LIBRARY_KEYWORDS and MAIL_LANGUAGES[lang].get("wrote_header")
 ]
+_MAX_LIBRARY_ATTRIBUTION = 200
+_LIBRARY_BUDGET = 40
+
+
+class _Budget:
+    """How many more library pattern runs one message may cost."""
+
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+
+    def spend(self) -> bool:
+        self.runs -= 1
+        return self.runs >= 0
+
 
 _HISTORY_MARKER = re.compile(
     r"^\s*(?:[-_=*]{2,}\s*)?(?:"
@@ -134,15 +165,23 @@ def _is_signature_separator(line: str) -> bool:
     return line.rstrip() == "--" or line == "-- "
 
 
-def _looks_like_attribution(text: str) -> bool:
-    if len(text) > _MAX_ATTRIBUTION:
+def _looks_like_attribution(text: str, budget: _Budget) -> bool:
+    # Every attribution ends in a colon; checking that first keeps the regexes
+    # off ordinary text.
+    if len(text) > _MAX_ATTRIBUTION or not text.endswith((":", "：")):
         return False
     if _WROTE.match(text):
         return True
-    return any(pattern.match(text) for pattern in _LIBRARY_WROTE)
+    if len(text) > _MAX_LIBRARY_ATTRIBUTION:
+        return False
+    lowered = text.lower()
+    for keywords, pattern in _LIBRARY_WROTE:
+        if any(k in lowered for k in keywords) and budget.spend() and pattern.match(text):
+            return True
+    return False
 
 
-def _attribution_end(lines: Sequence[str], start: int) -> int | None:
+def _attribution_end(lines: Sequence[str], start: int, budget: _Budget) -> int | None:
     """If an attribution begins at ``start`` (on up to three lines), its last line.
 
     A wrapped attribution must open like one ("On …", "Am …", a date), so that a
@@ -156,7 +195,7 @@ def _attribution_end(lines: Sequence[str], start: int) -> int | None:
         if end == start + 1 and not _WRAPPED_OPENER.match(parts[0]):
             return None
         parts.append(line.strip())
-        if _looks_like_attribution(" ".join(parts)):
+        if _looks_like_attribution(" ".join(parts), budget):
             return end
         if len(" ".join(parts)) > _MAX_ATTRIBUTION:
             return None
@@ -229,6 +268,7 @@ def strip_quoted(text: str) -> str:
     has no leading or trailing blank lines. Never raises."""
     lines = normalize_newlines(text).split("\n")[:MAX_LINES]
     kept: list[str] = []
+    budget = _Budget(_LIBRARY_BUDGET)
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -237,7 +277,7 @@ def strip_quoted(text: str) -> str:
             continue
         if _is_signature_separator(line) or _history_starts_at(lines, index):
             break
-        end = _attribution_end(lines, index)
+        end = _attribution_end(lines, index, budget)
         if end is not None:
             following = _next_content(lines, end + 1)
             if following is None or _is_quoted(lines[following]):

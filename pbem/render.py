@@ -196,6 +196,7 @@ class Page:
     subject: str
     title: Phrase
     matchup: str
+    score: str = ""
     intro: tuple[Phrase, ...] = ()
     notices: tuple[NoticeView, ...] = ()
     prompt: Prompt | None = None
@@ -238,8 +239,9 @@ class _People:
         self.me = view.seat
         self.players = view.players
         self.names = tuple(
-            clean_name(ctx.names[s]) if s < len(ctx.names) and ctx.names[s].strip() else
-            f"Seat {s + 1}"
+            clean_name(ctx.names[s])
+            if s < len(ctx.names) and ctx.names[s].strip()
+            else f"Seat {s + 1}"
             for s in range(view.players)
         )
         self.sides = view.scores
@@ -267,10 +269,15 @@ class _People:
         return " & ".join(_cap(self.who(s)) for s in seats)
 
     def side_wins(self, side: int) -> str:
-        """"Alice wins", "you win", "you and Carol win"."""
+        """Who won, as a clause: "Alice wins", "you win", "you and Carol win"."""
         seats = self.side_seats(side)
         plural = len(seats) > 1 or self.me in seats
         return f"{self.side(side)} {'win' if plural else 'wins'}"
+
+    def score(self) -> str:
+        """``Score: you 36, Alice 20, Bob 32`` (yours first)."""
+        order = sorted(self.sides, key=lambda s: self.me not in s.seats)
+        return "Score: " + ", ".join(f"{self.side_label(s.side)} {s.front}" for s in order)
 
     def matchup(self) -> str:
         mine = next((s.side for s in self.sides if self.me in s.seats), self.me)
@@ -295,7 +302,8 @@ _PEG_WORDS = {
 def peg_words(items: Sequence[ScoreItem]) -> str:
     """What a pegging score is called: ``fifteen two and a pair for two — 4 in all``."""
     words = [
-        f"a run of {len(i.cards)} for {i.points}" if i.kind == RUN
+        f"a run of {len(i.cards)} for {i.points}"
+        if i.kind == RUN
         else _PEG_WORDS.get(i.kind, f"{i.kind} for {i.points}")
         for i in items
     ]
@@ -400,8 +408,10 @@ class _Narrator:
         if e.kind == "correction":
             claimant = p.who(self.last_claim.seat) if self.last_claim else "the count"
             return Line(
-                phrase(f"{_cap(claimant)} counted {e.points} too many, so {p.who(e.seat)} "
-                       f"pegged {e.points}.")
+                phrase(
+                    f"{_cap(claimant)} counted {e.points} too many, so {p.who(e.seat)} "
+                    f"pegged {e.points}."
+                )
             )
         if e.kind == "muggins":
             claimant = p.who(self.last_claim.seat) if self.last_claim else "the count"
@@ -498,8 +508,16 @@ def _board(view: PlayerView, people: _People) -> Board:
 # -- what the recipient may do ----------------------------------------------------------
 
 
-def _prompt(view: PlayerView, people: _People, ctx: MailContext) -> Prompt | None:
-    p = people
+def _notes(*notes: Phrase | None) -> tuple[Phrase, ...]:
+    return tuple(n for n in notes if n)
+
+
+def _typed(verb: str, cards: Sequence[Card]) -> Phrase:
+    """``Plain letters work too: "play 7c".`` (only ever the recipient's own cards)."""
+    return phrase(f'Plain letters work too: "{verb} {" ".join(c.ascii.lower() for c in cards)}".')
+
+
+def _prompt(view: PlayerView, p: _People, ctx: MailContext) -> Prompt | None:
     hint = phrase(ctx.reply_hint) if ctx.reply_hint else None
     waiting = _join([p.who(s) for s in view.to_act])
     if view.phase == GAME_OVER or view.outcome is not None:
@@ -508,25 +526,18 @@ def _prompt(view: PlayerView, people: _People, ctx: MailContext) -> Prompt | Non
     if view.phase == DISCARD:
         need = view.must_discard
         if need:
+            example = view.holding[:need]
             cards = "1 card" if need == 1 else f"{need} cards"
+            choose = phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})")
             return Prompt(
                 True,
                 phrase(f"Your turn: lay away {cards} to {crib}"),
-                (phrase("discard ", view.holding[:need]),),
-                tuple(
-                    x
-                    for x in (
-                        phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})"),
-                        hint,
-                    )
-                    if x
-                ),
+                (phrase("discard ", example),),
+                _notes(choose, _typed("discard", example), hint),
             )
         done = phrase("You laid away ", view.laid_away, ".") if view.laid_away else None
         return Prompt(
-            False,
-            phrase(f"Waiting for {waiting} to lay away to the crib"),
-            notes=tuple(x for x in (done,) if x),
+            False, phrase(f"Waiting for {waiting} to lay away to the crib"), notes=_notes(done)
         )
     if view.phase == PEGGING:
         count = f"the count is {view.count}" if view.count else "a new count starts at 0"
@@ -535,11 +546,12 @@ def _prompt(view: PlayerView, people: _People, ctx: MailContext) -> Prompt | Non
                 True,
                 phrase(f"Your turn: say go — no card of yours fits under 31 (count {view.count})"),
                 (phrase("go"),),
-                tuple(x for x in (hint,) if x),
+                _notes(hint),
             )
         if view.my_turn and view.playable:
+            first = view.playable[0]
             can = (
-                phrase("(", view.playable[0], " is the only card you can play)")
+                phrase("(", first, " is the only card you can play)")
                 if len(view.playable) == 1
                 else phrase("(you can play ", either(view.playable), ")")
             )
@@ -547,83 +559,73 @@ def _prompt(view: PlayerView, people: _People, ctx: MailContext) -> Prompt | Non
             return Prompt(
                 True,
                 phrase(f"Your turn: {verb} — {count}"),
-                (phrase("play ", view.playable[0]),),
-                tuple(x for x in (can, hint) if x),
+                (phrase("play ", first),),
+                _notes(can, _typed("play", (first,)), hint),
             )
         return Prompt(False, phrase(f"Waiting for {waiting} to play — {count}"))
     if view.phase == SHOW:
-        return _show_prompt(view, people, hint, waiting)
+        return _show_prompt(view, p, hint, waiting)
     return None
 
 
 def _show_prompt(view: PlayerView, p: _People, hint: Phrase | None, waiting: str) -> Prompt:
-    entry = view.show_entry
-    counter, what = entry if entry else (view.dealer, "hand")
-    opponents = _join(
-        [p.who(s) for s in range(view.players) if s not in _seats_of(view, view.my_side)]
-    )
-    claim = next(
-        (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no), None
-    )
+    """Muggins games: count a hand, or answer someone's count."""
+    counter, what = view.show_entry if view.show_entry else (view.dealer, "hand")
+    mine = _seats_of(view, view.my_side)
+    opponents = _join([p.who(s) for s in range(view.players) if s not in mine])
+    with_starter = (" + starter ", view.starter) if view.starter else ()
     if view.awaiting_muggins:
-        claimed_line: Phrase | None = None
+        claim = next(
+            (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no),
+            None,
+        )
+        claimed: Phrase | None = None
         if claim is not None:
             m = _CLAIMED.search(claim.detail)
-            claimed_line = phrase(
+            claimed = phrase(
                 f"{_cap(p.who(claim.seat))} counted {m.group(1) if m else claim.points} for ",
-                f"the {what}: " if claim.seat != p.me else f"your {what}: ",
+                f"{'your' if claim.seat == p.me else 'the'} {what}: ",
                 claim.cards,
-                *((" + starter ", view.starter) if view.starter else ()),
+                *with_starter,
                 ".",
             )
         if view.may_call_muggins:
+            rule = phrase(
+                "Muggins takes any points the count missed; if it missed nothing, "
+                "it costs you nothing."
+            )
             return Prompt(
                 True,
                 phrase(f"Your turn: accept {p.whose(counter)} count, or call muggins"),
                 (phrase("accept"), phrase("muggins")),
-                tuple(
-                    x
-                    for x in (
-                        claimed_line,
-                        phrase("Muggins takes any points the count missed; if it missed "
-                               "nothing, it costs you nothing."),
-                        hint,
-                    )
-                    if x
-                ),
+                _notes(claimed, rule, hint),
             )
         return Prompt(
             False,
             phrase(f"Waiting for {waiting} to accept {p.whose(counter)} count or call muggins"),
-            tuple(x for x in (claimed_line,) if x),
+            _notes(claimed),
         )
     if view.may_claim:
-        cards: Phrase
         if what == "hand":
-            cards = phrase("Your hand: ", view.kept)
-            if view.starter is not None:
-                cards += phrase(" + starter ", view.starter)
+            cards = phrase("Your hand: ", view.kept, *with_starter)
         else:
             others = view.crib_size - len(view.laid_away)
             cards = phrase(
-                "Your crib: your ", view.laid_away, f" and {others} more, with the starter ",
-                view.starter, " (the crib is turned up as you count it)",
+                "Your crib: your ",
+                view.laid_away,
+                f" and {others} more",
+                *with_starter,
+                ". The other cards are turned up with your count.",
             )
+        rule = phrase(
+            f"Put your total for N. Muggins is on: {opponents} may take any points you "
+            f"miss, and a count too high gives {opponents} the difference."
+        )
         return Prompt(
             True,
             phrase(f"Your turn: count your {what}"),
             (phrase("count N"),),
-            tuple(
-                x
-                for x in (
-                    cards,
-                    phrase(f"Put your total for N. Muggins is on: {opponents} may take any "
-                           f"points you miss, and a count too high gives {opponents} the "
-                           "difference."),
-                    hint,
-                )
-                if x
-            ),
+            _notes(cards, rule, hint),
         )
     return Prompt(False, phrase(f"Waiting for {waiting} to count {p.whose(counter)} {what}"))
 
@@ -796,10 +798,14 @@ def _notices(ctx: MailContext | None) -> tuple[NoticeView, ...]:
 
 
 def _footer(game_over: bool = False) -> tuple[str, ...]:
-    lines = [] if game_over else [
-        'Reply "help" for the commands, "history" for the moves so far, '
-        '"hand" for this mail again.'
-    ]
+    lines = (
+        []
+        if game_over
+        else [
+            'Reply "help" for the commands, "history" for the moves so far, '
+            '"hand" for this mail again.'
+        ]
+    )
     lines.append("This mail was sent automatically; your replies are read by a program.")
     return tuple(lines)
 
@@ -812,8 +818,14 @@ def _title(view: PlayerView, p: _People, ctx: MailContext) -> Phrase:
 
 
 def _page(
-    kind: str, view: PlayerView, ctx: MailContext, subject: str, *, news: bool = True,
-    intro: tuple[Phrase, ...] = (), events: Sequence[Event] | None = None,
+    kind: str,
+    view: PlayerView,
+    ctx: MailContext,
+    subject: str,
+    *,
+    news: bool = True,
+    intro: tuple[Phrase, ...] = (),
+    events: Sequence[Event] | None = None,
 ) -> Page:
     p = _People(view, ctx)
     narrated: tuple[Line, ...] = ()
@@ -831,6 +843,7 @@ def _page(
         subject=subject,
         title=_title(view, p, ctx),
         matchup=p.matchup(),
+        score=p.score(),
         intro=intro,
         notices=_notices(ctx),
         prompt=_prompt(view, p, ctx),
@@ -869,8 +882,12 @@ def _wrap(text: str, first: str = "", rest: str | None = None, width: int = WIDT
     out: list[str] = []
     for i, para in enumerate(str(text).split("\n")):
         lines = textwrap.wrap(
-            para, width=width, initial_indent=first if i == 0 else rest, subsequent_indent=rest,
-            break_long_words=False, break_on_hyphens=False,
+            para,
+            width=width,
+            initial_indent=first if i == 0 else rest,
+            subsequent_indent=rest,
+            break_long_words=False,
+            break_on_hyphens=False,
         )
         out.extend(lines or [rest.rstrip()])
     return "\n".join(out)
@@ -895,7 +912,12 @@ def _environment(folder: str) -> Environment:
 
 def _render(page: Page, name: str, templates: Path | None, **extra: Any) -> RenderedMail:
     env = _environment(str(templates or TEMPLATES))
-    values = {"page": page, **extra}
+    preview = ""
+    if page.result:
+        preview = plain(page.result[0])
+    elif page.prompt is not None:
+        preview = plain(page.prompt.headline)
+    values = {"page": page, "preview": preview, **extra}
     text = env.get_template(f"{name}.txt").render(values)
     html = env.get_template(f"{name}.html").render(values)
     return RenderedMail(page.subject, _tidy(text), html)
@@ -908,7 +930,6 @@ def _tidy(text: str) -> str:
 
 
 _BLANKS = re.compile(r"\n{3,}")
-
 
 
 # -- the public functions ---------------------------------------------------------------
@@ -995,4 +1016,3 @@ __all__ = [
     "render_reminder",
     "render_turn",
 ]
-

@@ -249,8 +249,13 @@ class Step:
 
 
 def play(
-    players: int, seed: str, *, muggins: bool = False, target: int = 121,
-    resign_at: int | None = None, limit: int = 2000,
+    players: int,
+    seed: str,
+    *,
+    muggins: bool = False,
+    target: int = 121,
+    resign_at: int | None = None,
+    limit: int = 2000,
 ) -> Iterator[Step]:
     """Yield the game before the first move and after each move (with its forced moves)."""
     game = new_game(players, seed=seed, muggins=muggins, target=target)
@@ -381,8 +386,10 @@ def _until(game: Game, rng: random.Random, done: object) -> None:
         if callable(done) and done(game):
             return
         game.apply(choose(game, rng))
-        while not game.is_over and (forced := game.forced_action()) is not None and not (
-            callable(done) and done(game)
+        while (
+            not game.is_over
+            and (forced := game.forced_action()) is not None
+            and not (callable(done) and done(game))
         ):
             game.apply(forced)
     raise AssertionError("state never reached")
@@ -444,8 +451,9 @@ def test_game_over_subject_and_result() -> None:
 
 
 def _with_outcome(view: PlayerView, outcome: Outcome, skunk: str = "skunk") -> PlayerView:
-    return dataclasses.replace(view, outcome=outcome, phase="game_over", skunk=skunk,
-                               legal=(), to_act=(), my_turn=False)
+    return dataclasses.replace(
+        view, outcome=outcome, phase="game_over", skunk=skunk, legal=(), to_act=(), my_turn=False
+    )
 
 
 @pytest.mark.parametrize(
@@ -484,8 +492,16 @@ def test_show_lists_each_hand_counted_in_words() -> None:
     game = new_game(2, seed="words")
     hand, starter = cards("4♣ 5♥ 5♠ J♦"), parse_card("6♦")
     items = score_show(hand, starter)
-    show = Event("show", game.hand_no, seat=0, side=0, cards=hand,
-                 points=sum(i.points for i in items), items=items, detail="hand")
+    show = Event(
+        "show",
+        game.hand_no,
+        seat=0,
+        side=0,
+        cards=hand,
+        points=sum(i.points for i in items),
+        items=items,
+        detail="hand",
+    )
     first = Event("starter", game.hand_no, seat=1, cards=(starter,))
     view = dataclasses.replace(player_view(game, 1), events=(first, show))
     mail = render_turn(view, ctx_for(game, 1, since=5))
@@ -505,10 +521,26 @@ def test_pegging_moves_in_words() -> None:
     ten, five, five2 = cards("10♠ 5♥ 5♣")
     events = (
         Event("play", h, seat=0, side=0, cards=(ten,), count=10),
-        Event("play", h, seat=1, side=1, cards=(five,), count=15, points=2,
-              items=score_play([ten, five])),
-        Event("play", h, seat=0, side=0, cards=(five2,), count=20, points=2,
-              items=score_play([ten, five, five2])),
+        Event(
+            "play",
+            h,
+            seat=1,
+            side=1,
+            cards=(five,),
+            count=15,
+            points=2,
+            items=score_play([ten, five]),
+        ),
+        Event(
+            "play",
+            h,
+            seat=0,
+            side=0,
+            cards=(five2,),
+            count=20,
+            points=2,
+            items=score_play([ten, five, five2]),
+        ),
         Event("go", h, seat=1, count=20),
         Event("count_end", h, seat=0, side=0, cards=(five2,), count=20, points=1, detail="go"),
     )
@@ -633,8 +665,18 @@ def test_footer_says_how_to_get_help_and_that_mail_is_automatic() -> None:
 def test_help_lists_the_command_language() -> None:
     mail = render_help(None, "Cribbage 12")
     assert mail.subject == "[Cribbage 12] How to play by mail"
-    for verb in ("discard 5h jd", "play 7c", "go", "count 12", "muggins", "accept",
-                 "resign", "hand", "history", "help"):
+    for verb in (
+        "discard 5h jd",
+        "play 7c",
+        "go",
+        "count 12",
+        "muggins",
+        "accept",
+        "resign",
+        "hand",
+        "history",
+        "help",
+    ):
         assert verb in mail.text and verb in html_text(mail.html)
     assert_narrow(mail.text)
     assert_well_formed(mail.html)

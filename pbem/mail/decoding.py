@@ -85,9 +85,9 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     multi-byte UTF-8); otherwise the declared charset; then UTF-8; then
     Windows-1252/Latin-1, which always succeeds. Never raises.
     """
-    if data.isascii():
-        return data.decode("ascii")
     codec = _codec_name(charset)
+    if data.isascii() and not (codec or "").startswith(("utf-16", "utf-32", "utf-7")):
+        return data.decode("ascii")
     if _single_byte(codec):
         try:
             return data.decode("utf-8")
@@ -242,10 +242,10 @@ RAW_POLICY = RawHeaderPolicy()
 
 
 def normalize_newlines(text: str) -> str:
-    """CRLF and lone CR become LF; control characters other than tab and newline and
-    invisible characters (ZWSP, BOM, soft hyphen) go,
-    no-break spaces become spaces. Variation selectors and joiners stay: they are
-    part of how a suit symbol such as ♥️ is written."""
+    """CRLF and lone CR become LF; control characters (but tab and newline) and
+    invisible characters (ZWSP, BOM, soft hyphen) go; no-break spaces become
+    spaces. Variation selectors and joiners stay: they are part of how a suit
+    symbol such as ♥️ is written."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE)
     return _CONTROL.sub("", text)
 

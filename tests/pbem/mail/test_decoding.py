@@ -39,6 +39,8 @@ from pbem.mail.decoding import (
         ("Привет".encode("koi8-r"), "koi8-r", "Привет"),
         ("トランプ".encode("shift_jis"), "shift_jis", "トランプ"),
         (b"\x81\x8d", "cp1252", "\x81\x8d"),  # the holes in 1252 fall back to Latin-1
+        ("go".encode("utf-16-le"), "utf-16-le", "go"),
+        ("5♥".encode("utf-16"), "utf-16", "5♥"),
     ],
 )
 def test_decode_bytes(data: bytes, charset: str | None, expected: str) -> None:

@@ -1,0 +1,472 @@
+"""IMAP in: read one folder, mark what is done, wait with IDLE, survive server restarts.
+
+What :meth:`ImapInbound.fetch` returns: the folder's messages that are unseen, plus any
+seen ones above the saved cursor (a person may have opened one in a mail client first),
+oldest first, at most ``batch`` of them. Bodies are read with ``BODY.PEEK[]``, so fetching
+never sets ``\\Seen``: only :meth:`~ImapInbound.ack` does, or moves the message to the
+``processed`` folder when one is configured (created if missing).
+
+The cursor ``(UIDVALIDITY, last UID)`` is kept in a :class:`~pbem.transport.base.CursorStore`
+under :attr:`ImapConfig.mailbox_name`; it advances over a UID only once that UID and all
+below it that were fetched are acknowledged. The first time a folder is read, or when its
+UIDVALIDITY changed (the folder was recreated), the cursor restarts at the folder's
+current end and every unseen message is fetched again; the caller deduplicates.
+
+A message larger than ``max_size`` comes back with its header section only and
+``oversize=True`` (see :class:`~pbem.transport.base.InboundMessage`).
+
+Connections are opened lazily and reopened after a loss. :meth:`~ImapInbound.fetch`
+retries once on a fresh connection, then raises a temporary ``TransportError``;
+:meth:`~ImapInbound.wait` reconnects with exponential backoff (0.25 s doubling to 30 s)
+within its timeout. IDLE is renewed every 25 minutes (servers may drop it after 30);
+without IDLE (or with ``idle=no``) ``wait`` polls every ``poll`` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import imaplib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from imapclient import IMAPClient
+from imapclient.exceptions import LoginError
+from imapclient.imapclient import SocketTimeout
+
+from pbem.transport._tls import client_tls_context
+from pbem.transport.base import (
+    CursorStore,
+    InboundMessage,
+    MemoryCursorStore,
+    TransportError,
+)
+from pbem.transport.urls import ImapConfig
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SEEN = b"\\Seen"
+IDLE_RENEW_SECONDS = 25 * 60
+BACKOFF_FIRST = 0.25
+BACKOFF_MAX = 30.0
+_FETCH_CHUNK = 25
+_WAKING_RESPONSES = {b"EXISTS", b"RECENT", b"FETCH"}
+
+# Errors that mean the connection is gone (or unusable) rather than a refused command.
+_LINK_ERRORS: tuple[type[Exception], ...] = (imaplib.IMAP4.abort, OSError, EOFError)
+
+
+class _LinkLost(Exception):
+    """The server said BYE or closed the connection."""
+
+
+_WAIT_ERRORS: tuple[type[Exception], ...] = (*_LINK_ERRORS, _LinkLost)
+
+
+class ImapInbound:
+    """An :class:`~pbem.transport.base.InboundSource` over one IMAP folder.
+
+    Not thread-safe: one source, one thread. ``sleep`` and ``clock`` are injectable for
+    tests. ``repr`` masks the password.
+    """
+
+    def __init__(
+        self,
+        config: ImapConfig,
+        cursor_store: CursorStore | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.cursor_store: CursorStore = cursor_store or MemoryCursorStore()
+        self._sleep = sleep
+        self._clock = clock
+        self._client: IMAPClient | None = None
+        self._uidvalidity: int | None = None
+        self._last_uid = 0  # the saved cursor: every UID up to it is done
+        self._high_uid = 0  # the highest UID handed out (or the baseline)
+        self._pending: set[int] = set()  # fetched, not yet acknowledged
+        self._backoff = 0.0
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"ImapInbound({self.config.masked_url()!r})"
+
+    def __enter__(self) -> ImapInbound:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def mailbox_name(self) -> str:
+        """The cursor's key in the cursor store."""
+        return self.config.mailbox_name
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    @property
+    def uidvalidity(self) -> int | None:
+        """The folder's UIDVALIDITY as of the last connection."""
+        return self._uidvalidity
+
+    # ------------------------------------------------------------ connection
+
+    def connect(self) -> None:
+        """Connect, log in and select the folder now (normally done on first use).
+
+        Raises:
+            TransportError: temporary for network trouble, permanent for a refused login
+                or a folder that cannot be selected.
+        """
+        self._check_open()
+        if self._client is not None:
+            return
+        config = self.config
+        client: IMAPClient | None = None
+        try:
+            context = client_tls_context(config.verify) if config.tls != "none" else None
+            client = IMAPClient(
+                config.host,
+                port=config.port,
+                ssl=config.tls == "implicit",
+                ssl_context=context,
+                timeout=SocketTimeout(connect=config.timeout, read=config.timeout),
+            )
+            if config.tls == "starttls":
+                client.starttls(context)
+            client.login(config.username, config.password)
+            if config.processed and not client.folder_exists(config.processed):
+                with contextlib.suppress(imaplib.IMAP4.error):
+                    client.create_folder(config.processed)
+                if not client.folder_exists(config.processed):
+                    raise TransportError(
+                        f"{self!r}: cannot create folder {config.processed!r}", temporary=False
+                    )
+            info = client.select_folder(config.folder)
+        except LoginError as exc:
+            _shutdown(client)
+            raise TransportError(f"{self!r}: login refused: {_text(exc)}", temporary=False) from exc
+        except _LINK_ERRORS as exc:
+            _shutdown(client)
+            raise TransportError(
+                f"{self!r}: cannot connect: {type(exc).__name__}: {_text(exc)}", temporary=True
+            ) from exc
+        except imaplib.IMAP4.error as exc:
+            _shutdown(client)
+            raise TransportError(
+                f"{self!r}: {type(exc).__name__}: {_text(exc)}", temporary=False
+            ) from exc
+        except TransportError:
+            _shutdown(client)
+            raise
+        self._client = client
+        self._backoff = 0.0
+        self._start_cursor(int(info[b"UIDVALIDITY"]), info.get(b"UIDNEXT"))
+        log.info("%r: connected (UIDVALIDITY %s, last UID %s)", self, self._uidvalidity,
+                 self._last_uid)
+
+    def _start_cursor(self, uidvalidity: int, uidnext: int | None) -> None:
+        assert self._client is not None
+        saved = self.cursor_store.load(self.mailbox_name)
+        if saved is not None and saved[0] == uidvalidity:
+            if self._uidvalidity != uidvalidity:
+                self._pending.clear()
+                self._high_uid = 0
+            self._uidvalidity = uidvalidity
+            self._last_uid = saved[1]
+            self._high_uid = max(self._high_uid, self._last_uid)
+            return
+        if saved is not None:
+            log.warning("%r: UIDVALIDITY changed from %s to %s; rescanning unseen messages",
+                        self, saved[0], uidvalidity)
+        if uidnext is None:
+            uids = self._client.search(["ALL"])
+            end = max(uids, default=0)
+        else:
+            end = int(uidnext) - 1
+        self._uidvalidity = uidvalidity
+        self._last_uid = end
+        self._high_uid = end
+        self._pending.clear()
+        self.cursor_store.save(self.mailbox_name, uidvalidity, end)
+
+    def _drop(self) -> None:
+        client, self._client = self._client, None
+        _shutdown(client)
+
+    def _run(self, operation: Callable[[IMAPClient], T]) -> T:
+        """Run ``operation`` on a live connection, reconnecting and retrying once."""
+        self._check_open()
+        for attempt in (1, 2):
+            self.connect()
+            assert self._client is not None
+            try:
+                return operation(self._client)
+            except _LINK_ERRORS as exc:
+                self._drop()
+                if attempt == 2:
+                    raise TransportError(
+                        f"{self!r}: connection lost: {type(exc).__name__}: {_text(exc)}",
+                        temporary=True,
+                    ) from exc
+                log.info("%r: connection lost (%s); reconnecting", self, _text(exc))
+            except imaplib.IMAP4.error as exc:
+                # A refused command leaves the session in doubt: start afresh next time.
+                self._drop()
+                raise TransportError(
+                    f"{self!r}: {type(exc).__name__}: {_text(exc)}", temporary=True
+                ) from exc
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------ InboundSource
+
+    def fetch(self) -> list[InboundMessage]:
+        """Unseen messages and any above the cursor, oldest first, at most ``batch``.
+
+        Raises:
+            TransportError: the server cannot be reached (temporary) or refuses us.
+        """
+        return self._run(self._fetch)
+
+    def _fetch(self, client: IMAPClient) -> list[InboundMessage]:
+        unseen = set(client.search(["UNSEEN", "NOT", "DELETED"]))
+        above = {uid for uid in client.search(["UID", f"{self._last_uid + 1}:*", "NOT", "DELETED"])
+                 if uid > self._last_uid}
+        uids = sorted(unseen | above)[: self.config.batch]
+        if not uids:
+            return []
+        sizes: dict[int, int] = {}
+        for chunk in _chunks(uids, 500):
+            for uid, data in client.fetch(chunk, ["RFC822.SIZE"]).items():
+                sizes[uid] = int(data[b"RFC822.SIZE"])
+        cap = self.config.max_size
+        small = [uid for uid in uids if uid in sizes and (cap is None or sizes[uid] <= cap)]
+        large = [uid for uid in uids if uid in sizes and cap is not None and sizes[uid] > cap]
+        bodies: dict[int, bytes] = {}
+        for chunk in _chunks(small, _FETCH_CHUNK):
+            for uid, data in client.fetch(chunk, ["BODY.PEEK[]"]).items():
+                body = data.get(b"BODY[]")
+                if body is not None:
+                    bodies[uid] = bytes(body)
+        headers: dict[int, bytes] = {}
+        for chunk in _chunks(large, _FETCH_CHUNK):
+            for uid, data in client.fetch(chunk, ["BODY.PEEK[HEADER]"]).items():
+                header = data.get(b"BODY[HEADER]")
+                if header is not None:
+                    headers[uid] = bytes(header)
+        messages: list[InboundMessage] = []
+        for uid in uids:
+            key = f"{self._uidvalidity}:{uid}"
+            if uid in bodies:
+                messages.append(InboundMessage(key, bodies[uid], size=sizes[uid]))
+            elif uid in headers:
+                log.warning("%r: message UID %d is %d bytes, over the cap of %s", self, uid,
+                            sizes[uid], cap)
+                messages.append(
+                    InboundMessage(key, headers[uid], size=sizes[uid], oversize=True)
+                )
+        for message in messages:
+            uid = int(message.key.rpartition(":")[2])
+            self._pending.add(uid)
+            self._high_uid = max(self._high_uid, uid)
+        return messages
+
+    def ack(self, key: str) -> None:
+        """Set ``\\Seen`` on the message (and move it to ``processed`` when configured).
+
+        A key from before a UIDVALIDITY change is ignored (that message is rescanned as
+        unseen and deduplicated by the caller). A temporary failure is logged, not raised:
+        the message stays unseen and comes back from the next fetch.
+
+        Raises:
+            ValueError: ``key`` is not a key this source hands out.
+            TransportError: a permanent failure (say, the login is now refused).
+        """
+        uidvalidity, uid = _parse_key(key)
+        if self._client is not None and uidvalidity != self._uidvalidity:
+            log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
+            return
+
+        def mark(client: IMAPClient) -> bool:
+            if uidvalidity != self._uidvalidity:
+                return False
+            client.add_flags([uid], [SEEN], silent=True)
+            if self.config.processed:
+                if client.has_capability("MOVE"):
+                    client.move([uid], self.config.processed)
+                else:
+                    client.copy([uid], self.config.processed)
+                    client.add_flags([uid], [b"\\Deleted"], silent=True)
+                    if client.has_capability("UIDPLUS"):
+                        client.uid_expunge([uid])
+                    else:
+                        client.expunge()
+            return True
+
+        try:
+            done = self._run(mark)
+        except TransportError as exc:
+            if not exc.temporary:
+                raise
+            log.warning("%s; message %s stays unseen and will be fetched again", exc, key)
+            return
+        if not done:
+            log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
+            return
+        self._pending.discard(uid)
+        self._advance_cursor()
+
+    def _advance_cursor(self) -> None:
+        waiting = [uid for uid in self._pending if uid > self._last_uid]
+        candidate = min(waiting) - 1 if waiting else self._high_uid
+        if candidate > self._last_uid and self._uidvalidity is not None:
+            self._last_uid = candidate
+            self.cursor_store.save(self.mailbox_name, self._uidvalidity, candidate)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until mail may have arrived (True) or ``timeout`` seconds pass (False).
+
+        Uses IDLE when the server has it, else polls every ``poll`` seconds. After a lost
+        connection it reconnects with exponential backoff and returns True once back (mail
+        may have arrived meanwhile). Never raises for connection trouble.
+        """
+        self._check_open()
+        deadline = self._clock() + max(0.0, timeout)
+        while True:
+            if self._client is None and not self._reconnect(deadline):
+                return False
+            try:
+                return self._wait_connected(deadline)
+            except _WAIT_ERRORS as exc:
+                log.info("%r: connection lost while waiting (%s); reconnecting", self, _text(exc))
+                self._drop()
+                return self._reconnect(deadline)
+            except imaplib.IMAP4.error as exc:
+                log.warning("%r: error while waiting (%s); reconnecting", self, _text(exc))
+                self._drop()
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    return False
+                self._sleep(min(self.config.poll, remaining))
+
+    def _reconnect(self, deadline: float) -> bool:
+        """Connect, retrying with exponential backoff until ``deadline``."""
+        while True:
+            try:
+                self.connect()
+                return True
+            except TransportError as exc:
+                self._backoff = (
+                    BACKOFF_FIRST if self._backoff == 0 else min(self._backoff * 2, BACKOFF_MAX)
+                )
+                remaining = deadline - self._clock()
+                log.warning("%r: %s; next try in %.2f s", self, exc, self._backoff)
+                if remaining <= 0:
+                    return False
+                self._sleep(min(self._backoff, remaining))
+                if self._clock() >= deadline:
+                    # One last attempt at the deadline, then give up for this wait.
+                    with contextlib.suppress(TransportError):
+                        self.connect()
+                        return True
+                    return False
+
+    def _has_new(self, client: IMAPClient) -> bool:
+        found = client.search(["UID", f"{self._high_uid + 1}:*", "NOT", "DELETED"])
+        return any(uid > self._high_uid for uid in found)
+
+    def _wait_connected(self, deadline: float) -> bool:
+        client = self._client
+        assert client is not None
+        if self._has_new(client):
+            return True
+        if not (self.config.idle and client.has_capability("IDLE")):
+            while True:
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    return False
+                self._sleep(min(self.config.poll, remaining))
+                if self._has_new(client):
+                    return True
+        while True:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                return False
+            with self._idling(client):
+                if self._idle_until(client, min(deadline, self._clock() + IDLE_RENEW_SECONDS)):
+                    return True
+
+    @contextlib.contextmanager
+    def _idling(self, client: IMAPClient) -> Iterator[None]:
+        """IDLE for the block; ended with DONE unless the block failed (the link is dropped)."""
+        client.idle()
+        yield
+        client.idle_done()
+
+    def _idle_until(self, client: IMAPClient, until: float) -> bool:
+        """Inside IDLE: True on news of the folder, False when ``until`` passes."""
+        while True:
+            remaining = until - self._clock()
+            if remaining <= 0:
+                return False
+            started = self._clock()
+            responses: list[Any] = client.idle_check(timeout=remaining)
+            for response in responses:
+                if response and response[0] == b"BYE":
+                    raise _LinkLost("server said BYE")
+                if len(response) >= 2 and response[1] in _WAKING_RESPONSES:
+                    return True
+            if not responses and self._clock() - started < remaining - 0.05:
+                # Woken with nothing to read: the server closed the connection.
+                raise _LinkLost("connection closed")
+
+    def close(self) -> None:
+        """Log out and forget the connection; the source cannot be used afterwards."""
+        if self._closed:
+            return
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.logout()
+            except Exception:  # closing a dead link is fine
+                _shutdown(client)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TransportError(f"{self!r} is closed", temporary=False)
+
+
+def _parse_key(key: str) -> tuple[int, int]:
+    uidvalidity, sep, uid = key.partition(":")
+    if not sep or not uidvalidity.isdigit() or not uid.isdigit():
+        raise ValueError(f"not an IMAP message key (UIDVALIDITY:UID): {key!r}")
+    return int(uidvalidity), int(uid)
+
+
+def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _text(exc: BaseException) -> str:
+    """An exception's message as text (imaplib carries bytes)."""
+    parts = [
+        arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
+        for arg in exc.args
+    ]
+    return " ".join(parts) or type(exc).__name__
+
+
+def _shutdown(client: IMAPClient | None) -> None:
+    if client is None:
+        return
+    with contextlib.suppress(Exception):
+        client.shutdown()

@@ -1,0 +1,255 @@
+"""SMTP out: one connection per batch, one result per recipient.
+
+A batch opens one connection (plain, STARTTLS or implicit TLS, then AUTH if a user is
+given) and runs ``MAIL``/``RCPT``/``DATA`` for each message on it. A recipient refused
+while others are accepted gets its own failure; the message still goes to the others.
+Replies 4xx and connection trouble are temporary failures, 5xx permanent ones. If the
+connection drops mid-batch the message in flight fails temporarily and the rest of the
+batch gets one fresh connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import socket
+import ssl
+from collections.abc import Iterable
+
+import aiosmtplib
+
+from pbem.transport._tls import client_tls_context
+from pbem.transport.base import DeliveryResult, OutgoingMail
+from pbem.transport.urls import SmtpConfig
+
+log = logging.getLogger(__name__)
+
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    aiosmtplib.SMTPServerDisconnected,
+    aiosmtplib.SMTPConnectError,
+    aiosmtplib.SMTPTimeoutError,
+    ConnectionError,
+    TimeoutError,
+    OSError,
+)
+_HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+
+class _BatchFailure(Exception):
+    """The connection could not be set up: every message left fails the same way."""
+
+    def __init__(self, error: str, *, temporary: bool) -> None:
+        super().__init__(error)
+        self.error = error
+        self.temporary = temporary
+
+
+def _is_temporary(code: int) -> bool:
+    """4xx and anything that is not a 5xx reply (connection trouble) is worth retrying."""
+    return not 500 <= code < 600
+
+
+def _reply_error(exc: aiosmtplib.SMTPResponseException) -> str:
+    return f"{exc.code} {exc.message}".strip()
+
+
+def _needs_smtputf8(addresses: Iterable[str]) -> bool:
+    return any(not address.isascii() for address in addresses)
+
+
+def _default_helo() -> str:
+    name = socket.gethostname()
+    return name if _HOSTNAME.fullmatch(name) else "localhost"
+
+
+class SmtpOutbound:
+    """An :class:`~pbem.transport.base.OutboundSink` sending through one SMTP server.
+
+    ``repr`` masks the password.
+    """
+
+    def __init__(self, config: SmtpConfig) -> None:
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"SmtpOutbound({self.config.masked_url()!r})"
+
+    async def send_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
+        """Send every item over one connection; one result per (item, recipient), in order."""
+        results: list[DeliveryResult] = []
+        smtp: aiosmtplib.SMTP | None = None
+        reconnects_left = 1
+        try:
+            for index, item in enumerate(items):
+                if not item.recipients:
+                    continue
+                if smtp is None:
+                    try:
+                        smtp = await self._connect()
+                    except _BatchFailure as failure:
+                        for rest in items[index:]:
+                            results.extend(_failed(rest, rest.recipients, failure.error,
+                                                   temporary=failure.temporary))
+                        break
+                outcome: dict[str, DeliveryResult] = {}
+                try:
+                    await self._send_item(smtp, item, outcome)
+                except _CONNECTION_ERRORS as exc:
+                    smtp.close()
+                    smtp = None
+                    error = f"connection lost: {type(exc).__name__}: {exc}"
+                    log.warning("%r: %s while sending %s", self, error, item.id)
+                    for recipient in item.recipients:
+                        outcome.setdefault(
+                            recipient,
+                            DeliveryResult(item.id, recipient, ok=False, temporary=True,
+                                           error=error),
+                        )
+                    results.extend(outcome[r] for r in item.recipients)
+                    if reconnects_left == 0:
+                        for rest in items[index + 1:]:
+                            results.extend(_failed(rest, rest.recipients, error, temporary=True))
+                        break
+                    reconnects_left -= 1
+                    continue
+                results.extend(outcome[r] for r in item.recipients)
+        finally:
+            if smtp is not None:
+                await _quit(smtp)
+        return results
+
+    # ------------------------------------------------------------ connection
+
+    def _client(self) -> aiosmtplib.SMTP:
+        config = self.config
+        return aiosmtplib.SMTP(
+            hostname=config.host,
+            port=config.port,
+            username=config.username,
+            password=config.password,
+            use_tls=config.tls == "implicit",
+            # Without an explicit False aiosmtplib upgrades whenever STARTTLS is offered.
+            start_tls=config.tls == "starttls",
+            tls_context=client_tls_context(config.verify) if config.tls != "none" else None,
+            timeout=config.timeout,
+            local_hostname=config.helo or _default_helo(),
+        )
+
+    async def _connect(self) -> aiosmtplib.SMTP:
+        smtp = self._client()
+        try:
+            await smtp.connect()
+        except aiosmtplib.SMTPAuthenticationError as exc:
+            smtp.close()
+            # A configuration problem: retried later rather than dropping the mail.
+            raise _BatchFailure(
+                f"authentication failed: {_reply_error(exc)}", temporary=True
+            ) from exc
+        except aiosmtplib.SMTPResponseException as exc:
+            smtp.close()
+            raise _BatchFailure(
+                f"server refused the session: {_reply_error(exc)}",
+                temporary=_is_temporary(exc.code),
+            ) from exc
+        except _CONNECTION_ERRORS as exc:
+            smtp.close()
+            log.warning("%r: cannot connect: %s", self, exc)
+            raise _BatchFailure(
+                f"cannot connect to {self.config.host}:{self.config.port}: "
+                f"{type(exc).__name__}: {exc}",
+                temporary=True,
+            ) from exc
+        except (aiosmtplib.SMTPException, ssl.SSLError, ValueError) as exc:
+            smtp.close()
+            raise _BatchFailure(
+                f"cannot set up the session: {type(exc).__name__}: {exc}", temporary=True
+            ) from exc
+        return smtp
+
+    # ------------------------------------------------------------ one message
+
+    async def _send_item(
+        self, smtp: aiosmtplib.SMTP, item: OutgoingMail, outcome: dict[str, DeliveryResult]
+    ) -> None:
+        """Run one transaction, filling ``outcome`` per recipient; raises on a lost link."""
+        recipients = list(dict.fromkeys(item.recipients))
+        utf8 = _needs_smtputf8([item.sender, *recipients])
+        if utf8 and not smtp.supports_extension("smtputf8"):
+            for recipient in recipients:
+                outcome[recipient] = DeliveryResult(
+                    item.id, recipient, ok=False, temporary=False,
+                    error="non-ASCII address but the server lacks SMTPUTF8",
+                )
+            return
+        options: list[str] = []
+        if smtp.supports_extension("size"):
+            options.append(f"SIZE={len(item.raw)}")
+        if not item.raw.isascii() and smtp.supports_extension("8bitmime"):
+            options.append("BODY=8BITMIME")
+        if utf8:
+            options.append("SMTPUTF8")
+        encoding = "utf-8" if utf8 else "ascii"
+
+        try:
+            await smtp.mail(item.sender, options=options, encoding=encoding)
+        except aiosmtplib.SMTPSenderRefused as exc:
+            error = f"sender refused: {_reply_error(exc)}"
+            for recipient in recipients:
+                outcome[recipient] = DeliveryResult(
+                    item.id, recipient, ok=False, temporary=_is_temporary(exc.code), error=error
+                )
+            await _reset(smtp)
+            return
+
+        accepted: list[str] = []
+        for recipient in recipients:
+            try:
+                await smtp.rcpt(recipient, encoding=encoding)
+            except aiosmtplib.SMTPRecipientRefused as exc:
+                outcome[recipient] = DeliveryResult(
+                    item.id, recipient, ok=False, temporary=_is_temporary(exc.code),
+                    error=f"recipient refused: {_reply_error(exc)}",
+                )
+            else:
+                accepted.append(recipient)
+        if not accepted:
+            await _reset(smtp)
+            return
+
+        raw = item.raw if item.raw.endswith(b"\n") else item.raw + b"\r\n"
+        try:
+            await smtp.data(raw)
+        except aiosmtplib.SMTPDataError as exc:
+            for recipient in accepted:
+                outcome[recipient] = DeliveryResult(
+                    item.id, recipient, ok=False, temporary=_is_temporary(exc.code),
+                    error=f"message refused: {_reply_error(exc)}",
+                )
+            await _reset(smtp)
+            return
+        for recipient in accepted:
+            outcome[recipient] = DeliveryResult(item.id, recipient, ok=True)
+
+
+def _failed(
+    item: OutgoingMail, recipients: Iterable[str], error: str, *, temporary: bool
+) -> list[DeliveryResult]:
+    return [
+        DeliveryResult(item.id, recipient, ok=False, temporary=temporary, error=error)
+        for recipient in recipients
+    ]
+
+
+async def _reset(smtp: aiosmtplib.SMTP) -> None:
+    """End a failed transaction; a refused RSET means the link is no good (raises)."""
+    try:
+        await smtp.rset()
+    except aiosmtplib.SMTPResponseException as exc:
+        raise aiosmtplib.SMTPServerDisconnected(f"RSET refused: {_reply_error(exc)}") from exc
+
+
+async def _quit(smtp: aiosmtplib.SMTP) -> None:
+    try:
+        await smtp.quit(timeout=5)
+    except (aiosmtplib.SMTPException, OSError, TimeoutError):
+        smtp.close()

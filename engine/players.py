@@ -15,12 +15,15 @@ Levels:
     kept cards over every starter the seat has not seen, plus (own crib) or
     minus (an opponent's crib) the expected crib value of the cards laid away
     (``CRIB_PAIR_VALUE`` / ``CRIB_SINGLE_VALUE``).  Play: what the card scores
-    now, minus the expected best reply of the next player, whose cards are
-    drawn from the cards the seat has not seen (narrowed by any go they said),
-    plus the seat's own go or last-card point and small tactical preferences
-    (lead from a pair, lead a four or lower, keep low cards for the end of a
-    count).  Muggins games: claim the true count of its own hand, call muggins
-    whenever a claim it sees is short.
+    now; then, over the next player's possible answers — their cards drawn
+    from the cards the seat has not seen, narrowed by any go they said — the
+    points of their best answer against ours in return; the go or last-card
+    point when nobody else can play; and small tactical preferences (lead a
+    four or lower or from a pair, not a five; keep low cards for the end of a
+    count; do not leave the count at 5 or 21).  Muggins games: claim the true
+    count of its own hand; for the crib, whose other cards the view does not
+    show before the claim, the claim that does best over every way the unseen
+    cards could lie; call muggins whenever a claim it sees is short.
 
 The crib tables
 ---------------
@@ -237,65 +240,98 @@ def _solo(sequence: list[Card], cards: tuple[Card, ...]) -> int:
     return 1 if count < 31 else 0
 
 
-def _reply_expectation(sequence: list[Card], pool: list[Card], holds: int) -> tuple[float, float]:
-    """(expected best points of a reply, probability of no legal reply) for a player
-    holding ``holds`` cards drawn uniformly from ``pool``."""
+def _replies(
+    sequence: list[Card], pool: list[Card], holds: int
+) -> tuple[list[tuple[float, int, int]], float]:
+    """How a player holding ``holds`` cards drawn uniformly from ``pool`` answers
+    ``sequence``: ([(probability, rank, points)], probability of no legal card).
+
+    The player is assumed to take the best score available; without one, to play
+    any legal card, each rank in proportion to how many of it are in the pool.
+    Holding cards of different ranks is treated as independent.
+    """
     count = sum(c.value for c in sequence)
     size = len(pool)
     holds = min(holds, size)
     if holds <= 0:
-        return 0.0, 1.0
+        return [], 1.0
     total = comb(size, holds)
     by_rank: dict[int, int] = {}
-    playable = 0
     for card in pool:
         if count + card.value <= 31:
             by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
-            playable += 1
-    p_none = comb(size - playable, holds) / total
-    options = []
+    p_stuck = comb(size - sum(by_rank.values()), holds) / total
+    ranks = tuple(c.rank for c in sequence)
+    scoring: list[tuple[int, int, float]] = []
+    quiet: list[tuple[int, int]] = []
     for rank, n in by_rank.items():
-        points = _play_points_ranks((*(c.rank for c in sequence), rank))
+        points = _play_points_ranks((*ranks, rank))
         if points:
-            options.append((points, 1.0 - comb(size - n, holds) / total))
-    options.sort(reverse=True)
-    expected, miss = 0.0, 1.0
-    for points, p in options:
-        expected += points * p * miss
+            scoring.append((points, rank, 1.0 - comb(size - n, holds) / total))
+        else:
+            quiet.append((rank, n))
+    scoring.sort(reverse=True)
+    out: list[tuple[float, int, int]] = []
+    miss = 1.0
+    for points, rank, p in scoring:
+        out.append((p * miss, rank, points))
         miss *= 1.0 - p
-    return expected, p_none
+    quiet_cards = sum(n for _, n in quiet)
+    if quiet_cards:
+        rest = max(0.0, miss - p_stuck)
+        out.extend((rest * n / quiet_cards, rank, 0) for rank, n in quiet)
+    return out, p_stuck
 
 
 def play_values(view: PlayerView) -> list[tuple[float, Action]]:
-    """Every legal play with its value for this seat (a forced go has value 0)."""
+    """Every legal play with its value for this seat (a forced go has value 0).
+
+    The value of a card: what it scores now; then, over the next player's
+    possible answers (``_replies``), their points (against us unless they are
+    our partner) and our best immediate answer to an opponent's card; and, if
+    nobody else can play, what we make alone to the end of the count.
+    """
     if view.must_go:
         return [(0.0, Go(view.seat))]
     sequence = [card for _, card in view.count_cards]
-    holding = view.holding
     unseen = unseen_cards(view)
     gone, low = _go_limits(view)
     n = view.players
     others = [
-        (view.seat + step) % n
-        for step in range(1, n)
-        if view.cards_left[(view.seat + step) % n] and (view.seat + step) % n not in gone
+        seat
+        for seat in ((view.seat + step) % n for step in range(1, n))
+        if view.cards_left[seat] and seat not in gone
     ]
     out: list[tuple[float, Action]] = []
     for card in view.playable:
         after = [*sequence, card]
         count = view.count + card.value
-        rest = tuple(c for c in holding if c != card)
+        rest = tuple(c for c in view.holding if c != card)
         value = float(play_points(after))
         if count < 31:
             p_all_stuck = 1.0
-            reply_value = 0.0
             for pos, seat in enumerate(others):
                 pool = [c for c in unseen if c.value >= low.get(seat, 0)]
-                expected, p_stuck = _reply_expectation(after, pool, view.cards_left[seat])
-                if pos == 0:
-                    reply_value = expected if _same_side(view, seat) else -expected
+                replies, p_stuck = _replies(after, pool, view.cards_left[seat])
                 p_all_stuck *= p_stuck
-            value += reply_value + p_all_stuck * _solo(after, rest)
+                if pos:
+                    continue
+                if _same_side(view, seat):
+                    value += sum(q * points for q, _, points in replies)
+                    continue
+                ranks = tuple(c.rank for c in after)
+                for q, rank, points in replies:
+                    reply_count = count + min(rank, 10)
+                    answer = max(
+                        (
+                            _play_points_ranks((*ranks, rank, mine.rank))
+                            for mine in rest
+                            if reply_count + mine.value <= 31
+                        ),
+                        default=0,
+                    )
+                    value += q * (answer - points)
+            value += p_all_stuck * _solo(after, rest)
         value += _tactics(view, card, count, rest)
         out.append((value, Play(view.seat, card)))
     return out
@@ -306,11 +342,11 @@ def _tactics(view: PlayerView, card: Card, count: int, rest: tuple[Card, ...]) -
     bonus = 0.0
     if view.count == 0:
         if any(c.rank == card.rank for c in rest):
-            bonus += 0.5  # a pair back makes a pair royal
+            bonus += 0.2  # a lead from a pair: a pair back makes a pair royal
         if card.value <= 4:
-            bonus += 0.3  # nothing makes fifteen on it
+            bonus += 0.2  # nothing makes fifteen on it
         if card.value == 5:
-            bonus -= 0.5
+            bonus -= 0.3
     elif card.value <= 4 and count < 21 and any(c.value > 4 for c in rest):
         bonus -= 0.1 * (5 - card.value) / 4  # keep low cards for a go or 31 later
     if count in (5, 21):

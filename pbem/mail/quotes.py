@@ -210,19 +210,12 @@ def _next_content(lines: Sequence[str], start: int) -> int | None:
 
 
 def _header_block_at(lines: Sequence[str], start: int) -> bool:
-    """An Outlook-style "From: … / Sent: … / To: …" block starts at ``start``."""
+    """An Outlook-style "From: … / Sent: … / To: …" block starts at ``start``: a
+    From line whose next non-blank line (within three) is another header line."""
     if not _FROM_LINE.match(lines[start]):
         return False
-    seen = 0
-    for line in lines[start + 1 : start + 8]:
-        if not line.strip():
-            continue
-        if not _OTHER_HEADER_LINE.match(line):
-            return False
-        seen += 1
-        if seen >= 1:
-            return True
-    return False
+    following = next((line for line in lines[start + 1 : start + 4] if line.strip()), "")
+    return bool(_OTHER_HEADER_LINE.match(following))
 
 
 def _history_starts_at(lines: Sequence[str], index: int) -> bool:

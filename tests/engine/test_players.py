@@ -17,6 +17,7 @@ from engine import (
     Muggins,
     Play,
     PlayerView,
+    full_deck,
     new_game,
     parse_cards,
     player_view,
@@ -162,13 +163,19 @@ def test_pone_never_gives_a_five(holding: str) -> None:
     assert all(c.rank != 5 for c in _best_discard(_discard_view(False), holding))
 
 
-def test_discard_values_cover_every_choice() -> None:
-    view = replace(_discard_view(True), holding=tuple(sorted(parse_cards("ac 2c 3c 4c 5c 6c"))))
-    values = discard_values(view)
-    assert len(values) == 15
-    # Keeping a flush of four runs, plus the crib: 2-3 is a good pair to lay away.
-    best = max(values, key=lambda v: v[0])[1]
-    assert isinstance(best, Discard)
+def test_discard_values_are_hand_average_plus_or_minus_crib() -> None:
+    holding = tuple(sorted(parse_cards("ac 2c 3c 4c 5c 6c")))
+    unseen = [c for c in full_deck() if c not in holding]
+    kept = parse_cards("ac 4c 5c 6c")
+    hand = sum(show_points(kept, s) for s in unseen) / len(unseen)
+    for dealer, sign in ((True, 1), (False, -1)):
+        values = discard_values(replace(_discard_view(dealer), holding=holding))
+        assert len(values) == 15
+        by_cards = {a.cards: v for v, a in values}
+        expected = hand + sign * CRIB_PAIR_VALUE[2][3]
+        assert by_cards[tuple(parse_cards("2c 3c"))] == pytest.approx(expected)
+    # As dealer, 2-3 to the crib keeps a flush and a run of four around the five.
+    assert _best_discard(_discard_view(True), "ac 2c 3c 4c 5c 6c") == set(parse_cards("2c 3c"))
 
 
 def test_three_player_discard_lays_one() -> None:

@@ -299,3 +299,37 @@ def test_three_player_next_count_led_after_the_last_player(
     assert [e for e in game.events if e.kind == "count_end"][-1].seat == 2
     assert game.count == 0
     assert game.to_act() == (0,)
+
+
+def test_pair_royal_and_double_pair_royal_in_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 000: "6 points for playing the third card of a specific denomination in a row ... 12
+    # points for the fourth consecutive card of a specific denomination during one
+    # sequence to 31."  The third five also makes 15.
+    game = two_player_game(monkeypatch, "5C 5H 9S 3D AS AD", "5D 5S 4C 6H QS JS")
+    drive(
+        game,
+        [
+            (PONE, "5C", {}),
+            (DEALER, "5D", {DEALER: 2}),  # a pair
+            (PONE, "5H", {PONE: 6 + 2}),  # a pair royal and fifteen
+            (DEALER, "5S", {DEALER: 12}),  # a double pair royal
+        ],
+    )
+    kinds = [i.kind for e in game.events if e.kind == "play" for i in e.items]
+    assert kinds == [PAIR, FIFTEEN, PAIR_ROYAL, DOUBLE_PAIR_ROYAL]
+
+
+def test_a_foreign_card_breaks_a_pair_royal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Readings: a pair royal counts "only for cards of the same rank played one after
+    # another in the same count".
+    game = two_player_game(monkeypatch, "5C 9S 5H 3D AS AD", "5D 2H 4C 6H QS JS")
+    drive(
+        game,
+        [
+            (PONE, "5C", {}),
+            (DEALER, "5D", {DEALER: 2}),  # a pair
+            (PONE, "9S", {}),  # 19
+            (DEALER, "2H", {}),  # 21
+            (PONE, "5H", {}),  # 26: the third five is not next to the others
+        ],
+    )

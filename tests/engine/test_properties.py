@@ -149,6 +149,26 @@ def test_the_game_stops_exactly_when_the_target_is_reached(
     assert game.phase == GAME_OVER and game.to_act() == () and game.legal_actions() == []
 
 
+@EXAMPLES
+@given(seed=SEEDS, choices=CHOICES, muggins=st.booleans())
+def test_the_dealer_always_pegs_in_a_two_player_hand(
+    seed: str, choices: int, muggins: bool
+) -> None:
+    # 001: "The dealer is sure to peg at least one point in every hand, for he will have a
+    # Go on the last card if not earlier."
+    game = Game(Settings(2, muggins=muggins), seed)
+    rng = random.Random(choices)
+    while not game.is_over:
+        game.apply(choose(game, rng))
+    dealers = {e.hand: e.seat for e in game.events if e.kind == "deal"}
+    for hand, dealer in dealers.items():
+        played_out = any(e.hand == hand and e.kind in ("show", "claim") for e in game.events)
+        if played_out:
+            assert any(
+                e.hand == hand and e.kind == "count_end" and e.seat == dealer for e in game.events
+            ), f"hand {hand}: the dealer ended no count"
+
+
 # -- save, load, replay ---------------------------------------------------------------
 
 

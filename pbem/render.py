@@ -336,11 +336,15 @@ class _Narrator:
                 extra = {c for item in e.items for c in item.cards if c not in e.cards}
                 if len(extra) == 1:
                     self.starters[e.hand] = extra.pop()
+        hands = {e.hand for e in visible if e.hand > 0}
         out: list[Line] = []
         for e in visible:
             line = self.line(e)
-            if line is not None:
-                out.append(line)
+            if line is None:
+                continue
+            if len(hands) > 1 and not out and not line.heading and e.hand > 0:
+                out.append(Line(phrase(f"Hand {e.hand}:"), heading=True))
+            out.append(line)
         return tuple(out)
 
     def _starter_of(self, e: Event) -> Card | None:
@@ -643,9 +647,7 @@ def _seats_of(view: PlayerView, side: int) -> tuple[int, ...]:
 def _table(view: PlayerView, p: _People) -> tuple[tuple[str, Phrase], ...]:
     rows: list[tuple[str, Phrase]] = []
     if view.phase == GAME_OVER:
-        if view.starter is not None:
-            rows.append(("Starter", phrase(view.starter)))
-        return tuple(rows)
+        return ()
     dealer = "You" if view.dealer == p.me else p.names[view.dealer]
     owner = "yours" if view.dealer == p.me else p.whose(view.dealer)
     crib = f" ({view.crib_size} card{'s' if view.crib_size != 1 else ''})" if view.crib_size else ""
@@ -868,6 +870,20 @@ def _card_html(card: Card) -> Markup:
     )
 
 
+def _tile_html(card: Card) -> Markup:
+    red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
+    return Markup(
+        '<span style="display:inline-block;min-width:24px;text-align:center;padding:1px 4px;'
+        "margin:1px 1px;border:1px solid #cfc6b4;border-radius:4px;background:#ffffff;"
+        'color:{};font-weight:bold;white-space:nowrap">{}</span>'
+    ).format(RED if red else "#1a1a1a", str(card))
+
+
+def _tiles_filter(value: Phrase) -> Markup:
+    """HTML only: a phrase with its cards drawn as small white cards."""
+    return Markup("").join(_tile_html(x) if isinstance(x, Card) else escape(x) for x in value)
+
+
 @pass_eval_context
 def _phrase_filter(eval_ctx: EvalContext, value: Phrase | Card | str) -> str | Markup:
     parts: Sequence[Part] = (value,) if isinstance(value, str | Card) else value
@@ -904,6 +920,7 @@ def _environment(folder: str) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["phrase"] = _phrase_filter
+    env.filters["tiles"] = _tiles_filter
     env.filters["wrap"] = _wrap
     env.globals["WIDTH"] = WIDTH
     env.globals["RED"] = RED

@@ -717,3 +717,39 @@ def test_templates_folder_can_be_overridden(tmp_path: Path) -> None:
     mail = render_turn(player_view(game, 0), ctx_for(game, 0), templates=folder)
     assert mail.text.startswith("HOUSE STYLE")
     assert not render_turn(player_view(game, 0), ctx_for(game, 0)).text.startswith("HOUSE")
+
+
+def test_muggins_counts_in_words() -> None:
+    game = new_game(2, seed="muggins-words", muggins=True)
+    h = game.hand_no
+    hand, starter = cards("2♣ 6♠ 7♠ K♣"), parse_card("2♠")
+    truth = score_show(hand, starter)
+    events = (
+        Event("starter", h, seat=0, cards=(starter,)),
+        Event("claim", h, seat=1, side=1, cards=hand, points=2, detail="hand: claimed 2"),
+        Event("reveal", h, seat=1, side=1, cards=hand, items=truth, detail="hand"),
+        Event("muggins", h, seat=0, side=0, points=4, detail="seat 1 missed 4"),
+        Event("claim", h, seat=0, side=0, cards=hand, points=6, detail="crib: claimed 9"),
+        Event("reveal", h, seat=0, side=0, cards=hand, items=truth, detail="crib"),
+        Event("correction", h, seat=1, side=1, points=3, detail="seat 0 claimed 9 for 6"),
+    )
+    view = dataclasses.replace(player_view(game, 0), events=events)
+    flat = " ".join(render_turn(view, ctx_for(game, 0, since=9)).text.split())
+    assert "Bob counted 2 for the hand 2♣ 6♠ 7♠ K♣ + starter 2♠." in flat
+    assert f"The hand makes {count_words(truth)}." in flat
+    assert "Muggins! You pegged the 4 that Bob missed." in flat
+    assert "You counted 9 for your crib 2♣ 6♠ 7♠ K♣ + starter 2♠." in flat
+    assert "You counted 3 too many, so Bob pegged 3." in flat
+
+
+def test_a_mail_spanning_two_hands_heads_each() -> None:
+    steps = play(2, "rollover")
+    for step in steps:
+        if any(e.kind == "deal" and e.hand == 2 for e in step.events):
+            break
+    else:
+        raise AssertionError("no second hand")
+    game = step.game
+    text = render_turn(player_view(game, 0, step.since), ctx_for(game, 0, step.since)).text
+    assert text.index("Hand 1:") < text.index("Hand 2: ") < text.index("The table")
+    assert "You were dealt" in text

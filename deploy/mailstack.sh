@@ -2,6 +2,8 @@
 # The local mail stack for tests and demos: Postfix (SMTP in) delivering over LMTP to
 # Dovecot (IMAP out), on loopback only, with virtual users under one test domain.
 # Nothing can leave the machine: every domain but the test domain goes to an error transport.
+# Postfix accepts mail from 127.0.0.0/8 without AUTH, and offers AUTH (PLAIN, LOGIN; checked
+# by Dovecot) for clients that want it. tempfail@DOMAIN is always refused with a 450.
 #
 # Usage (as root):
 #   mailstack.sh [start]                   install if missing, write config, start or reload,
@@ -240,6 +242,13 @@ service lmtp {
     port = $LMTP_PORT
   }
 }
+service auth {
+  unix_listener auth-postfix {
+    mode = 0660
+    user = postfix
+    group = postfix
+  }
+}
 EOF
     else
         cat >"$tmp" <<EOF
@@ -291,6 +300,13 @@ service imap-login {
 service lmtp {
   inet_listener lmtp {
     port = $LMTP_PORT
+  }
+}
+service auth {
+  unix_listener auth-postfix {
+    mode = 0660
+    user = postfix
+    group = postfix
   }
 }
 EOF
@@ -371,8 +387,12 @@ configure_postfix() {
         "virtual_mailbox_domains = $DOMAIN"
         "virtual_mailbox_maps = $map_type:$VMAILBOX_FILE"
         "virtual_transport = lmtp:inet:$HOST:$LMTP_PORT"
-        "smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination"
-        "smtpd_recipient_restrictions = permit_mynetworks, reject_unauth_destination"
+        "smtpd_relay_restrictions = permit_mynetworks, permit_sasl_authenticated, reject_unauth_destination"
+        "smtpd_recipient_restrictions = check_recipient_access inline:{ { tempfail@$DOMAIN = 450 4.7.1 test address: try again later } }, permit_mynetworks, permit_sasl_authenticated, reject_unauth_destination"
+        "smtpd_sasl_auth_enable = yes"
+        "smtpd_sasl_type = dovecot"
+        "smtpd_sasl_path = $RUN_DIR/dovecot/auth-postfix"
+        "smtpd_tls_auth_only = no"
         "smtpd_reject_unlisted_recipient = yes"
         "smtpd_tls_security_level = none"
         "smtp_tls_security_level = none"

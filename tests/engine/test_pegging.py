@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import (
     PEGGING,
+    Card,
     Game,
     Go,
     IllegalActionError,
     Play,
     Settings,
+    Suit,
+    full_deck,
     parse_cards,
     score_play,
 )
@@ -333,3 +338,57 @@ def test_a_foreign_card_breaks_a_pair_royal(monkeypatch: pytest.MonkeyPatch) -> 
             (PONE, "5H", {}),  # 26: the third five is not next to the others
         ],
     )
+
+
+def reference_play_points(played: list[Card]) -> int:
+    """What the last card scores, written from the readings rather than from the engine."""
+    count = sum(min(c.rank, 10) for c in played)
+    points = 2 if count == 15 else 0
+    points += 2 if count == 31 else 0
+    same = 1
+    while same < len(played) and played[-1 - same].rank == played[-1].rank:
+        same += 1
+    points += {1: 0, 2: 2, 3: 6, 4: 12}[same]
+    best = 0
+    for k in range(3, len(played) + 1):
+        ranks = sorted(c.rank for c in played[-k:])
+        if ranks == list(range(ranks[0], ranks[0] + k)):
+            best = k
+    return points + best
+
+
+@st.composite
+def counts(draw: st.DrawFn) -> list[Card]:
+    """A sequence of cards of one count (never past 31), drawn from a pack."""
+    pack = draw(st.permutations(full_deck()))
+    played: list[Card] = []
+    total = 0
+    for c in pack[: draw(st.integers(1, 13))]:
+        if total + c.value > 31:
+            break
+        played.append(c)
+        total += c.value
+    return played
+
+
+@settings(max_examples=300, deadline=None)
+@given(played=counts())
+def test_score_play_matches_reference(played: list[Card]) -> None:
+    items = score_play(played)
+    assert sum(i.points for i in items) == reference_play_points(played)
+    assert all(i.cards and i.cards[-1] == played[-1] for i in items)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ranks=st.lists(st.integers(1, 8), min_size=3, max_size=7, unique=True).filter(
+        lambda r: sum(r) <= 31
+    )
+)
+def test_runs_are_found_in_any_order(ranks: list[int]) -> None:
+    # Consecutive ranks in any order form a run; the points do not depend on the order.
+    played = [Card(r, Suit.CLUBS) for r in ranks]
+    expected = reference_play_points(played)
+    assert sum(i.points for i in score_play(played)) == expected
+    if sorted(ranks) == list(range(min(ranks), min(ranks) + len(ranks))):
+        assert any(i.kind == RUN and len(i.cards) == len(ranks) for i in score_play(played))

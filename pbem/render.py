@@ -69,7 +69,14 @@ class Notice:
 
 @dataclass(frozen=True)
 class MailContext:
-    """What the service knows beyond the view: names, notices and hints."""
+    """What the service knows beyond the view.
+
+    ``names`` holds a display name per seat (the recipient is always "you");
+    ``reply_hint`` is printed under the reply line; ``notices`` report the
+    recipient's own commands; ``since_event`` is the ``since`` the view was
+    built with (0: the mail tells the game from the start); ``archive_hint``
+    tells how to replay a finished game; ``paused`` marks a game on hold.
+    """
 
     game_id: int
     names: tuple[str, ...]
@@ -83,6 +90,8 @@ class MailContext:
 
 @dataclass(frozen=True)
 class RenderedMail:
+    """One mail: a one-line subject, a plain-text part and an HTML part."""
+
     subject: str
     text: str
     html: str
@@ -408,7 +417,9 @@ class _Narrator:
             )
         if e.kind == "reveal":
             what = "crib" if e.detail == "crib" else "hand"
-            return Line(phrase(f"The {what} makes {count_words(e.items)}."))
+            self.last_claim = e  # the claimant, when the claim came in an earlier mail
+            owner = _cap(p.whose(e.seat or 0))
+            return Line(phrase(f"{owner} {what} makes {count_words(e.items)}."))
         if e.kind == "correction":
             claimant = p.who(self.last_claim.seat) if self.last_claim else "the count"
             return Line(

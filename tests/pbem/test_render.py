@@ -736,10 +736,14 @@ def test_muggins_counts_in_words() -> None:
     view = dataclasses.replace(player_view(game, 0), events=events)
     flat = " ".join(render_turn(view, ctx_for(game, 0, since=9)).text.split())
     assert "Bob counted 2 for the hand 2♣ 6♠ 7♠ K♣ + starter 2♠." in flat
-    assert f"The hand makes {count_words(truth)}." in flat
+    assert f"Bob's hand makes {count_words(truth)}." in flat
+    assert f"Your crib makes {count_words(truth)}." in flat
     assert "Muggins! You pegged the 4 that Bob missed." in flat
     assert "You counted 9 for your crib 2♣ 6♠ 7♠ K♣ + starter 2♠." in flat
     assert "You counted 3 too many, so Bob pegged 3." in flat
+    later = dataclasses.replace(view, events=events[2:4])  # the claim came in the last mail
+    flat = " ".join(render_turn(later, ctx_for(game, 0, since=9)).text.split())
+    assert "Muggins! You pegged the 4 that Bob missed." in flat
 
 
 def test_a_mail_spanning_two_hands_heads_each() -> None:

@@ -15,6 +15,7 @@ from engine import (
     dumps,
     load,
     new_game,
+    replay,
     replay_archive,
     to_archive,
 )
@@ -142,3 +143,12 @@ def test_action_strings() -> None:
     assert str(Claim(0, 12)) == "count 12"
     assert str(Resign(0)) == "resign"
     assert str(Resign(0, "timeout")) == "forfeit (timeout)"
+
+
+def test_replay_yields_every_state(game: Game) -> None:
+    states = list(replay(game.settings, game.seed, game.actions))
+    assert len(states) == len(game.actions) + 1
+    assert states[0].actions == [] and states[0].hand_no == 1
+    assert states[-1].state_hash() == game.state_hash()
+    # Each yielded state is a copy, untouched by later actions.
+    assert [len(s.actions) for s in states] == list(range(len(game.actions) + 1))

@@ -227,3 +227,14 @@ def test_the_excess_of_an_over_claim_can_win_for_the_opponent(seed2: str) -> Non
     game.apply(Claim(1, actual + 3))
     assert game.outcome is not None and game.outcome.winner == 0
     assert game.scores == (121, 10 + actual)
+
+
+def test_a_muggins_call_can_win_the_game(seed2: str) -> None:
+    game = muggins_game(2, seed2)
+    actual = true_count(game)
+    set_scores(game, 119, 0)
+    game.apply(Claim(1, actual - 2))
+    events = game.apply(Muggins(0))
+    assert [e.kind for e in events] == ["reveal", "muggins", "game_over"]
+    assert game.outcome is not None and game.outcome.winner == 0
+    assert game.scores == (121, actual - 2)

@@ -10,9 +10,11 @@ Outbound (:class:`MaildirOutbound`) keeps one Maildir per recipient under a root
 then linked into ``new/``). The file is named from the message id, so delivering the
 same id twice to the same recipient leaves one copy.
 
-The stdlib's :class:`mailbox.Maildir` creates the folders; files are listed and renamed
-here directly, since Python 3.11's ``mailbox`` reads a message's flags only by parsing
-the whole message.
+File names follow the Maildir conventions that :mod:`mailbox` and Dovecot use
+(``unique:2,FLAGS``), so either can read these folders. Files are listed and renamed here
+directly rather than through :class:`mailbox.Maildir`, whose Python 3.11 version reads a
+message's flags only by parsing the whole message, and whose creation leaves an existing
+empty folder without ``new/`` and ``cur/``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import mailbox
 import os
 import re
 import secrets
@@ -98,7 +99,7 @@ class MaildirInbound:
         self._known: set[str] = set()
         self._closed = False
         try:
-            mailbox.Maildir(self.path, create=True)
+            _make_maildir(self.path)
         except OSError as exc:
             raise TransportError(
                 f"cannot create Maildir {self.path}: {exc}", temporary=False
@@ -312,7 +313,7 @@ class MaildirOutbound:
 
     def _write(self, folder: Path, name: str, raw: bytes) -> bool:
         """Write ``raw`` as ``folder/new/name``; False if that message was there already."""
-        mailbox.Maildir(folder, create=True)
+        _make_maildir(folder)
         if self._already_there(folder, name):
             return False
         temp = folder / "tmp" / f"{name}.{os.getpid()}.{secrets.token_hex(6)}"
@@ -331,6 +332,12 @@ class MaildirOutbound:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
+
+
+def _make_maildir(path: Path) -> None:
+    """Create ``path`` with ``tmp``, ``new`` and ``cur`` (also inside an existing folder)."""
+    for subdir in ("tmp", "new", "cur"):
+        (path / subdir).mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -178,7 +178,7 @@ def test_delivers_one_maildir_per_recipient(tmp_path: Path) -> None:
     ]
     for address in ("alice@example.com", "bob@example.com"):
         box = mailbox.Maildir(tmp_path / address, create=False)
-        assert [box.get_bytes(k) for k in box.keys()] == [_message(1)]
+        assert [box.get_bytes(k) for k in box.iterkeys()] == [_message(1)]
     assert os.listdir(tmp_path / "alice@example.com" / "tmp") == []
 
 

@@ -26,8 +26,8 @@ ENCODED = "s3cr%2Ft%40p%3Ass"
 
 def test_maildir_absolute_relative_and_triple_slash() -> None:
     assert parse_inbound("maildir:/srv/in") == MaildirConfig(Path("/srv/in"))
-    assert parse_inbound("maildir:rel/in").path == Path("rel/in")
-    assert parse_inbound("maildir:///srv/in").path == Path("/srv/in")
+    assert parse_inbound("maildir:rel/in") == MaildirConfig(Path("rel/in"))
+    assert parse_inbound("maildir:///srv/in") == MaildirConfig(Path("/srv/in"))
     assert parse_outbound("maildir:/srv/out") == MaildirConfig(Path("/srv/out"))
 
 

@@ -30,7 +30,7 @@ STATE_DIR=${MAILSTACK_DIR:-/var/lib/pbem-mailstack}
 
 PACKAGES=(postfix dovecot-imapd dovecot-lmtpd)
 DOVECOT_CONF=$STATE_DIR/dovecot.conf
-USERS_FILE=$STATE_DIR/users
+USERS_DIR=$STATE_DIR/users.d
 VMAILBOX_FILE=$STATE_DIR/vmailbox
 MAIL_DIR=$STATE_DIR/mail
 LOG_DIR=$STATE_DIR/log
@@ -111,6 +111,7 @@ ensure_dirs() {
     mkdir -p "$STATE_DIR" "$LOG_DIR" "$RUN_DIR"
     chmod 0755 "$STATE_DIR" "$RUN_DIR"
     install -d -m 0750 -o vmail -g vmail "$MAIL_DIR"
+    install -d -m 0750 -o root -g dovecot "$USERS_DIR"
     touch "$LOCK_FILE"
 }
 
@@ -121,42 +122,48 @@ vmail_ids() {
     VMAIL_GID=$(id -g vmail)
 }
 
-# Write one user (under the lock): passwd-file line for Dovecot, a recipient for Postfix.
-# Both files are replaced atomically; Dovecot rereads a changed passwd-file on the next
-# lookup and Postfix daemons restart on their next connection when a map file changes.
+# Write one user (under the lock): a passwd-file of its own for Dovecot, and a recipient
+# line for Postfix. Dovecot rereads a shared passwd-file at most once a second, so a user
+# added right after a lookup would stay unknown for up to a second; a file per user is
+# opened on its first lookup instead, and is usable at once. Postfix daemons restart on
+# their next connection when a map they use changes.
 put_user() {
     local localpart=$1 password=$2
     local address="${localpart,,}@${DOMAIN,,}"
     vmail_ids
     local line="$address:{PLAIN}$password:$VMAIL_UID:$VMAIL_GID::$MAIL_DIR/${DOMAIN,,}/${localpart,,}::"
     local tmp
-    tmp=$(mktemp "$USERS_FILE.XXXXXX")
-    if [[ -f $USERS_FILE ]]; then
-        awk -F: -v a="$address" '$1 != a' "$USERS_FILE" >"$tmp"
-    fi
-    printf '%s\n' "$line" >>"$tmp"
+    tmp=$(mktemp "$USERS_DIR/.new.XXXXXX")
+    printf '%s\n' "$line" >"$tmp"
     chown root:dovecot "$tmp"
     chmod 0640 "$tmp"
-    mv -f "$tmp" "$USERS_FILE"
+    mv -f "$tmp" "$USERS_DIR/$address"
     write_vmailbox
 }
 
+# Postfix's recipient table, built aside and renamed into place: a daemon that has the old
+# file open sees it unlinked and restarts before its next connection. (Rebuilt in place,
+# two changes within one second could go unnoticed: daemons compare whole-second mtimes.)
 write_vmailbox() {
-    local tmp map_type
-    tmp=$(mktemp "$VMAILBOX_FILE.XXXXXX")
-    if [[ -f $USERS_FILE ]]; then
-        cut -d: -f1 "$USERS_FILE" | awk 'NF { print $1 " OK" }' >"$tmp"
-    fi
-    chmod 0644 "$tmp"
-    mv -f "$tmp" "$VMAILBOX_FILE"
+    local tmp map_type suffix
     map_type=$(postconf -h default_database_type)
-    postmap "$map_type:$VMAILBOX_FILE"
+    case $map_type in
+        hash | btree) suffix=db ;;
+        *) suffix=$map_type ;;
+    esac
+    tmp=$(mktemp "$STATE_DIR/.vmailbox.XXXXXX")
+    find "$USERS_DIR" -mindepth 1 -maxdepth 1 -type f ! -name '.*' -printf '%f OK\n' |
+        sort >"$tmp"
+    chmod 0644 "$tmp"
+    postmap "$map_type:$tmp"
+    mv -f "$tmp" "$VMAILBOX_FILE"
+    mv -f "$tmp.$suffix" "$VMAILBOX_FILE.$suffix"
 }
 
 validate_user() {
     local localpart=$1 password=$2
-    [[ $localpart =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] ||
-        die "bad local part '$localpart' (letters, digits and . _ + - only)"
+    [[ $localpart =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ && ${#localpart} -le 64 ]] ||
+        die "bad local part '$localpart' (up to 64 letters, digits and . _ -)"
     [[ -n $password && $password != *:* && $password != *[[:space:]]* ]] ||
         die "bad password (empty, or has ':' or white space)"
 }
@@ -204,6 +211,7 @@ ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_failure_delay = 0
+login_trusted_networks = 127.0.0.0/8
 auth_username_format = %Lu
 mail_location = maildir:~/Maildir
 first_valid_uid = $VMAIL_UID
@@ -218,11 +226,11 @@ namespace inbox {
 
 passdb {
   driver = passwd-file
-  args = scheme=PLAIN username_format=%Lu $USERS_FILE
+  args = scheme=PLAIN $USERS_DIR/%Lu
 }
 userdb {
   driver = passwd-file
-  args = username_format=%Lu $USERS_FILE
+  args = $USERS_DIR/%Lu
 }
 
 protocol imap {
@@ -240,6 +248,12 @@ service imap-login {
 service lmtp {
   inet_listener lmtp {
     port = $LMTP_PORT
+  }
+}
+# No growing delays after failed logins: tests log in with wrong passwords on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
   }
 }
 service auth {
@@ -265,6 +279,7 @@ ssl = no
 auth_allow_cleartext = yes
 auth_mechanisms = plain login
 auth_failure_delay = 0
+login_trusted_networks = 127.0.0.0/8
 mail_driver = maildir
 mail_path = ~/Maildir
 first_valid_uid = $VMAIL_UID
@@ -278,11 +293,11 @@ namespace inbox {
 }
 
 passdb passwd-file {
-  passwd_file_path = $USERS_FILE
+  passwd_file_path = $USERS_DIR/%{user | lower}
   default_password_scheme = PLAIN
 }
 userdb passwd-file {
-  passwd_file_path = $USERS_FILE
+  passwd_file_path = $USERS_DIR/%{user | lower}
 }
 
 protocol imap {
@@ -300,6 +315,12 @@ service imap-login {
 service lmtp {
   inet_listener lmtp {
     port = $LMTP_PORT
+  }
+}
+# No growing delays after failed logins: tests log in with wrong passwords on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
   }
 }
 service auth {
@@ -538,7 +559,8 @@ cmd_start() {
     write_dovecot_conf && dovecot_changed=1
     local secret
     secret=$(probe_secret)
-    if ! grep -q -F -- "$PROBE_USER@${DOMAIN,,}:{PLAIN}$secret:" "$USERS_FILE" 2>/dev/null; then
+    if ! grep -q -F -- "$PROBE_USER@${DOMAIN,,}:{PLAIN}$secret:" \
+        "$USERS_DIR/$PROBE_USER@${DOMAIN,,}" 2>/dev/null; then
         put_user "$PROBE_USER" "$secret"
     fi
     before=$(postfix_signature)

@@ -1,0 +1,261 @@
+"""SMTP out through the real Postfix, read back from the real Dovecot."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+
+import aiosmtplib
+import pytest
+
+from pbem.transport.base import DeliveryResult, OutgoingMail, open_outbound
+from pbem.transport.smtp import SmtpOutbound
+from tests.fixtures.mailstack import MailStack, read_messages, wait_for_messages
+
+
+def _raw(subject: str, body: str = "Your turn: play a card.\r\n", to: str = "p@pbem.test") -> bytes:
+    return (
+        f"From: Cribbage <game@pbem.test>\r\nTo: {to}\r\nSubject: {subject}\r\n"
+        f"Message-ID: <{subject.replace(' ', '.')}@pbem.test>\r\n"
+        "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Content-Transfer-Encoding: 8bit\r\n\r\n" + body
+    ).encode()
+
+
+def _send(stack: MailStack, items: list[OutgoingMail], **params: object) -> list[DeliveryResult]:
+    sink = open_outbound(stack.smtp_url(**params))
+    return asyncio.run(sink.send_batch(items))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Counts SMTP connections opened (a spy around the real client)."""
+    opened: list[int] = []
+    real_connect = aiosmtplib.SMTP.connect
+
+    async def counting_connect(self: aiosmtplib.SMTP, *args: object, **kwargs: object) -> object:
+        opened.append(1)
+        return await real_connect(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aiosmtplib.SMTP, "connect", counting_connect)
+    yield opened
+
+
+def test_batch_round_trip_over_one_connection(
+    mailstack: MailStack, connections: list[int]
+) -> None:
+    alice, alice_pw = mailstack.new_user("alice")
+    bob, bob_pw = mailstack.new_user("bob")
+    items = [
+        OutgoingMail("1", f"game@{mailstack.domain}", [alice, bob], _raw("hand 1", to=alice)),
+        OutgoingMail("2", f"game@{mailstack.domain}", [alice], _raw("hand 2", to=alice)),
+        OutgoingMail("3", f"game@{mailstack.domain}", [bob], _raw("hand 3", to=bob)),
+    ]
+    results = _send(mailstack, items)
+    assert [(r.id, r.recipient, r.ok) for r in results] == [
+        ("1", alice, True), ("1", bob, True), ("2", alice, True), ("3", bob, True),
+    ]
+    assert all(r.error is None and not r.temporary for r in results)
+    assert len(connections) == 1
+    alice_mail = wait_for_messages(mailstack, alice, alice_pw, 2)
+    bob_mail = wait_for_messages(mailstack, bob, bob_pw, 2)
+    assert sorted(b"hand 1" in m for m in alice_mail) == [False, True]
+    assert any(b"Subject: hand 3" in m for m in bob_mail)
+
+
+def test_bytes_survive_dots_and_eight_bit(mailstack: MailStack) -> None:
+    user, password = mailstack.new_user("bytes")
+    body = ".a line with a leading dot\r\n..two dots\r\nunicode: 5♥ café\r\n.\r\nend\r\n"
+    [result] = _send(mailstack, [OutgoingMail("8", "game@pbem.test", [user], _raw("b", body))])
+    assert result.ok, result.error
+    [message] = wait_for_messages(mailstack, user, password, 1)
+    assert body.encode() in message.replace(b"\n", b"\r\n").replace(b"\r\r\n", b"\r\n")
+
+
+def test_refused_recipient_does_not_stop_the_others(mailstack: MailStack) -> None:
+    user, password = mailstack.new_user("kept")
+    unknown = f"nobody-here@{mailstack.domain}"
+    deferred = f"tempfail@{mailstack.domain}"
+    outside = "someone@example.com"
+    item = OutgoingMail("5", "game@pbem.test", [unknown, user, deferred, outside], _raw("mixed"))
+    results = {r.recipient: r for r in _send(mailstack, [item])}
+    assert results[user].ok
+    assert (results[unknown].ok, results[unknown].temporary) == (False, False)
+    assert results[unknown].error is not None and results[unknown].error.startswith(
+        "recipient refused: 550"
+    )
+    assert (results[deferred].ok, results[deferred].temporary) == (False, True)
+    assert "450" in (results[deferred].error or "")
+    assert (results[outside].ok, results[outside].temporary) == (False, False)
+    wait_for_messages(mailstack, user, password, 1)
+
+
+def test_all_recipients_refused_leaves_the_connection_usable(
+    mailstack: MailStack, connections: list[int]
+) -> None:
+    user, password = mailstack.new_user("after")
+    items = [
+        OutgoingMail("1", "game@pbem.test", [f"ghost@{mailstack.domain}"], _raw("lost")),
+        OutgoingMail("2", "game@pbem.test", [user], _raw("found")),
+    ]
+    results = _send(mailstack, items)
+    assert [(r.id, r.ok) for r in results] == [("1", False), ("2", True)]
+    assert len(connections) == 1
+    [message] = wait_for_messages(mailstack, user, password, 1)
+    assert b"Subject: found" in message
+
+
+def test_connection_refused_is_temporary_for_every_recipient() -> None:
+    sink = open_outbound(f"smtp://127.0.0.1:{_free_port()}?tls=none&timeout=5")
+    items = [
+        OutgoingMail("1", "game@pbem.test", ["a@pbem.test", "b@pbem.test"], _raw("x")),
+        OutgoingMail("2", "game@pbem.test", ["c@pbem.test"], _raw("y")),
+    ]
+    results = asyncio.run(sink.send_batch(items))
+    assert [(r.id, r.recipient) for r in results] == [
+        ("1", "a@pbem.test"), ("1", "b@pbem.test"), ("2", "c@pbem.test"),
+    ]
+    assert all(not r.ok and r.temporary and r.error for r in results)
+    assert "cannot connect" in (results[0].error or "")
+
+
+def test_empty_batch_sends_nothing(connections: list[int]) -> None:
+    sink = open_outbound("smtp://127.0.0.1:1?tls=none")
+    assert asyncio.run(sink.send_batch([])) == []
+    assert connections == []
+
+
+def test_auth_with_a_mailbox_login(mailstack: MailStack) -> None:
+    user, password = mailstack.new_user("sender")
+    url = f"smtp://{user.replace('@', '%40')}:{password}@{mailstack.smtp_host}:{mailstack.smtp_port}?tls=none"
+    [result] = asyncio.run(open_outbound(url).send_batch(
+        [OutgoingMail("1", user, [user], _raw("authenticated"))]
+    ))
+    assert result.ok, result.error
+    wait_for_messages(mailstack, user, password, 1)
+
+
+def test_bad_auth_is_a_temporary_failure_without_the_password(mailstack: MailStack) -> None:
+    user, _password = mailstack.new_user("badauth")
+    url = f"smtp://{user.replace('@', '%40')}:Wrong-Secret-77@{mailstack.smtp_host}:{mailstack.smtp_port}?tls=none"
+    sink = open_outbound(url)
+    [result] = asyncio.run(sink.send_batch([OutgoingMail("1", user, [user], _raw("no"))]))
+    assert (result.ok, result.temporary) == (False, True)
+    assert "authentication failed" in (result.error or "")
+    assert "Wrong-Secret-77" not in (result.error or "")
+    assert "Wrong-Secret-77" not in repr(sink)
+
+
+def test_starttls_required_but_not_offered_fails_temporarily(mailstack: MailStack) -> None:
+    results = _send(
+        mailstack,
+        [OutgoingMail("1", "game@pbem.test", [f"x@{mailstack.domain}"], _raw("tls"))],
+        tls="starttls",
+    )
+    assert [(r.ok, r.temporary) for r in results] == [(False, True)]
+
+
+def test_tls_none_does_not_upgrade(mailstack: MailStack) -> None:
+    sink = open_outbound(mailstack.smtp_url())
+    assert isinstance(sink, SmtpOutbound)
+    client = sink._client()
+    assert client._start_tls_on_connect is False
+    assert client.use_tls is False
+
+
+# ---------------------------------------------------------------- injected faults
+
+
+class _DroppingServer:
+    """A minimal SMTP server that hangs up in the middle of the Nth message.
+
+    Postfix cannot be made to drop a connection mid-transaction on demand, so this one
+    fault is injected with a stand-in server.
+    """
+
+    def __init__(self, drop_on_message: int, data_reply: bytes = b"250 2.0.0 queued") -> None:
+        self.drop_on_message = drop_on_message
+        self.data_reply = data_reply
+        self.messages = 0
+        self.connections = 0
+        self.delivered: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        writer.write(b"220 fake ESMTP\r\n")
+        try:
+            while line := await reader.readline():
+                command = line.strip().upper()
+                if command.startswith(b"EHLO"):
+                    writer.write(b"250-fake\r\n250 8BITMIME\r\n")
+                elif command.startswith(b"MAIL"):
+                    self.messages += 1
+                    if self.messages == self.drop_on_message:
+                        writer.close()
+                        return
+                    writer.write(b"250 ok\r\n")
+                elif command.startswith((b"RCPT", b"RSET", b"NOOP")):
+                    writer.write(b"250 ok\r\n")
+                elif command == b"DATA":
+                    writer.write(b"354 go\r\n")
+                    await writer.drain()
+                    body = b""
+                    while (chunk := await reader.readline()) != b".\r\n":
+                        body += chunk
+                    self.delivered.append(body)
+                    writer.write(self.data_reply + b"\r\n")
+                elif command == b"QUIT":
+                    writer.write(b"221 bye\r\n")
+                    await writer.drain()
+                    writer.close()
+                    return
+                else:
+                    writer.write(b"502 no\r\n")
+                await writer.drain()
+        except ConnectionError:
+            pass
+
+
+async def _against(server: _DroppingServer, items: list[OutgoingMail]) -> list[DeliveryResult]:
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        sink = open_outbound(f"smtp://127.0.0.1:{port}?tls=none&timeout=5")
+        return await sink.send_batch(items)
+    finally:
+        listener.close()
+
+
+def test_a_lost_connection_fails_the_message_in_flight_and_reconnects_once() -> None:
+    server = _DroppingServer(drop_on_message=2)
+    items = [OutgoingMail(str(n), "g@x.test", [f"p{n}@x.test"], _raw(f"m{n}")) for n in range(4)]
+    results = asyncio.run(_against(server, items))
+    assert [(r.id, r.ok, r.temporary) for r in results] == [
+        ("0", True, False), ("1", False, True), ("2", True, False), ("3", True, False),
+    ]
+    assert "connection lost" in (results[1].error or "")
+    assert server.connections == 2
+    assert len(server.delivered) == 3
+
+
+def test_data_refused_with_5xx_is_permanent() -> None:
+    server = _DroppingServer(drop_on_message=0, data_reply=b"554 5.6.0 content refused")
+    results = asyncio.run(_against(
+        server, [OutgoingMail("1", "g@x.test", ["a@x.test", "b@x.test"], _raw("spam"))]
+    ))
+    assert [(r.ok, r.temporary) for r in results] == [(False, False), (False, False)]
+    assert "554" in (results[0].error or "")
+
+
+def test_read_messages_helper_does_not_mark_seen(mailstack: MailStack) -> None:
+    user, password = mailstack.new_user("peek")
+    assert _send(mailstack, [OutgoingMail("1", "g@pbem.test", [user], _raw("peek"))])[0].ok
+    wait_for_messages(mailstack, user, password, 1)
+    assert len(read_messages(mailstack, user, password)) == 1

@@ -354,6 +354,14 @@ class Game:
             return None
         return self._s.show_order[self._s.show_index]
 
+    def showing(self) -> tuple[Card, ...]:
+        """Muggins games in the show: the cards of the hand (or crib) being counted now.
+
+        A hand is laid face up when it is counted, so these cards are public.
+        """
+        entry = self.show_entry()
+        return () if entry is None else self._show_cards(*entry)
+
     @property
     def awaiting_muggins(self) -> bool:
         return self._s.window is not None

@@ -62,6 +62,7 @@ class PlayerView:
     my_turn: bool
     legal: tuple[Action, ...]
     show_entry: tuple[int, str] | None
+    showing: tuple[Card, ...]
     awaiting_muggins: bool
     events: tuple[Event, ...]
     outcome: Outcome | None
@@ -115,6 +116,7 @@ class PlayerView:
             "partner": self.partner,
             "my_turn": self.my_turn,
             "show_entry": list(self.show_entry) if self.show_entry else None,
+            "showing": [c.ascii for c in self.showing],
             "awaiting_muggins": self.awaiting_muggins,
             "events": [e.to_json() for e in self.events],
             "outcome": self.outcome.to_json() if self.outcome else None,
@@ -156,6 +158,7 @@ class PlayerView:
             my_turn=bool(data.get("my_turn", False)),
             legal=tuple(action_from_json(a) for a in data["legal"]),
             show_entry=tuple(data["show_entry"]) if data.get("show_entry") else None,
+            showing=cards(data.get("showing", [])),
             awaiting_muggins=bool(data.get("awaiting_muggins", False)),
             events=tuple(event_from_json(e) for e in data.get("events", ())),
             outcome=outcome_from_json(outcome) if outcome else None,
@@ -234,6 +237,7 @@ def player_view(game: Game, seat: int, since: int = 0) -> PlayerView:
         my_turn=seat in to_act,
         legal=legal,
         show_entry=game.show_entry(),
+        showing=game.showing(),
         awaiting_muggins=game.awaiting_muggins,
         events=visible_events(game, seat, since),
         outcome=game.outcome,

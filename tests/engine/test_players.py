@@ -274,7 +274,8 @@ def _scrambled(game: Game, seat: int, rng: random.Random) -> Game:
     s = other._s
     mine = set(s.laid_away[seat])
     others = [x for x in range(game.players) if x != seat]
-    crib_slots = [i for i, c in enumerate(s.crib) if c not in mine]
+    shown = set(game.showing())  # a hand or crib being counted lies face up
+    crib_slots = [i for i, c in enumerate(s.crib) if c not in mine and c not in shown]
     hidden = [c for x in others for c in s.holding[x]] + [s.crib[i] for i in crib_slots]
     hidden += s.pack
     rng.shuffle(hidden)

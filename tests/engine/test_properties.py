@@ -244,7 +244,8 @@ def hidden_from(game: Game, seat: int) -> set[Card]:
             crib_shown = True
     if not crib_shown:
         hidden |= set(s.crib) - set(s.laid_away[seat])
-    return hidden
+    # A hand or the crib being counted in a muggins game lies face up.
+    return hidden - set(game.showing())
 
 
 def check_view(game: Game, seat: int, since: int, never_seen: dict[int, set[Card]]) -> None:

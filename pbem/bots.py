@@ -23,7 +23,7 @@ from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
 from engine import Accept, Action, Claim, Discard, Go, Muggins, Play, PlayerView, Resign
-from engine.players import choose_view_action
+from engine.players import decide
 
 
 def command_for(action: Action) -> str:
@@ -68,8 +68,9 @@ def text_of(msg: email.message.Message) -> str:
     return ""
 
 
-def quoted_reply(original: email.message.Message, sender: str, sender_name: str, body: str,
-                 now: datetime) -> bytes:
+def quoted_reply(
+    original: email.message.Message, sender: str, sender_name: str, body: str, now: datetime
+) -> bytes:
     """A reply as a mail client writes it: Re: subject, threading headers, quoted history."""
     reply = EmailMessage(policy=email.policy.SMTP)
     reply["From"] = f"{sender_name} <{sender}>"
@@ -142,7 +143,7 @@ class MailboxPlayer:
             if view is None:
                 continue
             if view.my_turn and view.legal and view.outcome is None:
-                action = choose_view_action(view, self.rng, self.level)
+                action = decide(view, self.rng, self.level)
                 raw = quoted_reply(msg, self.address, self.name, command_for(action), self.clock())
                 self.deliver(raw)
                 self.replies += 1

@@ -26,8 +26,12 @@ from pbem.store import models as m
 from pbem.store.db import check_schema, make_engine, migrate
 from pbem.store.errors import StoreError
 
-app = typer.Typer(help="Play-by-email Cribbage: the admin command line.", no_args_is_help=True,
-                  add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="Play-by-email Cribbage: the admin command line.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 game_app = typer.Typer(help="Create, inspect and manage games.", no_args_is_help=True)
 outbox_app = typer.Typer(help="Outgoing mail.", no_args_is_help=True)
 inbox_app = typer.Typer(help="Received mail and what became of it.", no_args_is_help=True)
@@ -64,8 +68,10 @@ def _main(
 ) -> None:
     state.config_file = config
     state.data_dir = data_dir
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def settings() -> Settings:
@@ -90,7 +96,7 @@ def database(cfg: Settings, *, check: bool = True) -> Engine:
         fail(f"{exc} (run 'pbem init')")
     except OperationalError as exc:
         fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc.orig}")
-    except Exception as exc:  # noqa: BLE001 - a bad URL and the like: one line, no traceback
+    except Exception as exc:
         fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc}")
 
 
@@ -116,7 +122,7 @@ def init() -> None:
     engine = database(cfg, check=False)
     try:
         revision = migrate(engine)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         fail(f"migration failed: {exc}")
     out.print(f"database ready at {mask_url(cfg.db_url)} (schema {revision})")
 
@@ -149,7 +155,9 @@ def game_new(
     count: Annotated[
         int | None, typer.Option("--players", help="Number of players (2, 3 or 4).")
     ] = None,
-    muggins: Annotated[bool, typer.Option("--muggins", help="Players count their own hands.")] = False,
+    muggins: Annotated[
+        bool, typer.Option("--muggins", help="Players count their own hands.")
+    ] = False,
     skunk: Annotated[str, typer.Option("--skunk", help="none, lurch or skunk.")] = "skunk",
     computer: Annotated[
         bool, typer.Option("--computer", help="Fill the last seat with the computer.")
@@ -165,14 +173,17 @@ def game_new(
         robots.append(len(people) - 1)
     if count is not None and count != len(people):
         fail(f"--players {count} but {len(people)} players were named")
-    game_id = _guard(svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed,
-                     computer=robots)
+    game_id = _guard(
+        svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed, computer=robots
+    )
     out.print(f"game {game_id} started; the first emails are in the outbox")
 
 
 @game_app.command("list")
 def game_list(
-    status: Annotated[str | None, typer.Option("--status", help="active, paused, finished, aborted.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="active, paused, finished, aborted.")
+    ] = None,
 ) -> None:
     """List games."""
     svc = service()
@@ -184,8 +195,14 @@ def game_list(
         for game in session.exec(query):
             assert game.id is not None
             names = ", ".join(s.name for s in svc._seats(session, game.id))
-            table.add_row(str(game.id), game.status, names, str(game.settings.get("target")),
-                          str(game.action_count), game.last_move_at.strftime("%Y-%m-%d %H:%M"))
+            table.add_row(
+                str(game.id),
+                game.status,
+                names,
+                str(game.settings.get("target")),
+                str(game.action_count),
+                game.last_move_at.strftime("%Y-%m-%d %H:%M"),
+            )
     out.print(table)
 
 
@@ -203,7 +220,8 @@ def _seat_for(svc: Service, session: Session, game_id: int, who: str) -> int:
 def game_show(
     game_id: int,
     as_player: Annotated[
-        str | None, typer.Option("--as", help="Show the mail this player would get (address, name or seat).")
+        str | None,
+        typer.Option("--as", help="Show the mail this player would get (address, name or seat)."),
     ] = None,
 ) -> None:
     """Show a game's board; with --as, exactly what one player sees."""
@@ -221,21 +239,27 @@ def game_show(
             out.print(f"Subject: {mail.subject}\n", highlight=False)
             out.print(mail.text, highlight=False, markup=False)
             return
-        table = Table("seat", "player", "address", "score", title=f"game {game_id}: {game_row.status}")
+        table = Table(
+            "seat", "player", "address", "score", title=f"game {game_id}: {game_row.status}"
+        )
         for seated in seats:
             side = game.side_of(seated.seat.seat)
-            table.add_row(str(seated.seat.seat), seated.name, seated.player.email,
-                          str(game.scores[side]))
+            table.add_row(
+                str(seated.seat.seat), seated.name, seated.player.email, str(game.scores[side])
+            )
         out.print(table)
         waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
-        out.print(f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
-                  f"waiting for {waiting}; {len(game.actions)} moves; seed {game.seed}",
-                  highlight=False)
+        out.print(
+            f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
+            f"waiting for {waiting}; {len(game.actions)} moves; seed {game.seed}",
+            highlight=False,
+        )
         if game.outcome is not None:
             o = game.outcome
             winners = " and ".join(seats[s].name for s in o.winner_seats)
-            out.print(f"result: {winners} won ({o.label}), scores {list(o.scores)}",
-                      highlight=False)
+            out.print(
+                f"result: {winners} won ({o.label}), scores {list(o.scores)}", highlight=False
+            )
 
 
 @game_app.command("resend")
@@ -273,12 +297,17 @@ def game_abort(game_id: int) -> None:
 @game_app.command("replay")
 def game_replay(
     game_id: int,
-    verify: Annotated[bool, typer.Option("--verify", help="Re-run the engine and check every stored step.")] = False,
-    as_player: Annotated[str | None, typer.Option("--as", help="Replay as one player sees it.")] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Re-run the engine and check every stored step.")
+    ] = False,
+    as_player: Annotated[
+        str | None, typer.Option("--as", help="Replay as one player sees it.")
+    ] = None,
 ) -> None:
     """Step through an archived game, state by state."""
     from engine.actions import action_from_json
-    from engine.game import Game, Settings as GameSettings
+    from engine.game import Game
+    from engine.game import Settings as GameSettings
     from pbem.store.games import load_actions
 
     svc = service()
@@ -315,8 +344,11 @@ def game_replay(
         out.print(f"verified: {len(logged)} steps replay exactly (state {game.state_hash()[:12]})")
     if game.outcome is not None:
         o = game.outcome
-        out.print(f"result: {' and '.join(names[s] for s in o.winner_seats)} won, {o.label}, "
-                  f"scores {list(o.scores)}", highlight=False)
+        out.print(
+            f"result: {' and '.join(names[s] for s in o.winner_seats)} won, {o.label}, "
+            f"scores {list(o.scores)}",
+            highlight=False,
+        )
 
 
 def _print_events(game: Any, names: list[str], since: int, seat: int | None) -> None:
@@ -336,7 +368,9 @@ def _print_events(game: Any, names: list[str], since: int, seat: int | None) -> 
 @game_app.command("export")
 def game_export(
     game_id: int,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File (default: stdout).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File (default: stdout).")
+    ] = None,
 ) -> None:
     """Write a game's JSON archive."""
     svc = service()
@@ -388,28 +422,48 @@ def ingest(file: Path) -> None:
 
 @outbox_app.command("list")
 def outbox_list(
-    status: Annotated[str | None, typer.Option("--status", help="pending, sending, sent, failed.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="pending, sending, sent, failed.")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
 ) -> None:
     """List outgoing mail, newest first."""
     svc = service()
-    table = Table("id", "status", "kind", "game", "to", "tries", "next try / sent", "last error",
-                  title="outbox")
+    table = Table(
+        "id",
+        "status",
+        "kind",
+        "game",
+        "to",
+        "tries",
+        "next try / sent",
+        "last error",
+        title="outbox",
+    )
     with Session(svc.db) as session:
         query = select(m.Outbox).order_by(m.Outbox.id.desc()).limit(limit)  # type: ignore[union-attr]
         if status:
             query = query.where(m.Outbox.status == status)
         for row in session.exec(query):
             when = row.sent_at or row.next_attempt_at
-            table.add_row(str(row.id), row.status, row.kind, str(row.game_id or ""), row.recipient,
-                          str(row.attempts), when.strftime("%Y-%m-%d %H:%M:%S"),
-                          (row.last_error or "")[:60])
+            table.add_row(
+                str(row.id),
+                row.status,
+                row.kind,
+                str(row.game_id or ""),
+                row.recipient,
+                str(row.attempts),
+                when.strftime("%Y-%m-%d %H:%M:%S"),
+                (row.last_error or "")[:60],
+            )
     out.print(table)
 
 
 @outbox_app.command("retry")
 def outbox_retry(
-    ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")] = None,
+    ids: Annotated[
+        list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")
+    ] = None,
 ) -> None:
     """Queue failed mail for another try now."""
     from pbem.store.outbox import retry_outbox
@@ -418,13 +472,15 @@ def outbox_retry(
     from pbem.store.db import session_scope
 
     with session_scope(svc.db) as session:
-        rows = retry_outbox(session, ids or None, now=svc.clock())
-    out.print(f"{len(rows)} messages queued again")
+        count = retry_outbox(session, now=svc.clock(), ids=ids or None, all_failed=not ids)
+    out.print(f"{count} messages queued again")
 
 
 @inbox_app.command("list")
 def inbox_list(
-    status: Annotated[str | None, typer.Option("--status", help="pending, applied, rejected, ignored, failed.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="pending, applied, rejected, ignored, failed.")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
     """List received mail and what became of it."""
@@ -434,9 +490,14 @@ def inbox_list(
     table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
     with Session(svc.db) as session:
         for row in list_inbound(session, status, limit):
-            table.add_row(str(row.id), row.status, row.sender or "", str(row.game_id or ""),
-                          row.received_at.strftime("%Y-%m-%d %H:%M:%S"),
-                          (row.reason or "").splitlines()[0][:70] if row.reason else "")
+            table.add_row(
+                str(row.id),
+                row.status,
+                row.sender or "",
+                str(row.game_id or ""),
+                row.received_at.strftime("%Y-%m-%d %H:%M:%S"),
+                (row.reason or "").splitlines()[0][:70] if row.reason else "",
+            )
     out.print(table)
 
 
@@ -447,8 +508,13 @@ def players() -> None:
     table = Table("id", "name", "address", "bounces", "last bounce", title="players")
     with Session(svc.db) as session:
         for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
-            table.add_row(str(p.id), display_name(p), p.email, str(p.bounce_count),
-                          (p.last_bounce_reason or "")[:60])
+            table.add_row(
+                str(p.id),
+                display_name(p),
+                p.email,
+                str(p.bounce_count),
+                (p.last_bounce_reason or "")[:60],
+            )
     out.print(table)
 
 
@@ -460,8 +526,8 @@ def serve(
     once: Annotated[bool, typer.Option("--once", help="Drain everything due, then exit.")] = False,
 ) -> None:
     """Run the daemon: watch the inbox, apply moves, send mail, run the clocks."""
-    from pbem.runtime import build_daemon
     from pbem.daemon import DaemonError
+    from pbem.runtime import build_daemon
 
     cfg = settings()
     engine = database(cfg)
@@ -479,7 +545,12 @@ def serve(
 
 @app.command()
 def demo(
-    directory: Annotated[Path | None, typer.Option("--dir", help="Where to keep the demo's files (default: a fresh temporary folder).")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir", help="Where to keep the demo's files (default: a fresh temporary folder)."
+        ),
+    ] = None,
     target: Annotated[int, typer.Option("--to", help="61 or 121.")] = 121,
     seed: Annotated[str, typer.Option("--seed", help="The deal.")] = "demo",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,

@@ -121,9 +121,7 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         except OSError as exc:
             raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
         file_values = dict(data.get("pbem", data))
-    env_keys = {
-        key for key in Settings.model_fields if f"PBEM_{key.upper()}" in os.environ
-    }
+    env_keys = {key for key in Settings.model_fields if f"PBEM_{key.upper()}" in os.environ}
     values = {k: v for k, v in file_values.items() if k not in env_keys}
     values.update(overrides)
     try:

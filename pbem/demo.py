@@ -41,8 +41,9 @@ def run_demo(
     console = console or Console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
     root.mkdir(parents=True, exist_ok=True)
-    settings = Settings(data_dir=root, domain="pbem.localhost", poll_seconds=0.02,
-                        reminder_hours=0, timeout_days=0)
+    settings = Settings(
+        data_dir=root, domain="pbem.localhost", poll_seconds=0.02, reminder_hours=0, timeout_days=0
+    )
     db = make_engine(settings.db_url)
     migrate(db)
     daemon = build_daemon(settings, db)
@@ -91,10 +92,12 @@ def run_demo(
     console.print(
         f"{winner} won {outcome['scores'][0]}–{outcome['scores'][1]}"
         f" (game value {outcome['value']}); {alice.replies + bob.replies} replies by email"
-        f" in {elapsed:.1f} s", highlight=False,
+        f" in {elapsed:.1f} s",
+        highlight=False,
     )
-    console.print(f"replay it:  pbem --data-dir {root} game replay {game_id} --verify",
-                  highlight=False)
+    console.print(
+        f"replay it:  pbem --data-dir {root} game replay {game_id} --verify", highlight=False
+    )
     return game_id
 
 
@@ -105,7 +108,9 @@ def _outbox_pending(db: object) -> bool:
     assert isinstance(db, Engine)
     with Session(db) as session:
         count = session.exec(
-            select(func.count()).select_from(m.Outbox).where(
+            select(func.count())
+            .select_from(m.Outbox)
+            .where(
                 m.Outbox.status.in_(["pending", "sending"])  # type: ignore[attr-defined]
             )
         ).one()

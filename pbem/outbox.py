@@ -52,21 +52,26 @@ class OutboxSender:
             with session_scope(self.db) as session:
                 rows = claim_due_outbox(session, self.clock(), self.batch)
                 items = [
-                    OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient],
-                                 raw=r.raw)
+                    OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
                     for r in rows
                 ]
             if not items:
                 break
             try:
                 results = await self.sink.send_batch(items)
-            except Exception as exc:  # noqa: BLE001 - a transport crash is a temporary failure
+            except Exception as exc:
                 log.warning("sending a batch failed: %s", exc)
                 with session_scope(self.db) as session:
                     for item in items:
-                        mark_failed(session, int(item.id), f"{type(exc).__name__}: {exc}",
-                                    temporary=True, now=self.clock(),
-                                    max_attempts=self.max_attempts, backoff=self.backoff)
+                        mark_failed(
+                            session,
+                            int(item.id),
+                            f"{type(exc).__name__}: {exc}",
+                            temporary=True,
+                            now=self.clock(),
+                            max_attempts=self.max_attempts,
+                            backoff=self.backoff,
+                        )
                 break
             by_id = {r.id: r for r in results}
             temporary_trouble = False
@@ -80,12 +85,22 @@ class OutboxSender:
                     error = result.error if result is not None else "no result from transport"
                     temporary = result.temporary if result is not None else True
                     temporary_trouble = temporary_trouble or temporary
-                    mark_failed(session, int(item.id), error or "delivery failed",
-                                temporary=temporary, now=self.clock(),
-                                max_attempts=self.max_attempts, backoff=self.backoff)
-                    log.warning("delivery of outbox %s to %s failed (%s): %s", item.id,
-                                item.recipients[0], "temporary" if temporary else "permanent",
-                                error)
+                    mark_failed(
+                        session,
+                        int(item.id),
+                        error or "delivery failed",
+                        temporary=temporary,
+                        now=self.clock(),
+                        max_attempts=self.max_attempts,
+                        backoff=self.backoff,
+                    )
+                    log.warning(
+                        "delivery of outbox %s to %s failed (%s): %s",
+                        item.id,
+                        item.recipients[0],
+                        "temporary" if temporary else "permanent",
+                        error,
+                    )
             if temporary_trouble:
                 break
         return delivered

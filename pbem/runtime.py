@@ -41,7 +41,9 @@ def build_daemon(
     inbox = open_inbound(settings.inbound, cursor_store=DbCursorStore(db, clock))
     sink = open_outbound(settings.outbound)
     sender = OutboxSender(
-        db, sink, clock,
+        db,
+        sink,
+        clock,
         max_attempts=settings.outbox_max_attempts,
         backoff=timedelta(seconds=settings.outbox_backoff_seconds),
     )

@@ -35,11 +35,13 @@ from engine import (
     IllegalActionError,
     InvalidSyntaxError,
     Resign,
-    Settings as GameSettings,
     action_from_json,
     action_to_json,
     player_view,
     to_archive,
+)
+from engine import (
+    Settings as GameSettings,
 )
 from engine import players as computer
 from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
@@ -126,8 +128,13 @@ class Service:
         key = message_key(raw, f"<{mail.message_id}>" if mail.message_id else None)
         with session_scope(self.db) as session:
             row, created = store_inbound(
-                session, raw, source, key, now=self.clock(),
-                sender=mail.sender or None, subject=(mail.subject or "")[:500] or None,
+                session,
+                raw,
+                source,
+                key,
+                now=self.clock(),
+                sender=mail.sender or None,
+                subject=(mail.subject or "")[:500] or None,
             )
             assert row.id is not None
             return row.id, created
@@ -160,7 +167,7 @@ class Service:
                 continue
             except InjectedFault:
                 raise
-            except Exception as exc:  # noqa: BLE001 - kept for the admin, never lost
+            except Exception as exc:
                 log.exception("processing inbound %s failed", inbound_id)
                 detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
                 with session_scope(self.db) as session:
@@ -206,13 +213,26 @@ class Service:
         if found is None:
             if player is None:
                 return self._finish(
-                    session, row, "ignored", "unknown sender and no game token: no reply",
+                    session,
+                    row,
+                    "ignored",
+                    "unknown sender and no game token: no reply",
                     sender=sender,
                 )
             self._error_reply(
-                session, player, row.id, "no-game", "Which game?",
-                [Notice("refused", "", "This mail did not reply to a game email, so I could "
-                        "not tell which game it is for. Reply to the latest email of your game.")],
+                session,
+                player,
+                row.id,
+                "no-game",
+                "Which game?",
+                [
+                    Notice(
+                        "refused",
+                        "",
+                        "This mail did not reply to a game email, so I could "
+                        "not tell which game it is for. Reply to the latest email of your game.",
+                    )
+                ],
                 now,
             )
             return self._finish(session, row, "rejected", "no valid game token", sender=sender)
@@ -220,30 +240,48 @@ class Service:
         if seat_player.email != sender:
             if player is None:
                 return self._finish(
-                    session, row, "ignored",
+                    session,
+                    row,
+                    "ignored",
                     f"token of game {game_row.id} used by unknown sender {sender}: no reply",
-                    sender=sender, game_id=game_row.id,
+                    sender=sender,
+                    game_id=game_row.id,
                 )
             self._error_reply(
-                session, player, row.id, "wrong-seat", "Not your reply address",
-                [Notice("refused", "", "This mail answered an email addressed to another "
-                        "player, so no move was made. Reply to your own game email.")],
+                session,
+                player,
+                row.id,
+                "wrong-seat",
+                "Not your reply address",
+                [
+                    Notice(
+                        "refused",
+                        "",
+                        "This mail answered an email addressed to another "
+                        "player, so no move was made. Reply to your own game email.",
+                    )
+                ],
                 now,
             )
             return self._finish(
-                session, row, "rejected",
-                f"sender {sender} is not the player of the token's seat", sender=sender,
+                session,
+                row,
+                "rejected",
+                f"sender {sender} is not the player of the token's seat",
+                sender=sender,
                 game_id=game_row.id,
             )
-        subject = "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(
-            mail.subject or ""
+        subject = (
+            "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(mail.subject or "")
         )
         parsed = parse_reply(mail.reply_text or "", subject)
-        return self._apply_commands(session, row, game_row, seat_row, parsed.commands,
-                                    parsed.ignored, sender, now)
+        return self._apply_commands(
+            session, row, game_row, seat_row, parsed.commands, parsed.ignored, sender, now
+        )
 
-    def _authenticate(self, session: Session, mail: IncomingMail
-                      ) -> tuple[m.Seat, m.Game, m.Player] | None:
+    def _authenticate(
+        self, session: Session, mail: IncomingMail
+    ) -> tuple[m.Seat, m.Game, m.Player] | None:
         for token in find_tokens(mail, self.settings.local_part, self.settings.domain):
             found = seat_by_token(session, token)
             if found is not None:
@@ -251,29 +289,51 @@ class Service:
         return None
 
     def _apply_commands(
-        self, session: Session, row: m.Inbound, game_row: m.Game, seat_row: m.Seat,
-        commands: Sequence[Command], ignored: Sequence[str], sender: str, now: datetime,
+        self,
+        session: Session,
+        row: m.Inbound,
+        game_row: m.Game,
+        seat_row: m.Seat,
+        commands: Sequence[Command],
+        ignored: Sequence[str],
+        sender: str,
+        now: datetime,
     ) -> Outcome:
         assert row.id is not None and game_row.id is not None
         seats = self._seats(session, game_row.id)
         seat = seat_row.seat
         notices: list[Notice] = []
         if not commands:
-            notices.append(Notice("refused", "", "I found no command in your mail.",
-                                  "reply 'help' for the command language"))
+            notices.append(
+                Notice(
+                    "refused",
+                    "",
+                    "I found no command in your mail.",
+                    "reply 'help' for the command language",
+                )
+            )
             self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
-            return self._finish(session, row, "rejected", "no command found", sender=sender,
-                                game_id=game_row.id)
+            return self._finish(
+                session, row, "rejected", "no command found", sender=sender, game_id=game_row.id
+            )
         if game_row.status != m.GameStatus.ACTIVE.value and any(
             c.verb in GAME_VERBS for c in commands
         ):
-            word = {"paused": "paused by the admin", "finished": "over",
-                    "aborted": "aborted"}.get(game_row.status, game_row.status)
-            notices.append(Notice("refused", str(commands[0]), f"This game is {word}; no move "
-                                  "was made."))
+            word = {"paused": "paused by the admin", "finished": "over", "aborted": "aborted"}.get(
+                game_row.status, game_row.status
+            )
+            notices.append(
+                Notice("refused", str(commands[0]), f"This game is {word}; no move was made.")
+            )
             self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
-            return self._finish(session, row, "rejected", f"game is {game_row.status}",
-                                sender=sender, game_id=game_row.id)
+            return self._finish(
+                session,
+                row,
+                "rejected",
+                f"game is {game_row.status}",
+                sender=sender,
+                game_id=game_row.id,
+            )
         game = self.load_game(session, game_row)
         since = len(game.events)
         new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
@@ -289,8 +349,9 @@ class Service:
                 action = to_action(game, seat, cmd)
                 game.apply(action)
             except AmbiguousActionError as exc:
-                notices.append(Notice("ambiguous", str(cmd), str(exc),
-                                      "play " + " or ".join(exc.candidates)))
+                notices.append(
+                    Notice("ambiguous", str(cmd), str(exc), "play " + " or ".join(exc.candidates))
+                )
                 continue
             except (IllegalActionError, InvalidSyntaxError) as exc:
                 legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
@@ -303,13 +364,21 @@ class Service:
             notices.append(Notice("ignored", line, "not a command, ignored"))
         if new_actions:
             self.fault("before-log")
-            append_actions(session, game_row.id, game_row.action_count, new_actions, row.id,
-                           now=now, state_hash=game.state_hash())
+            append_actions(
+                session,
+                game_row.id,
+                game_row.action_count,
+                new_actions,
+                row.id,
+                now=now,
+                state_hash=game.state_hash(),
+            )
             session.refresh(game_row)
             self._after_moves(session, game_row, game, now)
             self.fault("before-render")
-            self._send_turn_mails(session, game_row, game, seats, since, {seat: notices},
-                                  row.id, now)
+            self._send_turn_mails(
+                session, game_row, game, seats, since, {seat: notices}, row.id, now
+            )
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
@@ -320,8 +389,15 @@ class Service:
             if refused:
                 reason += " — refused: " + "; ".join(refused)
             self.fault("before-mark")
-            return self._finish(session, row, "applied", reason, sender=sender,
-                                game_id=game_row.id, applied=tuple(applied))
+            return self._finish(
+                session,
+                row,
+                "applied",
+                reason,
+                sender=sender,
+                game_id=game_row.id,
+                applied=tuple(applied),
+            )
         if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
             if "hand" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
@@ -329,14 +405,21 @@ class Service:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
                 self._send_help(session, game_row, seats, seat, row.id, now)
-            return self._finish(session, row, "applied", "sent: " + ", ".join(wants),
-                                sender=sender, game_id=game_row.id)
+            return self._finish(
+                session,
+                row,
+                "applied",
+                "sent: " + ", ".join(wants),
+                sender=sender,
+                game_id=game_row.id,
+            )
         self._reply_view(session, game_row, seats, seat, row.id, notices, "error", now)
         if "help" in wants:
             self._send_help(session, game_row, seats, seat, row.id, now)
         reason = "; ".join(f"{n.command}: {n.message}" for n in notices if n.status != "applied")
-        return self._finish(session, row, "rejected", reason[:2000], sender=sender,
-                            game_id=game_row.id)
+        return self._finish(
+            session, row, "rejected", reason[:2000], sender=sender, game_id=game_row.id
+        )
 
     def _auto_moves(
         self, game: Game, game_row: m.Game
@@ -372,9 +455,17 @@ class Service:
             game_row.deadline_at = None
         session.add(game_row)
 
-    def _finish(self, session: Session, row: m.Inbound, status: str, reason: str, *,
-                sender: str | None = None, game_id: int | None = None,
-                applied: tuple[str, ...] = ()) -> Outcome:
+    def _finish(
+        self,
+        session: Session,
+        row: m.Inbound,
+        status: str,
+        reason: str,
+        *,
+        sender: str | None = None,
+        game_id: int | None = None,
+        applied: tuple[str, ...] = (),
+    ) -> Outcome:
         mark_inbound(session, row, status, reason, game_id, now=self.clock(), sender=sender)
         log.info("inbound %s %s: %s", row.id, status, reason)
         return Outcome(status, reason, game_id, applied)
@@ -417,21 +508,27 @@ class Service:
         if len(set(emails)) != len(emails):
             raise ServiceError("a player cannot sit twice at one game")
         try:
-            settings = GameSettings(players=len(players), target=target, skunk=skunk,
-                                    muggins=muggins)
+            settings = GameSettings(
+                players=len(players), target=target, skunk=skunk, muggins=muggins
+            )
         except EngineError as exc:
             raise ServiceError(str(exc)) from exc
         seed = seed or secrets.token_hex(16)
         now = self.clock()
         with session_scope(self.db) as session:
             rows = [
-                get_or_create_player(session, email, name)
+                get_or_create_player(session, email, name, now=now)
                 for email, (_, name) in zip(emails, players, strict=True)
             ]
             thread = f"game-{secrets.token_hex(6)}@{self.settings.domain}"
             game_row = create_game(
-                session, settings.to_json(), seed, rows, [new_token() for _ in rows],
-                now=now, thread_id=thread,
+                session,
+                settings.to_json(),
+                seed,
+                rows,
+                [new_token() for _ in rows],
+                now=now,
+                thread_id=thread,
             )
             assert game_row.id is not None
             if computer:
@@ -439,8 +536,9 @@ class Service:
             game = Game(settings, seed)
             auto = self._auto_moves(game, game_row)
             if auto:
-                append_actions(session, game_row.id, 0, auto, None, now=now,
-                               state_hash=game.state_hash())
+                append_actions(
+                    session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash()
+                )
                 session.refresh(game_row)
             self._after_moves(session, game_row, game, now)
             seats = self._seats(session, game_row.id)
@@ -464,8 +562,16 @@ class Service:
             for seated in seats:
                 view = player_view(game, seated.seat.seat, len(game.events))
                 ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
-                self._enqueue(session, game_row, seated, render_turn(view, ctx), "status", tag,
-                              now, view_json=view.to_json())
+                self._enqueue(
+                    session,
+                    game_row,
+                    seated,
+                    render_turn(view, ctx),
+                    "status",
+                    tag,
+                    now,
+                    view_json=view.to_json(),
+                )
             return len(seats)
 
     def set_status(self, game_id: int, status: str) -> m.Game:
@@ -523,17 +629,24 @@ class Service:
             raise ServiceError("the archive must list one player per seat")
         now = self.clock()
         with session_scope(self.db) as session:
-            rows = [get_or_create_player(session, p["email"], p.get("name")) for p in people]
+            rows = [
+                get_or_create_player(session, p["email"], p.get("name"), now=now) for p in people
+            ]
             game_row = create_game(
-                session, game.settings.to_json(), game.seed, rows,
-                [new_token() for _ in rows], now=now,
+                session,
+                game.settings.to_json(),
+                game.seed,
+                rows,
+                [new_token() for _ in rows],
+                now=now,
                 thread_id=f"game-{secrets.token_hex(6)}@{self.settings.domain}",
             )
             assert game_row.id is not None
             actions = [(a.seat, action_to_json(a), False) for a in game.actions]
             if actions:
-                append_actions(session, game_row.id, 0, actions, None, now=now,
-                               state_hash=game.state_hash())
+                append_actions(
+                    session, game_row.id, 0, actions, None, now=now, state_hash=game.state_hash()
+                )
                 session.refresh(game_row)
             if game.is_over and game.outcome is not None:
                 game_row.status = m.GameStatus.FINISHED.value
@@ -567,17 +680,25 @@ class Service:
                         view = player_view(game, seat, len(game.events))
                         ctx = self._context(game_row, seats, seat, [], len(game.events))
                         mail = render_reminder(view, ctx, _duration(waited))
-                        self._enqueue(session, game_row, seated, mail, "reminder",
-                                      f"m{game_row.reminders_sent}-{game_row.action_count}", now,
-                                      view_json=view.to_json())
+                        self._enqueue(
+                            session,
+                            game_row,
+                            seated,
+                            mail,
+                            "reminder",
+                            f"m{game_row.reminders_sent}-{game_row.action_count}",
+                            now,
+                            view_json=view.to_json(),
+                        )
                     game_row.reminders_sent += 1
                     game_row.next_reminder_at = now + timedelta(hours=self.settings.reminder_hours)
                     session.add(game_row)
                     touched += 1
         return touched
 
-    def _timeout(self, session: Session, game_row: m.Game, game: Game, seats: list[_Seated],
-                 now: datetime) -> int:
+    def _timeout(
+        self, session: Session, game_row: m.Game, game: Game, seats: list[_Seated], now: datetime
+    ) -> int:
         assert game_row.id is not None
         action_kind = self.settings.timeout_action
         if action_kind == "none":
@@ -598,21 +719,42 @@ class Service:
         new_actions.extend(self._auto_moves(game, game_row))
         if not new_actions:
             return 0
-        append_actions(session, game_row.id, game_row.action_count, new_actions, None, now=now,
-                       state_hash=game.state_hash())
+        append_actions(
+            session,
+            game_row.id,
+            game_row.action_count,
+            new_actions,
+            None,
+            now=now,
+            state_hash=game.state_hash(),
+        )
         session.refresh(game_row)
         self._after_moves(session, game_row, game, now)
-        note = Notice("info", "", "A player ran out of time: "
-                      + ("the game is forfeited." if action_kind == "forfeit"
-                         else "the computer moved for them."))
-        self._send_turn_mails(session, game_row, game, seats, since,
-                              {s.seat.seat: [note] for s in seats}, None, now)
+        note = Notice(
+            "info",
+            "",
+            "A player ran out of time: "
+            + (
+                "the game is forfeited."
+                if action_kind == "forfeit"
+                else "the computer moved for them."
+            ),
+        )
+        self._send_turn_mails(
+            session, game_row, game, seats, since, {s.seat.seat: [note] for s in seats}, None, now
+        )
         return 1
 
     # -- mail out ----------------------------------------------------------------------
 
-    def _context(self, game_row: m.Game, seats: list[_Seated], seat: int,
-                 notices: Sequence[Notice], since: int) -> MailContext:
+    def _context(
+        self,
+        game_row: m.Game,
+        seats: list[_Seated],
+        seat: int,
+        notices: Sequence[Notice],
+        since: int,
+    ) -> MailContext:
         assert game_row.id is not None
         return MailContext(
             game_id=game_row.id,
@@ -625,21 +767,45 @@ class Service:
             paused=game_row.status == m.GameStatus.PAUSED.value,
         )
 
-    def _send_turn_mails(self, session: Session, game_row: m.Game, game: Game,
-                         seats: list[_Seated], since: int,
-                         notices: dict[int, list[Notice]], inbound_id: int | None,
-                         now: datetime) -> None:
+    def _send_turn_mails(
+        self,
+        session: Session,
+        game_row: m.Game,
+        game: Game,
+        seats: list[_Seated],
+        since: int,
+        notices: dict[int, list[Notice]],
+        inbound_id: int | None,
+        now: datetime,
+    ) -> None:
         kind = "gameover" if game.is_over else "turn"
         for seated in seats:
             seat = seated.seat.seat
             view = player_view(game, seat, since)
             ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
             mail = render_turn(view, ctx)
-            self._enqueue(session, game_row, seated, mail, kind,
-                          f"a{game_row.action_count}", now, view_json=view.to_json())
+            self._enqueue(
+                session,
+                game_row,
+                seated,
+                mail,
+                kind,
+                f"a{game_row.action_count}",
+                now,
+                view_json=view.to_json(),
+            )
 
-    def _reply_view(self, session: Session, game_row: m.Game, seats: list[_Seated], seat: int,
-                    inbound_id: int, notices: Sequence[Notice], kind: str, now: datetime) -> None:
+    def _reply_view(
+        self,
+        session: Session,
+        game_row: m.Game,
+        seats: list[_Seated],
+        seat: int,
+        inbound_id: int,
+        notices: Sequence[Notice],
+        kind: str,
+        now: datetime,
+    ) -> None:
         game = self.load_game(session, game_row)
         view = player_view(game, seat, len(game.events))
         ctx = self._context(game_row, seats, seat, notices, len(game.events))
@@ -647,44 +813,98 @@ class Service:
             mail = render_error(ctx, view, "Your mail could not be applied")
         else:
             mail = render_turn(view, ctx)
-        self._enqueue(session, game_row, seats[seat], mail, kind, f"i{inbound_id}", now,
-                      view_json=view.to_json())
+        self._enqueue(
+            session,
+            game_row,
+            seats[seat],
+            mail,
+            kind,
+            f"i{inbound_id}",
+            now,
+            view_json=view.to_json(),
+        )
 
-    def _send_history(self, session: Session, game_row: m.Game, game: Game,
-                      seats: list[_Seated], seat: int, inbound_id: int, now: datetime) -> None:
+    def _send_history(
+        self,
+        session: Session,
+        game_row: m.Game,
+        game: Game,
+        seats: list[_Seated],
+        seat: int,
+        inbound_id: int,
+        now: datetime,
+    ) -> None:
         view = player_view(game, seat, len(game.events))
         ctx = self._context(game_row, seats, seat, [], 0)
         events = player_view(game, seat, 0).events
         mail = render_history(view, ctx, events)
         self._enqueue(session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
 
-    def _send_help(self, session: Session, game_row: m.Game, seats: list[_Seated], seat: int,
-                   inbound_id: int, now: datetime) -> None:
+    def _send_help(
+        self,
+        session: Session,
+        game_row: m.Game,
+        seats: list[_Seated],
+        seat: int,
+        inbound_id: int,
+        now: datetime,
+    ) -> None:
         ctx = self._context(game_row, seats, seat, [], 0)
         mail = render_help(ctx, f"Cribbage {game_row.id}")
         self._enqueue(session, game_row, seats[seat], mail, "help", f"p{inbound_id}", now)
 
-    def _error_reply(self, session: Session, player: m.Player, inbound_id: int, kind: str,
-                     title: str, notices: Sequence[Notice], now: datetime) -> None:
+    def _error_reply(
+        self,
+        session: Session,
+        player: m.Player,
+        inbound_id: int,
+        kind: str,
+        title: str,
+        notices: Sequence[Notice],
+        now: datetime,
+    ) -> None:
         """A reply to a known player whose mail named no game of theirs (throttled)."""
         if not error_throttle_allows(session, player.email, kind, now):
             return
-        ctx = MailContext(game_id=0, names=(display_name(player),), recipient_seat=0,
-                          reply_hint="", notices=tuple(notices))
+        ctx = MailContext(
+            game_id=0,
+            names=(display_name(player),),
+            recipient_seat=0,
+            reply_hint="",
+            notices=tuple(notices),
+        )
         mail = render_error(ctx, None, title)
         msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
         raw = compose(
-            sender=self.settings.address, sender_name=self.settings.from_name,
-            to=player.email, to_name=display_name(player), subject=mail.subject,
-            text=mail.text, html=mail.html, message_id=msg_id, in_reply_to=None,
-            references=[], reply_to=None, loop_value=self.settings.loop_value, date=now,
+            sender=self.settings.address,
+            sender_name=self.settings.from_name,
+            to=player.email,
+            to_name=display_name(player),
+            subject=mail.subject,
+            text=mail.text,
+            html=mail.html,
+            message_id=msg_id,
+            in_reply_to=None,
+            references=[],
+            reply_to=None,
+            loop_value=self.settings.loop_value,
+            date=now,
         )
-        enqueue_outbox(session, msg_id, player.email, self.settings.address, "error", raw, None,
-                       now=now)
+        enqueue_outbox(
+            session, msg_id, player.email, self.settings.address, "error", raw, None, now=now
+        )
 
-    def _enqueue(self, session: Session, game_row: m.Game, seated: _Seated, mail: RenderedMail,
-                 kind: str, tag: str, now: datetime,
-                 view_json: dict[str, Any] | None = None) -> None:
+    def _enqueue(
+        self,
+        session: Session,
+        game_row: m.Game,
+        seated: _Seated,
+        mail: RenderedMail,
+        kind: str,
+        tag: str,
+        now: datetime,
+        view_json: dict[str, Any] | None = None,
+    ) -> None:
         assert game_row.id is not None
         token = seated.seat.token
         msg_id = message_id(token, game_row.id, f"{tag}.{kind}", self.settings.domain)
@@ -696,8 +916,11 @@ class Service:
         attachments = []
         if view_json is not None:
             attachments.append(
-                ("view.json", "application/json",
-                 json.dumps(view_json, ensure_ascii=False).encode())
+                (
+                    "view.json",
+                    "application/json",
+                    json.dumps(view_json, ensure_ascii=False).encode(),
+                )
             )
         raw = compose(
             sender=self.settings.address,
@@ -715,8 +938,16 @@ class Service:
             date=now,
             attachments=attachments,
         )
-        _, created = enqueue_outbox(session, msg_id, seated.player.email, self.settings.address,
-                                    kind, raw, game_row.id, now=now)
+        _, created = enqueue_outbox(
+            session,
+            msg_id,
+            seated.player.email,
+            self.settings.address,
+            kind,
+            raw,
+            game_row.id,
+            now=now,
+        )
         if created:
             seated.seat.last_mail_id = bare
             session.add(seated.seat)

@@ -97,8 +97,9 @@ def test_to_action_refusals() -> None:
         to_action(game, 0, Command("discard", (), ""))
     with pytest.raises(InvalidSyntaxError):
         to_action(game, 0, Command("discard", ("zz",), ""))
-    not_held = next(c for c in (parse_card(f"{r}h") for r in "A23456789TJQK")
-                    if c not in game.holding(0))
+    not_held = next(
+        c for c in (parse_card(f"{r}h") for r in "A23456789TJQK") if c not in game.holding(0)
+    )
     with pytest.raises(IllegalActionError, match="do not hold"):
         to_action(game, 0, Command("discard", (not_held.ascii, "x"), ""))
     with pytest.raises(InvalidSyntaxError):
@@ -111,8 +112,11 @@ def test_play_rank_ambiguous_when_two_held() -> None:
         return any(ranks.count(r) == 2 for r in ranks)
 
     game, seat = _game_holding(has_pair)
-    rank = next(c.rank for c in game.holding(seat)  # type: ignore[attr-defined]
-                if [x.rank for x in game.holding(seat)].count(c.rank) == 2)  # type: ignore[attr-defined]
+    rank = next(
+        c.rank
+        for c in game.holding(seat)  # type: ignore[attr-defined]
+        if [x.rank for x in game.holding(seat)].count(c.rank) == 2
+    )  # type: ignore[attr-defined]
     label = Card(rank, Suit.CLUBS).label
     with pytest.raises(AmbiguousActionError) as info:
         to_action(game, seat, Command("play", (label,), ""))  # type: ignore[arg-type]

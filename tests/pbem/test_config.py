@@ -43,19 +43,25 @@ def test_bad_value_and_unknown_key(tmp_path: Path) -> None:
     path.write_text('timeout_action = "explode"\n')
     with pytest.raises(ConfigError, match="timeout_action"):
         load_settings(path)
-    path.write_text('no_such_setting = 1\n')
+    path.write_text("no_such_setting = 1\n")
     with pytest.raises(ConfigError, match="no_such_setting"):
         load_settings(path)
 
 
 def test_secrets_masked() -> None:
-    assert mask_url("imap://bob:s3cret@127.0.0.1:10143/INBOX") == "imap://bob:***@127.0.0.1:10143/INBOX"
+    assert (
+        mask_url("imap://bob:s3cret@127.0.0.1:10143/INBOX")
+        == "imap://bob:***@127.0.0.1:10143/INBOX"
+    )
     assert "s3cret" not in mask_url("smtp://bob:s3cret@mail.example.org?tls=starttls")
     assert mask_url("maildir:/tmp/x") == "maildir:/tmp/x"
 
 
 def test_masked_settings_hide_passwords(tmp_path: Path) -> None:
-    cfg = load_settings(None, data_dir=tmp_path,
-                        inbound_url="imap://u:pw123@127.0.0.1:1/INBOX",
-                        outbound_url="smtp://u:pw123@127.0.0.1:2")
+    cfg = load_settings(
+        None,
+        data_dir=tmp_path,
+        inbound_url="imap://u:pw123@127.0.0.1:1/INBOX",
+        outbound_url="smtp://u:pw123@127.0.0.1:2",
+    )
     assert "pw123" not in repr(cfg.masked())

@@ -20,10 +20,10 @@ Levels:
     points of their best answer against ours in return; the go or last-card
     point when nobody else can play; and small tactical preferences (lead a
     four or lower or from a pair, not a five; keep low cards for the end of a
-    count; do not leave the count at 5 or 21).  Muggins games: claim the true
-    count of its own hand; for the crib, whose other cards the view does not
-    show before the claim, the claim that does best over every way the unseen
-    cards could lie; call muggins whenever a claim it sees is short.
+    count; do not leave the count at 5 or 21).  Muggins games: the hand or
+    crib being counted lies face up (``view.showing``), so claim its exact
+    count, and answer a claim by counting the shown cards: muggins when the
+    claim was short, accept when it was right.
 
 The crib tables
 ---------------
@@ -49,7 +49,7 @@ import numpy as np
 
 from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
 from engine.cards import JACK, Card, Suit, full_deck
-from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Game
+from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
 from engine.scoring import rank_points, score_play, show_points
 from engine.view import PlayerView, player_view
 
@@ -137,7 +137,7 @@ def good_action(view: PlayerView, rng: random.Random) -> Action:
     if view.phase == SHOW:
         if view.awaiting_muggins:
             return answer_claim(view)
-        return choose_claim(view, rng)
+        return choose_claim(view)
     raise ValueError(f"nothing to decide in phase {view.phase!r}")
 
 
@@ -361,57 +361,55 @@ def choose_play(view: PlayerView, rng: random.Random) -> Action:
 # -- muggins: claims and answers ---------------------------------------------------
 
 
-def _claim_target(view: PlayerView) -> tuple[str, tuple[Card, ...]] | None:
-    """(what, visible cards) of the hand or crib this seat is to count."""
+def shown_value(view: PlayerView) -> int | None:
+    """The true count of the hand or crib being counted now, from the face-up cards
+    (``view.showing``); None outside a muggins show or when nothing is shown."""
+    entry = view.show_entry
+    if entry is None or view.starter is None:
+        return None
+    seat, what = entry
+    cards = view.showing
+    if not cards and what == "hand" and seat == view.seat:
+        cards = view.kept  # a view without ``showing``: one's own hand is known anyway
+    if not cards:
+        return None
+    return show_points(cards, view.starter, crib=what == "crib")
+
+
+def choose_claim(view: PlayerView) -> Action:
+    """The exact count of the hand or crib this seat is counting."""
+    return Claim(view.seat, min(shown_value(view) or 0, MAX_CLAIM))
+
+
+def claim_answered(view: PlayerView) -> Event | None:
+    """The claim the muggins window is open for, if ``view.events`` reaches back to it."""
     entry = view.show_entry
     if entry is None:
         return None
-    _, what = entry
-    return what, view.kept if what == "hand" else view.laid_away
-
-
-def best_claim(distribution: Sequence[int]) -> int:
-    """The claim that maximises our points minus the opponents' for these equally
-    likely true counts: a short claim loses twice the shortfall (muggins), an
-    over-claim once the excess."""
-
-    def net(claim: int) -> float:
-        return sum(2 * min(claim, a) - max(claim, a) for a in distribution)
-
-    return max(range(MAX_CLAIM + 1), key=lambda c: (net(c), -c))
-
-
-def choose_claim(view: PlayerView, rng: random.Random) -> Action:
-    """The exact count of a hand it can see; for a crib it cannot fully see, the
-    claim that does best over every way the unseen crib cards could lie."""
-    target = _claim_target(view)
-    starter = view.starter
-    if target is None or starter is None:
-        return Claim(view.seat, 0)
-    what, known = target
-    crib = what == "crib"
-    if len(known) == 4:
-        return Claim(view.seat, show_points(known, starter, crib=crib))
-    pool = [c for c in unseen_cards(view) if c not in known]
-    missing = 4 - len(known)
-    if comb(len(pool), missing) <= 4000:
-        fills: list[tuple[Card, ...]] = list(combinations(pool, missing))
-    else:
-        fills = [tuple(rng.sample(pool, missing)) for _ in range(4000)]
-    values = [show_points([*known, *fill], starter, crib=crib) for fill in fills]
-    return Claim(view.seat, best_claim(values))
+    seat, what = entry
+    latest = next(
+        (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no), None
+    )
+    if latest is None or latest.seat != seat or not latest.detail.startswith(f"{what}:"):
+        return None  # the events start after the claim: an earlier claim is not this one
+    return latest
 
 
 def answer_claim(view: PlayerView) -> Action:
-    """Muggins when the claim being answered is short of the shown cards' true count."""
-    claim = next((e for e in reversed(view.events) if e.kind == "claim"), None)
-    if claim is None or view.starter is None:
+    """Muggins when the claim being answered is short of the shown cards' true count.
+
+    While the window is open the claim was not over the true count, so what it
+    pegged is exactly what was claimed.  When the view's events start after the
+    claim (a status or reminder mail), the claim is unknown: a muggins call costs
+    nothing when the count was right, so it calls muggins on any scoring hand.
+    """
+    actual = shown_value(view)
+    if not actual:
         return Accept(view.seat)
-    crib = claim.detail.startswith("crib")
-    actual = show_points(claim.cards, view.starter, crib=crib)
-    # While the muggins window is open the claim was not over the true count,
-    # so what it pegged is exactly what was claimed.
-    return Muggins(view.seat) if actual > claim.points else Accept(view.seat)
+    claim = claim_answered(view)
+    if claim is None or actual > claim.points:
+        return Muggins(view.seat)
+    return Accept(view.seat)
 
 
 # -- the crib tables ---------------------------------------------------------------
@@ -471,11 +469,11 @@ __all__ = [
     "CRIB_SINGLE_VALUE",
     "LEVELS",
     "answer_claim",
-    "best_claim",
     "choose_action",
     "choose_claim",
     "choose_discard",
     "choose_play",
+    "claim_answered",
     "crib_value",
     "decide",
     "discard_values",
@@ -486,5 +484,6 @@ __all__ = [
     "play_points",
     "play_values",
     "random_action",
+    "shown_value",
     "unseen_cards",
 ]

@@ -29,8 +29,9 @@ from engine.players import (
     CRIB_PAIR_VALUE,
     CRIB_SINGLE_VALUE,
     LEVELS,
-    best_claim,
+    answer_claim,
     choose_action,
+    choose_claim,
     decide,
     discard_values,
     exact_crib_mean,
@@ -318,67 +319,147 @@ def test_decisions_ignore_hidden_cards(players: int, muggins: bool) -> None:
 # -- muggins -----------------------------------------------------------------------
 
 
-def _to_first_claim(seed: str) -> Game:
-    game = new_game(2, seed=seed, muggins=True, first_dealer=0)
+def _to_first_claim(seed: str, players: int = 2) -> Game:
+    game = new_game(players, seed=seed, muggins=True, first_dealer=0)
     rng = random.Random(1)
     while game.phase != SHOW:
         game.apply(choose_action(game, game.to_act()[0], rng))
     return game
 
 
-def test_claims_the_true_count_of_its_hand() -> None:
-    for i in range(10):
-        game = _to_first_claim(f"claim-{i}")
-        if game.phase != SHOW:
-            continue
+def _true_count(game: Game) -> int:
+    entry = game.show_entry()
+    assert entry is not None
+    return show_points(game.showing(), game.starter, crib=entry[1] == "crib")
+
+
+def _claims(game: Game, rng: random.Random) -> list[tuple[str, int, int]]:
+    """Drive the show to its end: (what, claimed, true count) of every claim made."""
+    out: list[tuple[str, int, int]] = []
+    hand = game.hand_no
+    while game.phase == SHOW and game.hand_no == hand:
         seat = game.to_act()[0]
-        action = choose_action(game, seat, random.Random(0))
-        assert action == Claim(seat, show_points(game.kept(seat), game.starter))
+        action = choose_action(game, seat, rng)
+        if isinstance(action, Claim):
+            entry = game.show_entry()
+            assert entry is not None
+            out.append((entry[1], action.points, _true_count(game)))
+        game.apply(action)
+    return out
 
 
-def test_calls_muggins_on_a_short_claim_only() -> None:
+def test_claims_the_true_count_of_every_hand_and_the_crib() -> None:
+    whats: set[str] = set()
+    for players in (2, 3, 4):
+        for i in range(6):
+            game = _to_first_claim(f"claim-{players}-{i}", players)
+            claims = _claims(game, random.Random(i))
+            for what, claimed, actual in claims:
+                assert claimed == actual, (what, claimed, actual)
+                whats.add(what)
+            if not game.is_over:
+                assert len(claims) == players + 1  # every hand, then the crib
+    assert whats == {"hand", "crib"}
+
+
+def test_the_crib_claim_counts_the_face_up_crib() -> None:
     tested = 0
-    for i in range(30):
-        game = _to_first_claim(f"short-{i}")
-        if game.phase != SHOW:
+    for i in range(10):
+        game = _to_first_claim(f"crib-{i}")
+        rng = random.Random(0)
+        while not game.is_over and game.show_entry() not in (None, (game.dealer, "crib")):
+            game.apply(choose_action(game, game.to_act()[0], rng))
+        if game.show_entry() != (game.dealer, "crib"):
             continue
-        claimant = game.to_act()[0]
-        actual = show_points(game.kept(claimant), game.starter)
-        if actual == 0:
-            continue
-        short, exact = game.copy(), game.copy()
-        short.apply(Claim(claimant, actual - 1))
-        exact.apply(Claim(claimant, actual))
-        responder = 1 - claimant
-        assert choose_action(short, responder, random.Random(0)) == Muggins(responder)
-        assert choose_action(exact, responder, random.Random(0)) == Accept(responder)
+        view = player_view(game, game.dealer)
+        assert len(view.showing) == 4 and set(view.laid_away) <= set(view.showing)
+        crib = show_points(view.showing, view.starter, crib=True)
+        assert choose_claim(view) == Claim(game.dealer, crib)
         tested += 1
     assert tested >= 5
 
 
-def test_good_players_claim_their_hands_exactly() -> None:
+def _answered(game: Game, claim: int) -> Action:
+    after = game.copy()
+    claimant = after.to_act()[0]
+    after.apply(Claim(claimant, claim))
+    responder = after.to_act()[0]
+    return choose_action(after, responder, random.Random(0))
+
+
+def test_calls_muggins_on_a_short_claim_only() -> None:
+    tested = 0
+    for players in (2, 3):
+        for i in range(20):
+            game = _to_first_claim(f"short-{players}-{i}", players)
+            rng = random.Random(i)
+            while game.phase == SHOW and not game.is_over:
+                actual = _true_count(game)
+                if actual:
+                    short = _answered(game, actual - 1)
+                    assert isinstance(short, Muggins), short
+                    assert isinstance(_answered(game, actual), Accept)
+                    tested += 1
+                game.apply(Claim(game.to_act()[0], actual))
+                while game.awaiting_muggins:
+                    game.apply(choose_action(game, game.to_act()[0], rng))
+    assert tested >= 40
+
+
+def test_calls_muggins_on_a_short_crib_claim() -> None:
+    tested = 0
+    for i in range(20):
+        game = _to_first_claim(f"short-crib-{i}")
+        rng = random.Random(0)
+        while not game.is_over and game.show_entry() not in (None, (game.dealer, "crib")):
+            game.apply(choose_action(game, game.to_act()[0], rng))
+        if game.show_entry() != (game.dealer, "crib") or not _true_count(game):
+            continue
+        actual = _true_count(game)
+        assert _answered(game, actual - 1) == Muggins(1 - game.dealer)
+        assert _answered(game, actual) == Accept(1 - game.dealer)
+        tested += 1
+    assert tested >= 5
+
+
+def test_answer_without_the_claim_in_view() -> None:
+    """A view whose events start after the claim (a status mail): the claim is unknown,
+    and a muggins call costs nothing if the count was right."""
+    for i in range(20):
+        game = _to_first_claim(f"no-claim-{i}")
+        if _true_count(game):
+            break
+    else:
+        raise AssertionError("no scoring hand")
+    claimant = game.to_act()[0]
+    game.apply(Claim(claimant, _true_count(game)))
+    responder = game.to_act()[0]
+    status = player_view(game, responder, since=len(game.events))
+    assert status.events == () and status.awaiting_muggins
+    assert answer_claim(status) == Muggins(responder)
+    full = player_view(game, responder)
+    assert answer_claim(full) == Accept(responder)
+    # An earlier claim of the same hand does not stand in for this one.
+    earlier = replace(full, hand_no=full.hand_no + 1)
+    assert answer_claim(earlier) == Muggins(responder)
+
+
+def test_good_players_claim_hands_and_cribs_exactly() -> None:
     game = new_game(2, seed="honest", muggins=True)
     play_game(game, ["good", "good"], random.Random(2))
-    claims = 0
+    claims: dict[str, int] = {"hand": 0, "crib": 0}
     events = game.events
     for i, event in enumerate(events):
-        if event.kind != "claim" or not event.detail.startswith("hand"):
+        if event.kind != "claim":
             continue
         reveal = next((e for e in events[i:] if e.kind == "reveal"), None)
         if reveal is None:  # the claim ended the game
             continue
         claimed = int(event.detail.rsplit(" ", 1)[1])
         assert claimed == sum(item.points for item in reveal.items)
-        claims += 1
-    assert claims >= 10
-
-
-def test_best_claim() -> None:
-    assert best_claim([8] * 10) == 8
-    assert best_claim([0, 29]) in range(30)
-    # Two thirds of the mass at or below the claim.
-    assert best_claim([2, 4, 6]) == 4
-    assert best_claim([2] * 7 + [12] * 3) == 2
+        claims[event.detail.split(":")[0]] += 1
+    assert claims["hand"] >= 10 and claims["crib"] >= 5, claims
+    assert not any(e.kind in ("muggins", "correction") and e.points for e in events)
 
 
 # -- the crib tables ---------------------------------------------------------------

@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -119,13 +120,16 @@ class Service:
     db: Engine
     clock: Callable[[], datetime] = utcnow
     fault: Callable[[str], None] = field(default=lambda step: None)
+    cache_size: int = 2000
+    _games: OrderedDict[int, Game] = field(default_factory=OrderedDict, init=False, repr=False)
+    _staged: dict[int, Game] = field(default_factory=dict, init=False, repr=False)
 
     # -- receiving -----------------------------------------------------------------
 
     def receive(self, raw: bytes, source: str) -> tuple[int, bool]:
         """Store a raw message (first, before anything else). Returns (inbound id, is new)."""
-        mail = read_message(raw)
-        key = message_key(raw, f"<{mail.message_id}>" if mail.message_id else None)
+        sender, subject, msg_id = _peek_headers(raw)
+        key = message_key(raw, msg_id)
         with session_scope(self.db) as session:
             row, created = store_inbound(
                 session,
@@ -133,8 +137,8 @@ class Service:
                 source,
                 key,
                 now=self.clock(),
-                sender=mail.sender or None,
-                subject=(mail.subject or "")[:500] or None,
+                sender=sender,
+                subject=subject,
             )
             assert row.id is not None
             return row.id, created
@@ -156,14 +160,17 @@ class Service:
         """Process one stored message in one transaction (retried on a concurrent move)."""
         for _attempt in range(5):
             try:
+                self._staged.clear()
                 with session_scope(self.db) as session:
                     row = self._lock_inbound(session, inbound_id)
                     if row is None:
                         return Outcome("ignored", "already processed")
                     outcome = self._process(session, row)
                     self.fault("before-commit")
-                    return outcome
+                self._remember_staged()
+                return outcome
             except ConcurrentUpdateError:
+                self._staged.clear()
                 continue
             except InjectedFault:
                 raise
@@ -374,6 +381,7 @@ class Service:
                 state_hash=game.state_hash(),
             )
             session.refresh(game_row)
+            self._stage(game_row.id, game)
             self._after_moves(session, game_row, game, now)
             self.fault("before-render")
             self._send_turn_mails(
@@ -473,12 +481,29 @@ class Service:
     # -- games -----------------------------------------------------------------------
 
     def load_game(self, session: Session, game_row: m.Game) -> Game:
-        """Rebuild the engine game by replaying its logged actions."""
+        """The engine game of ``game_row``: a copy of the cached one when it is current,
+        else rebuilt by replaying the logged actions."""
         assert game_row.id is not None
+        cached = self._games.get(game_row.id)
+        if cached is not None and len(cached.actions) == game_row.action_count:
+            self._games.move_to_end(game_row.id)
+            return cached.copy()
         game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
         for logged in load_actions(session, game_row.id):
             game.apply(action_from_json(logged.action))
         return game
+
+    def _stage(self, game_id: int, game: Game) -> None:
+        """Cache ``game`` once the transaction that logged its moves has committed."""
+        self._staged[game_id] = game
+
+    def _remember_staged(self) -> None:
+        for game_id, game in self._staged.items():
+            self._games[game_id] = game
+            self._games.move_to_end(game_id)
+        self._staged.clear()
+        while len(self._games) > self.cache_size:
+            self._games.popitem(last=False)
 
     def _seats(self, session: Session, game_id: int) -> list[_Seated]:
         rows = session.exec(
@@ -951,6 +976,24 @@ class Service:
         if created:
             seated.seat.last_mail_id = bare
             session.add(seated.seat)
+
+
+def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
+    """Sender, subject and Message-ID from the header section only (cheap; never raises)."""
+    from email.parser import BytesHeaderParser
+    from email.policy import compat32
+
+    from pbem.mail.address import normalize_address
+    from pbem.mail.decoding import decode_rfc2047
+
+    try:
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+        sender = normalize_address(str(headers.get("From", ""))) or None
+        subject = decode_rfc2047(str(headers.get("Subject", "")))[:500] or None
+        msg_id = str(headers.get("Message-ID", "")).strip() or None
+    except Exception:
+        return None, None, None
+    return sender, subject, msg_id
 
 
 def describe_legal(game: Game, seat: int, seats: Sequence[_Seated]) -> str:

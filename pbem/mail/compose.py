@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import email.policy
+import quopri
 import re
+import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from email.header import Header
 from email.headerregistry import Address, BaseHeader, HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
 from email.policy import Policy
-from email.utils import format_datetime
+from email.utils import format_datetime, formataddr
 from typing import Any
 
 from pbem.mail.address import is_valid_address
@@ -92,6 +96,64 @@ def _set_text(msg: EmailMessage, text: str, subtype: str, alternative: bool) -> 
         msg.set_content(text, **kwargs)
 
 
+def _format_address(addr: Address) -> str:
+    """An address header value, the display name RFC 2047-encoded when not ASCII."""
+    bare = f"{addr.username}@{addr.domain}"
+    if not addr.display_name:
+        return bare
+    return formataddr((addr.display_name, bare), charset="utf-8")
+
+
+def _header(name: str, value: str) -> str:
+    """``Name: value``, RFC 2047-encoded and folded when needed (no line over 78)."""
+    line = f"{name}: {value}"
+    if value.isascii() and len(line) <= 78:
+        return line
+    if value.isascii():
+        return f"{name}: " + Header(value, "us-ascii", header_name=name).encode(linesep="\r\n")
+    return f"{name}: " + Header(value, "utf-8", header_name=name).encode(linesep="\r\n")
+
+
+def _text_part(text: str, subtype: str) -> bytes:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.endswith("\n"):
+        text += "\n"
+    lines = text.split("\n")[:-1]
+    if text.isascii() and all(len(line) <= 78 for line in lines):
+        cte = "7bit"
+        payload = "".join(line + "\r\n" for line in lines).encode("ascii")
+    else:
+        cte = "quoted-printable"
+        payload = quopri.encodestring(text.encode("utf-8")).replace(b"\r\n", b"\n")
+        payload = payload.replace(b"\n", b"\r\n")
+    head = (
+        f'Content-Type: text/{subtype}; charset="utf-8"\r\nContent-Transfer-Encoding: {cte}\r\n\r\n'
+    )
+    return head.encode("ascii") + payload
+
+
+def _attachment(filename: str, maintype: str, subtype: str, data: bytes) -> bytes:
+    name = filename if filename.isascii() else "attachment"
+    head = (
+        f"Content-Type: {maintype}/{subtype}\r\n"
+        "Content-Transfer-Encoding: base64\r\n"
+        f'Content-Disposition: attachment; filename="{name}"\r\n\r\n'
+    )
+    encoded = base64.encodebytes(data).replace(b"\n", b"\r\n")
+    return head.encode("ascii") + encoded
+
+
+def _multipart(subtype: str, parts: list[bytes]) -> bytes:
+    boundary = "===============" + secrets.token_hex(10) + "=="
+    out = [f'Content-Type: multipart/{subtype};\r\n boundary="{boundary}"\r\n\r\n'.encode()]
+    for part in parts:
+        out.append(f"--{boundary}\r\n".encode())
+        # The line break before a boundary belongs to the boundary (RFC 2046).
+        out.append(part + b"\r\n")
+    out.append(f"--{boundary}--\r\n".encode())
+    return b"".join(out)
+
+
 def _trim_references(ids: list[str]) -> list[str]:
     unique = list(dict.fromkeys(ids))
     if len(unique) <= MAX_REFERENCES:
@@ -137,36 +199,48 @@ def compose(
     """
     if not loop_value.strip():
         raise ValueError("compose needs a loop value for the X-PBEM-Loop header")
-    msg = EmailMessage(policy=_SMTP)
-    msg["From"] = _address(sender, sender_name, "sender")
-    msg["To"] = _address(to, to_name, "recipient")
-    if reply_to:
-        msg["Reply-To"] = _address(reply_to, sender_name, "reply-to")
-    msg["Subject"] = _one_line(subject)
+    from_addr = _address(sender, sender_name, "sender")
+    to_addr = _address(to, to_name, "recipient")
+    reply_addr = _address(reply_to, sender_name, "reply-to") if reply_to else None
     when = date or datetime.now(UTC)
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    msg["Date"] = format_datetime(when)
-    msg["Message-ID"] = _bracketed(message_id, "this message")
-    if in_reply_to:
-        msg["In-Reply-To"] = _bracketed(in_reply_to, "In-Reply-To")
+    own_id = _bracketed(message_id, "this message")
     refs = _trim_references([_bracketed(ref, "References") for ref in references])
+    headers: list[str] = [
+        f"From: {_format_address(from_addr)}",
+        f"To: {_format_address(to_addr)}",
+    ]
+    if reply_addr is not None:
+        headers.append(f"Reply-To: {_format_address(reply_addr)}")
+    headers += [
+        _header("Subject", _one_line(subject)),
+        f"Date: {format_datetime(when)}",
+        f"Message-ID: {own_id}",
+    ]
+    if in_reply_to:
+        headers.append(f"In-Reply-To: {_bracketed(in_reply_to, 'In-Reply-To')}")
     if refs:
-        msg["References"] = " ".join(refs)
-    msg["Auto-Submitted"] = "auto-generated"
-    msg[LOOP_HEADER] = _one_line(loop_value)
+        headers.append("References: " + "\r\n ".join(refs))
+    headers += ["Auto-Submitted: auto-generated", _header(LOOP_HEADER, _one_line(loop_value))]
     for name, value in (extra_headers or {}).items():
         if not _HEADER_NAME.fullmatch(name) or name.lower() in _RESERVED:
             raise ValueError(f"cannot add header {name!r}")
-        msg[name] = _one_line(value)
-    _set_text(msg, text, "plain", alternative=False)
+        headers.append(_header(name, _one_line(value)))
+    headers.append("MIME-Version: 1.0")
+    body = _text_part(text, "plain")
     if html is not None:
-        _set_text(msg, html, "html", alternative=True)
-    for filename, content_type, data in attachments:
-        maintype, slash, subtype = content_type.partition("/")
-        if not slash or not _HEADER_NAME.fullmatch(maintype) or not _HEADER_NAME.fullmatch(subtype):
-            raise ValueError(f"not a content type for {filename!r}: {content_type!r}")
-        msg.add_attachment(
-            bytes(data), maintype=maintype, subtype=subtype, filename=_one_line(filename)
-        )
-    return msg.as_bytes()
+        body = _multipart("alternative", [body, _text_part(html, "html")])
+    if attachments:
+        parts = [body]
+        for filename, content_type, data in attachments:
+            maintype, slash, subtype = content_type.partition("/")
+            if (
+                not slash
+                or not _HEADER_NAME.fullmatch(maintype)
+                or not _HEADER_NAME.fullmatch(subtype)
+            ):
+                raise ValueError(f"not a content type for {filename!r}: {content_type!r}")
+            parts.append(_attachment(_one_line(filename), maintype, subtype, bytes(data)))
+        body = _multipart("mixed", parts)
+    return ("\r\n".join(headers) + "\r\n").encode("ascii") + body

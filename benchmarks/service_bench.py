@@ -1,0 +1,179 @@
+"""Moves processed per second: inbound email → engine → outgoing emails committed.
+
+    python benchmarks/service_bench.py --db sqlite --games 100 --moves 2000
+    python benchmarks/service_bench.py --db postgresql://postgres@127.0.0.1:5432/pbem_bench \
+        --games 100 --moves 2000 --archive 10000
+
+Sets up ``--games`` concurrent 2-player games (and optionally ``--archive``
+finished games already in the database), then plays them round-robin: for each
+move a computer player chooses a legal move from its own view, writes the reply
+email a mail client would (quoting the mail it answers, threaded, to the
+seat's reply address), and the timed part is ``Service.receive`` (store raw,
+deduplicate) plus ``Service.process`` (parse, authenticate, replay, apply,
+log, render every player's mail, enqueue, commit).  Mail delivery is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email
+import email.policy
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlmodel import Session, select
+
+from engine import new_game
+from engine.players import choose_action
+from pbem.bots import command_for, quoted_reply
+from pbem.config import Settings
+from pbem.service import Service
+from pbem.store import models as m
+from pbem.store.db import make_engine, migrate
+
+
+def _fresh_postgres(url: str) -> str:
+    base, _, name = url.rpartition("/")
+    admin = create_engine(
+        f"{base}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+        isolation_level="AUTOCOMMIT",
+    )
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return url
+
+
+def _archive(service: Service, count: int) -> None:
+    """``count`` finished games, imported from real played archives."""
+    from engine import to_archive
+
+    rng = random.Random(7)
+    samples = []
+    for i in range(20):
+        game = new_game(2, seed=f"archive-{i}", target=61)
+        while not game.is_over:
+            seat = game.to_act()[0]
+            game.apply(choose_action(game, seat, rng, "random"))
+        samples.append(to_archive(game))
+    for i in range(count):
+        data = dict(samples[i % len(samples)])
+        data["players"] = [
+            {"email": f"old{i % 500}a@bench.example", "name": None},
+            {"email": f"old{i % 500}b@bench.example", "name": None},
+        ]
+        service.import_archive(data)
+
+
+def latest_mail(service: Service, game_id: int, email_addr: str) -> email.message.Message:
+    with Session(service.db) as session:
+        row = session.exec(
+            select(m.Outbox)
+            .where(m.Outbox.game_id == game_id, m.Outbox.recipient == email_addr)
+            .order_by(m.Outbox.id.desc())  # type: ignore[union-attr]
+        ).first()
+        assert row is not None
+        return email.message_from_bytes(row.raw, policy=email.policy.default)
+
+
+def run(db: str, games: int, moves: int, archive: int) -> dict[str, float]:
+    tmp = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
+    url = f"sqlite:///{tmp / 'bench.sqlite'}" if db == "sqlite" else _fresh_postgres(db)
+    engine = make_engine(url)
+    migrate(engine)
+    settings = Settings(data_dir=tmp, database_url=url, domain="bench.example")
+    service = Service(settings, engine)
+    t0 = time.perf_counter()
+    if archive:
+        _archive(service, archive)
+    setup_archive = time.perf_counter() - t0
+    ids = []
+    for g in range(games):
+        ids.append(
+            service.new_game(
+                [(f"p{g}a@bench.example", None), (f"p{g}b@bench.example", None)],
+                target=121,
+                seed=f"bench-{g}",
+            )
+        )
+    rng = random.Random(1)
+    timings: list[float] = []
+    done = 0
+    finished = 0
+    while done < moves:
+        progressed = False
+        for game_id in ids:
+            if done >= moves:
+                break
+            with Session(engine) as session:
+                game_row = session.get(m.Game, game_id)
+                assert game_row is not None
+                if game_row.status != "active":
+                    continue
+                game = service.load_game(session, game_row)
+                seats = service._seats(session, game_id)
+            seat = game.to_act()[0]
+            action = choose_action(game, seat, rng, "random")
+            player = seats[seat].player.email
+            original = latest_mail(service, game_id, player)
+            raw = quoted_reply(original, player, player, command_for(action), datetime.now(UTC))
+            start = time.perf_counter()
+            inbound_id, _ = service.receive(raw, "bench")
+            outcome = service.process(inbound_id)
+            timings.append(time.perf_counter() - start)
+            if outcome.status != "applied":
+                raise SystemExit(f"move not applied: {outcome}")
+            done += 1
+            progressed = True
+        if not progressed:
+            # every game finished: start more
+            finished += len(ids)
+            ids = [
+                service.new_game(
+                    [
+                        (f"q{g}-{finished}a@bench.example", None),
+                        (f"q{g}-{finished}b@bench.example", None),
+                    ],
+                    target=121,
+                    seed=f"bench-{g}-{finished}",
+                )
+                for g in range(games)
+            ]
+    total = sum(timings)
+    quarter = max(1, len(timings) // 4)
+    return {
+        "moves": float(len(timings)),
+        "moves_per_s": len(timings) / total,
+        "ms_median": statistics.median(timings) * 1000,
+        "ms_p95": sorted(timings)[int(len(timings) * 0.95)] * 1000,
+        "first_quarter_moves_per_s": quarter / sum(timings[:quarter]),
+        "last_quarter_moves_per_s": quarter / sum(timings[-quarter:]),
+        "archive_games": float(archive),
+        "archive_setup_s": setup_archive,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--db", default="sqlite", help="sqlite, or a postgresql:// URL")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--moves", type=int, default=2000)
+    parser.add_argument("--archive", type=int, default=0, help="finished games stored first")
+    args = parser.parse_args()
+    result = run(args.db, args.games, args.moves, args.archive)
+    json.dump(result, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

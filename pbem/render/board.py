@@ -1,0 +1,97 @@
+"""The peg board and the scores: one track of holes per side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import PlayerView
+from pbem.render.words import People, clean_name
+
+SIDE_COLORS = ("#1d5fa8", "#2e7d32", "#a35200")
+
+HOLE, FRONT, BACK = "·", "●", "○"
+ROW = 30
+GROUP = 5
+
+
+@dataclass(frozen=True)
+class Track:
+    label: str
+    color: str
+    segments: tuple[tuple[str, str], ...]  # (kind: hole|front|back, characters)
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    first: int
+    last: int
+    tracks: tuple[Track, ...]
+
+
+@dataclass(frozen=True)
+class ScoreLine:
+    label: str
+    color: str
+    mine: bool
+    front: int
+    back: int
+    to_go: int
+
+
+@dataclass(frozen=True)
+class Board:
+    target: int
+    scores: tuple[ScoreLine, ...]
+    rows: tuple[BoardRow, ...]
+    label_width: int
+    home: tuple[ScoreLine, ...]  # sides pegged into the game hole
+
+
+def _track(first: int, last: int, front: int, back: int) -> tuple[tuple[str, str], ...]:
+    segments: list[tuple[str, str]] = []
+    for hole in range(first, last + 1):
+        if hole != first and (hole - first) % GROUP == 0:
+            segments.append(("hole", " "))
+        if hole == front:
+            segments.append(("front", FRONT))
+        elif hole == back:
+            segments.append(("back", BACK))
+        else:
+            segments.append(("hole", HOLE))
+    merged: list[tuple[str, str]] = []
+    for kind, text in segments:
+        if merged and merged[-1][0] == kind == "hole":
+            merged[-1] = (kind, merged[-1][1] + text)
+        else:
+            merged.append((kind, text))
+    return tuple(merged)
+
+
+def build_board(view: PlayerView, people: People) -> Board:
+    lines: list[ScoreLine] = []
+    others = iter(SIDE_COLORS[1:])
+    for s in view.scores:
+        mine = view.seat in s.seats
+        color = SIDE_COLORS[0] if mine else next(others, SIDE_COLORS[-1])
+        lines.append(
+            ScoreLine(
+                label=clean_name(people.side_label(s.side), 18),
+                color=color,
+                mine=mine,
+                front=s.front,
+                back=s.back,
+                to_go=max(view.target - s.front, 0),
+            )
+        )
+    lines.sort(key=lambda line: not line.mine)
+    rows: list[BoardRow] = []
+    for first in range(1, view.target, ROW):
+        last = min(first + ROW - 1, view.target - 1)
+        tracks = tuple(
+            Track(line.label, line.color, _track(first, last, line.front, line.back))
+            for line in lines
+        )
+        rows.append(BoardRow(first, last, tracks))
+    width = max(len(line.label) for line in lines)
+    home = tuple(line for line in lines if line.front >= view.target)
+    return Board(view.target, tuple(lines), tuple(rows), width, home)

@@ -1,0 +1,49 @@
+"""What the service hands the renderer beyond the view, and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Notice:
+    """The result of one of the recipient's own commands (or a note from the service).
+
+    ``status`` is one of ``applied``, ``refused``, ``ignored``, ``ambiguous``,
+    ``info``; ``legal`` says what would have been allowed, for refusals.
+    """
+
+    status: str
+    command: str
+    message: str
+    legal: str | None = None
+
+
+@dataclass(frozen=True)
+class MailContext:
+    """What the service knows beyond the view.
+
+    ``names`` holds a display name per seat (the recipient is always "you");
+    ``reply_hint`` is printed under the reply line; ``notices`` report the
+    recipient's own commands; ``since_event`` is the ``since`` the view was
+    built with (0: the mail tells the game from the start); ``archive_hint``
+    tells how to replay a finished game; ``paused`` marks a game on hold.
+    """
+
+    game_id: int
+    names: tuple[str, ...]
+    recipient_seat: int
+    reply_hint: str
+    notices: tuple[Notice, ...] = ()
+    since_event: int = 0
+    archive_hint: str | None = None
+    paused: bool = False
+
+
+@dataclass(frozen=True)
+class RenderedMail:
+    """One mail: a one-line subject, a plain-text part and an HTML part."""
+
+    subject: str
+    text: str
+    html: str

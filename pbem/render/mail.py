@@ -1,0 +1,195 @@
+"""Pages → mails: the Jinja2 environment, its filters and the public render functions."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_eval_context
+from jinja2.nodes import EvalContext
+from markupsafe import Markup, escape
+
+from engine import Card, Event, PlayerView, Suit
+from pbem.render.context import MailContext, RenderedMail
+from pbem.render.page import (
+    Page,
+    build_page,
+    footer_lines,
+    notice_views,
+    state_subject,
+    subject_tag,
+)
+from pbem.render.words import Part, People, Phrase, clean_name, phrase, plain
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+WIDTH = 78
+RED = "#c62828"
+
+# -- template filters -------------------------------------------------------------------
+
+
+def _card_html(card: Card) -> Markup:
+    red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
+    color = RED if red else "#1a1a1a"
+    return Markup('<span style="color:{};font-weight:bold;white-space:nowrap">{}</span>').format(
+        color, str(card)
+    )
+
+
+def _tile_html(card: Card) -> Markup:
+    red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
+    return Markup(
+        '<span style="display:inline-block;min-width:24px;text-align:center;padding:1px 4px;'
+        "margin:1px 1px;border:1px solid #cfc6b4;border-radius:4px;background:#ffffff;"
+        'color:{};font-weight:bold;white-space:nowrap">{}</span>'
+    ).format(RED if red else "#1a1a1a", str(card))
+
+
+def _tiles_filter(value: Phrase) -> Markup:
+    """HTML only: a phrase with its cards drawn as small white cards."""
+    return Markup("").join(_tile_html(x) if isinstance(x, Card) else escape(x) for x in value)
+
+
+@pass_eval_context
+def _phrase_filter(eval_ctx: EvalContext, value: Phrase | Card | str) -> str | Markup:
+    parts: Sequence[Part] = (value,) if isinstance(value, str | Card) else value
+    if not eval_ctx.autoescape:
+        return "".join(str(x) for x in parts)
+    return Markup("").join(_card_html(x) if isinstance(x, Card) else escape(x) for x in parts)
+
+
+def _wrap(text: str, first: str = "", rest: str | None = None, width: int = WIDTH) -> str:
+    """Wrap plain text; lines start with ``first`` then ``rest`` (default: as wide, blank)."""
+    rest = " " * len(first) if rest is None else rest
+    out: list[str] = []
+    for i, para in enumerate(str(text).split("\n")):
+        lines = textwrap.wrap(
+            para,
+            width=width,
+            initial_indent=first if i == 0 else rest,
+            subsequent_indent=rest,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out.extend(lines or [rest.rstrip()])
+    return "\n".join(out)
+
+
+@cache
+def _environment(folder: str) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=lambda name: name is not None and name.endswith(".html"),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["phrase"] = _phrase_filter
+    env.filters["tiles"] = _tiles_filter
+    env.filters["wrap"] = _wrap
+    env.globals["WIDTH"] = WIDTH
+    env.globals["RED"] = RED
+    return env
+
+
+def _render(page: Page, name: str, templates: Path | None, **extra: Any) -> RenderedMail:
+    env = _environment(str(templates or TEMPLATES))
+    preview = ""
+    if page.result:
+        preview = plain(page.result[0])
+    elif page.prompt is not None:
+        preview = plain(page.prompt.headline)
+    values = {"page": page, "preview": preview, **extra}
+    text = env.get_template(f"{name}.txt").render(values)
+    html = env.get_template(f"{name}.html").render(values)
+    return RenderedMail(page.subject, _tidy(text), html)
+
+
+def _tidy(text: str) -> str:
+    """Trailing spaces off (but keep the "-- " signature line), at most one blank line."""
+    lines = [line if line == "-- " else line.rstrip() for line in text.splitlines()]
+    return _BLANKS.sub("\n\n", "\n".join(lines)).strip("\n") + "\n"
+
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+# -- the public functions ---------------------------------------------------------------
+
+
+def render_turn(view: PlayerView, ctx: MailContext, templates: Path | None = None) -> RenderedMail:
+    """The mail after a move (or the game-over mail when ``view.outcome`` is set)."""
+    p = People(view, ctx)
+    subject = f"{subject_tag(ctx)} {state_subject(view, p, ctx)}"
+    kind = "gameover" if view.outcome is not None else "turn"
+    return _render(build_page(kind, view, ctx, subject), "mail", templates)
+
+
+def render_error(
+    ctx: MailContext, view: PlayerView | None, title: str, templates: Path | None = None
+) -> RenderedMail:
+    """A reply to a known player whose mail could not be applied; the notices say why."""
+    subject = f"{subject_tag(ctx)} {clean_name(title, 60)}"
+    if view is None:
+        page = Page(
+            kind="error",
+            subject=subject,
+            title=phrase(clean_name(title, 70)),
+            matchup="",
+            notices=notice_views(ctx),
+            footer=footer_lines(),
+        )
+        return _render(page, "mail", templates)
+    page = build_page(
+        "error", view, ctx, subject, news=False, intro=(phrase(clean_name(title, 70)),)
+    )
+    return _render(page, "mail", templates)
+
+
+def render_help(
+    ctx: MailContext | None, game_label: str, templates: Path | None = None
+) -> RenderedMail:
+    """The command language, with the service's reply hint when a game is known."""
+    subject = f"{subject_tag(ctx, game_label)} How to play by mail"
+    page = Page(
+        kind="help",
+        subject=subject,
+        title=phrase(f"{clean_name(game_label, 40)}: how to play by mail"),
+        matchup="",
+        notices=notice_views(ctx),
+        footer=footer_lines()[1:],
+    )
+    return _render(page, "help", templates)
+
+
+def render_history(
+    view: PlayerView,
+    ctx: MailContext,
+    events: tuple[Event, ...],
+    templates: Path | None = None,
+) -> RenderedMail:
+    """Every move the recipient may see so far, hand by hand, and the board now."""
+    subject = f"{subject_tag(ctx)} The moves so far"
+    page = build_page("history", view, ctx, subject, events=events)
+    return _render(page, "mail", templates)
+
+
+def render_reminder(
+    view: PlayerView, ctx: MailContext, waited: str, templates: Path | None = None
+) -> RenderedMail:
+    """A nudge to a player the game has waited for since ``waited`` (e.g. "2 days")."""
+    p = People(view, ctx)
+    state = state_subject(view, p, ctx)
+    subject = f"{subject_tag(ctx)} Reminder — {state.split(' — ', 1)[-1]}"
+    waited = clean_name(waited, 40)
+    if view.my_turn:
+        intro = phrase(f"A reminder: the game has been waiting for your move for {waited}.")
+    else:
+        intro = phrase(f"A reminder: the game has been quiet for {waited}.")
+    page = build_page("reminder", view, ctx, subject, news=False, intro=(intro,))
+    return _render(page, "mail", templates)

@@ -1,0 +1,279 @@
+"""Everything one mail shows, assembled from the view: the table, the hand, the
+result, the subject line and the narrative."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
+from pbem.render.board import Board, build_board
+from pbem.render.context import MailContext
+from pbem.render.narrate import Line, Narrator
+from pbem.render.prompt import Prompt, build_prompt
+from pbem.render.words import (
+    Part,
+    People,
+    Phrase,
+    cap,
+    clean_name,
+    join_words,
+    phrase,
+    seats_of,
+)
+
+NOTICE_LABELS = {
+    "applied": "done",
+    "refused": "refused",
+    "ignored": "ignored",
+    "ambiguous": "unclear",
+    "info": "note",
+}
+
+
+@dataclass(frozen=True)
+class NoticeView:
+    label: str
+    status: str
+    command: str
+    message: str
+    legal: str | None
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything one mail shows; every field but ``kind`` and ``title`` may be empty."""
+
+    kind: str
+    subject: str
+    title: Phrase
+    matchup: str
+    score: str = ""
+    intro: tuple[Phrase, ...] = ()
+    notices: tuple[NoticeView, ...] = ()
+    prompt: Prompt | None = None
+    result: tuple[Phrase, ...] = ()
+    news_title: str = ""
+    news: tuple[Line, ...] = ()
+    table: tuple[tuple[str, Phrase], ...] = ()
+    hand: tuple[tuple[str, Phrase], ...] = ()
+    board: Board | None = None
+    footer: tuple[str, ...] = ()
+
+
+# -- the table and the hand -------------------------------------------------------------
+
+
+def _table(view: PlayerView, p: People) -> tuple[tuple[str, Phrase], ...]:
+    rows: list[tuple[str, Phrase]] = []
+    if view.phase == GAME_OVER:
+        return ()
+    dealer = "You" if view.dealer == p.me else p.names[view.dealer]
+    owner = "yours" if view.dealer == p.me else p.whose(view.dealer)
+    crib = f" ({view.crib_size} card{'s' if view.crib_size != 1 else ''})" if view.crib_size else ""
+    rows.append(("Dealer", phrase(f"{dealer} — the crib{crib} is {owner}")))
+    rows.append(
+        ("Starter", phrase(view.starter) if view.starter else phrase("turned after the discards"))
+    )
+    if view.phase == PEGGING:
+        parts: list[Part] = [f"{view.count}" if view.count_cards else "0 — a new count"]
+        if view.count_cards:
+            parts.append("  (")
+            for i, (seat, card) in enumerate(view.count_cards):
+                parts.extend([", " if i else "", card, " ", p.who(seat)])
+            parts.append(")")
+        rows.append(("Count", tuple(parts)))
+    order = [(view.dealer + i) % view.players for i in range(1, view.players + 1)]
+    for seat in order:
+        label = "You" if seat == p.me else p.names[seat]
+        if view.phase == DISCARD:
+            status = "still choosing" if seat in view.to_act else "has laid away"
+            if seat == p.me:
+                status = "still to lay away" if seat in view.to_act else "laid away"
+            rows.append((label, phrase(status)))
+        elif view.phase == PEGGING:
+            played = [c for s, c, _ in view.plays if s == seat]
+            left = view.cards_left[seat] if seat < len(view.cards_left) else 0
+            state = f"{left} card{'s' if left != 1 else ''} left"
+            if seat in view.to_act:
+                state += ", to play"
+            rows.append((label, phrase(state, "; played " if played else None, played or None)))
+    return tuple(rows)
+
+
+def _hand(view: PlayerView, p: People) -> tuple[tuple[str, Phrase], ...]:
+    rows: list[tuple[str, Phrase]] = []
+    crib = "your crib" if view.dealer == p.me else f"{p.whose(view.dealer)} crib"
+    laid = ("Laid away", phrase(view.laid_away, f"  (in {crib})")) if view.laid_away else None
+    if view.phase == DISCARD:
+        if view.must_discard:
+            rows.append(("Holding", phrase(view.holding)))
+        else:
+            rows.append(("You keep", phrase(view.kept or view.holding)))
+    elif view.phase == PEGGING:
+        rows.append(("In hand", phrase(view.holding) if view.holding else phrase("none left")))
+        if view.kept:
+            rows.append(("You kept", phrase(view.kept)))
+    elif view.phase == SHOW:
+        if view.kept:
+            rows.append(("Your hand", phrase(view.kept)))
+    elif view.holding:
+        rows.append(("In hand", phrase(view.holding)))
+    if laid and view.phase != GAME_OVER:
+        rows.append(laid)
+    return tuple(rows)
+
+
+# -- the end of the game ----------------------------------------------------------------
+
+
+def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]:
+    out = view.outcome
+    if out is None:
+        return ()
+    losers: list[str] = []
+    for side, value in sorted(out.game_values.items()):
+        if value <= 1:
+            continue
+        word = "lurched" if view.skunk == "lurch" else "skunked"
+        if value >= 4:
+            word = "double skunked"
+        seats = seats_of(view, side)
+        was = "were" if len(seats) > 1 or p.me in seats else "was"
+        score = out.scores[side] if side < len(out.scores) else 0
+        losers.append(f"{p.side(side)} {was} {word} at {score}")
+    head = f"{cap(p.side_wins(out.winner))} {out.label}"
+    if losers:
+        head += f" ({'; '.join(losers)})"
+    lines: list[Phrase] = []
+    if out.reason != "target":
+        quitter = next((e.seat for e in view.events if e.kind == "resign"), None)
+        if quitter is not None:
+            how = "resigned" if out.reason == "resign" else "ran out of time"
+            lines.append(phrase(f"{cap(p.who(quitter))} {how}."))
+        else:
+            how = "by resignation" if out.reason == "resign" else f"by {out.reason}"
+            lines.append(phrase(f"The game ended {how}."))
+    lines.insert(0, phrase(head + "."))
+    order = sorted(range(len(out.scores)), key=lambda side: (side != out.winner, side))
+    finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
+    lines.append(phrase(f"Final score: {finals}."))
+    if ctx.archive_hint:
+        lines.append(phrase(f"To replay the game move by move: {ctx.archive_hint}"))
+    return tuple(lines)
+
+
+# -- subjects ---------------------------------------------------------------------------
+
+
+def subject_tag(ctx: MailContext | None, label: str | None = None) -> str:
+    if label:
+        return f"[{clean_name(label, 30)}]"
+    if ctx is None or ctx.game_id <= 0:
+        return "[Cribbage]"
+    return f"[Cribbage {ctx.game_id}]"
+
+
+def _short(name: str) -> str:
+    return clean_name(name, 20)
+
+
+def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
+    if view.outcome is not None:
+        return f"Game over — {_short(p.side_wins(view.outcome.winner))}"
+    if ctx.paused:
+        return f"Hand {view.hand_no} — paused"
+    if view.my_turn and view.legal:
+        if view.phase == DISCARD:
+            what = "discard"
+        elif view.phase == PEGGING:
+            what = "go" if view.must_go else "play"
+        elif view.awaiting_muggins:
+            what = "muggins or accept"
+        else:
+            what = f"count your {view.show_entry[1] if view.show_entry else 'hand'}"
+        return f"Hand {view.hand_no} — your turn: {what}"
+    names = [_short(p.who(s)) for s in view.to_act if s != p.me]
+    if not names:
+        return f"Hand {view.hand_no}"
+    if len(names) > 2:
+        names = [*names[:1], f"{len(names) - 1} others"]
+    return f"Hand {view.hand_no} — waiting for {join_words(names)}"
+
+
+# -- assembling -------------------------------------------------------------------------
+
+
+def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
+    if ctx is None:
+        return ()
+    return tuple(
+        NoticeView(
+            NOTICE_LABELS.get(n.status, n.status),
+            n.status,
+            clean_name(n.command, 60),
+            n.message,
+            n.legal,
+        )
+        for n in ctx.notices
+    )
+
+
+def footer_lines(game_over: bool = False) -> tuple[str, ...]:
+    lines = (
+        []
+        if game_over
+        else [
+            'Reply "help" for the commands, "history" for the moves so far, '
+            '"hand" for this mail again.'
+        ]
+    )
+    lines.append("This mail was sent automatically; your replies are read by a program.")
+    return tuple(lines)
+
+
+def _title(view: PlayerView, p: People, ctx: MailContext) -> Phrase:
+    title = f"Cribbage · game {ctx.game_id}" if ctx.game_id > 0 else "Cribbage"
+    if view.outcome is None:
+        title += f" · hand {view.hand_no}"
+    return phrase(title + f" · to {view.target}")
+
+
+def build_page(
+    kind: str,
+    view: PlayerView,
+    ctx: MailContext,
+    subject: str,
+    *,
+    news: bool = True,
+    intro: tuple[Phrase, ...] = (),
+    events: Sequence[Event] | None = None,
+) -> Page:
+    p = People(view, ctx)
+    narrated: tuple[Line, ...] = ()
+    news_title = ""
+    if events is not None:
+        narrated = Narrator(view, p).lines(events)
+        news_title = "The game so far"
+    elif news:
+        narrated = Narrator(view, p).lines(view.events)
+        news_title = "Since your last mail" if ctx.since_event else "The game so far"
+    if ctx.paused and view.outcome is None:
+        intro = (*intro, phrase("This game is paused: moves wait until it is resumed."))
+    return Page(
+        kind=kind,
+        subject=subject,
+        title=_title(view, p, ctx),
+        matchup=p.matchup(),
+        score=p.score(),
+        intro=intro,
+        notices=notice_views(ctx),
+        prompt=build_prompt(view, p, ctx),
+        result=_result(view, p, ctx),
+        news_title=news_title,
+        news=narrated,
+        table=_table(view, p),
+        hand=_hand(view, p),
+        board=build_board(view, p),
+        footer=footer_lines(view.outcome is not None),
+    )

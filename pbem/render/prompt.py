@@ -1,0 +1,143 @@
+"""What the recipient may do now, and how to reply; or whom the game waits for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Card, PlayerView
+from pbem.render.context import MailContext
+from pbem.render.narrate import CLAIMED
+from pbem.render.words import People, Phrase, cap, either, join_words, phrase, seats_of
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What the recipient may do now (``mine``), or whom the game waits for."""
+
+    mine: bool
+    headline: Phrase
+    replies: tuple[Phrase, ...] = ()
+    notes: tuple[Phrase, ...] = ()
+
+
+def _notes(*notes: Phrase | None) -> tuple[Phrase, ...]:
+    return tuple(n for n in notes if n)
+
+
+def _typed(verb: str, cards: Sequence[Card]) -> Phrase:
+    """``Plain letters work too: "play 7c".`` (only ever the recipient's own cards)."""
+    return phrase(f'Plain letters work too: "{verb} {" ".join(c.ascii.lower() for c in cards)}".')
+
+
+def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None:
+    hint = phrase(ctx.reply_hint) if ctx.reply_hint else None
+    waiting = join_words([p.who(s) for s in view.to_act])
+    if view.phase == GAME_OVER or view.outcome is not None:
+        return None
+    crib = "your own crib" if view.dealer == p.me else f"{p.whose(view.dealer)} crib"
+    if view.phase == DISCARD:
+        need = view.must_discard
+        if need:
+            example = view.holding[:need]
+            cards = "1 card" if need == 1 else f"{need} cards"
+            choose = phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})")
+            return Prompt(
+                True,
+                phrase(f"Your turn: lay away {cards} to {crib}"),
+                (phrase("discard ", example),),
+                _notes(choose, _typed("discard", example), hint),
+            )
+        done = phrase("You laid away ", view.laid_away, ".") if view.laid_away else None
+        return Prompt(
+            False, phrase(f"Waiting for {waiting} to lay away to the crib"), notes=_notes(done)
+        )
+    if view.phase == PEGGING:
+        count = f"the count is {view.count}" if view.count else "a new count starts at 0"
+        if view.my_turn and view.must_go:
+            return Prompt(
+                True,
+                phrase(f"Your turn: say go — no card of yours fits under 31 (count {view.count})"),
+                (phrase("go"),),
+                _notes(hint),
+            )
+        if view.my_turn and view.playable:
+            first = view.playable[0]
+            can = (
+                phrase("(", first, " is the only card you can play)")
+                if len(view.playable) == 1
+                else phrase("(you can play ", either(view.playable), ")")
+            )
+            verb = "play a card" if view.count else "lead a card"
+            return Prompt(
+                True,
+                phrase(f"Your turn: {verb} — {count}"),
+                (phrase("play ", first),),
+                _notes(can, _typed("play", (first,)), hint),
+            )
+        return Prompt(False, phrase(f"Waiting for {waiting} to play — {count}"))
+    if view.phase == SHOW:
+        return _show_prompt(view, p, hint, waiting)
+    return None
+
+
+def _show_prompt(view: PlayerView, p: People, hint: Phrase | None, waiting: str) -> Prompt:
+    """Muggins games: count a hand, or answer someone's count."""
+    counter, what = view.show_entry if view.show_entry else (view.dealer, "hand")
+    mine = seats_of(view, view.my_side)
+    opponents = join_words([p.who(s) for s in range(view.players) if s not in mine])
+    with_starter = (" + starter ", view.starter) if view.starter else ()
+    if view.awaiting_muggins:
+        claim = next(
+            (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no),
+            None,
+        )
+        claimed: Phrase | None = None
+        if claim is not None:
+            m = CLAIMED.search(claim.detail)
+            claimed = phrase(
+                f"{cap(p.who(claim.seat))} counted {m.group(1) if m else claim.points} for ",
+                f"{'your' if claim.seat == p.me else 'the'} {what}: ",
+                claim.cards,
+                *with_starter,
+                ".",
+            )
+        if view.may_call_muggins:
+            rule = phrase(
+                "Muggins takes any points the count missed; if it missed nothing, "
+                "it costs you nothing."
+            )
+            return Prompt(
+                True,
+                phrase(f"Your turn: accept {p.whose(counter)} count, or call muggins"),
+                (phrase("accept"), phrase("muggins")),
+                _notes(claimed, rule, hint),
+            )
+        return Prompt(
+            False,
+            phrase(f"Waiting for {waiting} to accept {p.whose(counter)} count or call muggins"),
+            _notes(claimed),
+        )
+    if view.may_claim:
+        if what == "hand":
+            cards = phrase("Your hand: ", view.kept, *with_starter)
+        else:
+            others = view.crib_size - len(view.laid_away)
+            cards = phrase(
+                "Your crib: your ",
+                view.laid_away,
+                f" and {others} more",
+                *with_starter,
+                ". The other cards are turned up with your count.",
+            )
+        rule = phrase(
+            f"Put your total for N. Muggins is on: {opponents} may take any points you "
+            f"miss, and a count too high gives {opponents} the difference."
+        )
+        return Prompt(
+            True,
+            phrase(f"Your turn: count your {what}"),
+            (phrase("count N"),),
+            _notes(cards, rule, hint),
+        )
+    return Prompt(False, phrase(f"Waiting for {waiting} to count {p.whose(counter)} {what}"))

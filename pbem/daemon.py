@@ -113,7 +113,9 @@ class Daemon:
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for message in fetched:
-            inbound_id, created = self.service.receive(message.raw, self.source)
+            inbound_id, created = self.service.receive(
+                message.raw, self.source, oversize=message.oversize
+            )
             stats.new += int(created)
             stored.append((message.key, inbound_id))
         stats.processed = len(self.service.process_pending())

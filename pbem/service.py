@@ -126,10 +126,13 @@ class Service:
 
     # -- receiving -----------------------------------------------------------------
 
-    def receive(self, raw: bytes, source: str) -> tuple[int, bool]:
+    def receive(self, raw: bytes, source: str, *, oversize: bool = False) -> tuple[int, bool]:
         """Store a raw message (first, before anything else). Returns (inbound id, is new)."""
         sender, subject, msg_id = _peek_headers(raw)
         key = message_key(raw, msg_id)
+        if oversize:
+            # Only the header section was fetched: processing answers "too large".
+            source = f"{source}:oversize"
         with session_scope(self.db) as session:
             row, created = store_inbound(
                 session,
@@ -213,9 +216,42 @@ class Service:
             return self._finish(session, row, "ignored", reason, sender=sender)
         if not sender:
             return self._finish(session, row, "ignored", mail.problem or "no sender address")
-        if len(row.raw) > self.settings.max_message_bytes:
-            return self._finish(session, row, "ignored", "message too large", sender=sender)
         player = get_player_by_email(session, sender)
+        if row.source.endswith(":oversize") or len(row.raw) > self.settings.max_message_bytes:
+            if player is not None:
+                limit = self.settings.max_message_bytes // 1000
+                self._error_reply(
+                    session,
+                    player,
+                    row.id,
+                    "too-large",
+                    "Your mail was too large",
+                    [
+                        Notice(
+                            "refused",
+                            "",
+                            f"Mail over {limit} kB is not read. Reply with "
+                            "just your move, without attachments.",
+                        )
+                    ],
+                    now,
+                )
+            return self._finish(
+                session,
+                row,
+                "rejected" if player else "ignored",
+                "message too large",
+                sender=sender,
+            )
+        if self._over_rate(session, sender, row.id, now):
+            return self._finish(
+                session,
+                row,
+                "ignored",
+                f"more than {self.settings.max_per_sender_per_hour} mails from this sender "
+                "in an hour",
+                sender=sender,
+            )
         found = self._authenticate(session, mail)
         if found is None:
             if player is None:
@@ -286,6 +322,22 @@ class Service:
             session, row, game_row, seat_row, parsed.commands, parsed.ignored, sender, now
         )
 
+    def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
+        """Whether ``sender`` sent more than the hourly cap before this message."""
+        from sqlmodel import func
+
+        since = now - timedelta(hours=1)
+        count = session.exec(
+            select(func.count())
+            .select_from(m.Inbound)
+            .where(
+                m.Inbound.sender == sender,
+                m.Inbound.received_at >= since,
+                m.Inbound.id < inbound_id,  # type: ignore[operator]
+            )
+        ).one()
+        return int(count) >= self.settings.max_per_sender_per_hour
+
     def _authenticate(
         self, session: Session, mail: IncomingMail
     ) -> tuple[m.Seat, m.Game, m.Player] | None:
@@ -307,6 +359,10 @@ class Service:
         now: datetime,
     ) -> Outcome:
         assert row.id is not None and game_row.id is not None
+        if session.get_bind().dialect.name == "postgresql":
+            # Moves of one game are applied strictly one transaction at a time.
+            session.exec(select(m.Game.id).where(m.Game.id == game_row.id).with_for_update()).one()
+            session.refresh(game_row)
         seats = self._seats(session, game_row.id)
         seat = seat_row.seat
         notices: list[Notice] = []

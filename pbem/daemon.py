@@ -16,17 +16,20 @@ import fcntl
 import logging
 import os
 import threading
+import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 
 from pbem.outbox import OutboxSender
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
-from pbem.transport.base import InboundSource
+from pbem.transport.base import InboundSource, TransportError
 
 log = logging.getLogger("pbem.daemon")
 
@@ -106,10 +109,49 @@ class Daemon:
         self.poll_seconds = poll_seconds
         self.stop_event = threading.Event()
         self._lock = lock_for(service.settings.db_url)
+        self._reader_conn: Connection | None = None
+        self._reader = False
+
+    def is_reader(self) -> bool:
+        """Whether this worker reads the inbox now.
+
+        With SQLite there is one daemon, so always.  With PostgreSQL several
+        workers share the work, and exactly one reads the inbox: the holder of a
+        session advisory lock named after the inbox, which the server frees the
+        moment its holder's connection dies, so another worker takes over.
+        """
+        db = self.service.db
+        if db.dialect.name != "postgresql":
+            return True
+        key = zlib.crc32(self.service.settings.inbound.encode()) & 0x7FFFFFFF
+        try:
+            if self._reader_conn is None:
+                self._reader_conn = db.connect()
+            if self._reader:
+                self._reader_conn.execute(text("SELECT 1"))
+                return True
+            got = self._reader_conn.execute(
+                text("SELECT pg_try_advisory_lock(:k)"), {"k": key}
+            ).scalar()
+            self._reader_conn.commit()
+            self._reader = bool(got)
+        except Exception as exc:
+            log.warning("inbox reader lock lost: %s", exc)
+            self._drop_reader()
+        return self._reader
+
+    def _drop_reader(self) -> None:
+        self._reader = False
+        if self._reader_conn is not None:
+            try:
+                self._reader_conn.close()
+            except Exception:
+                log.debug("closing the reader connection failed", exc_info=True)
+            self._reader_conn = None
 
     def step(self) -> StepStats:
         stats = StepStats()
-        fetched = self.inbox.fetch()
+        fetched = self.inbox.fetch() if self.is_reader() else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for message in fetched:
@@ -136,14 +178,30 @@ class Daemon:
         if self._lock is not None:
             self._lock.acquire()
         try:
+            failures = 0
             while not self.stop_event.is_set():
-                stats = self.step()
+                try:
+                    stats = self.step()
+                    failures = 0
+                except TransportError as exc:
+                    if once:
+                        raise DaemonError(f"the mail transport failed: {exc}") from exc
+                    failures += 1
+                    delay = min(60.0, 0.5 * 2 ** min(failures, 7))
+                    log.warning("mail transport failed (%s); retrying in %.1f s", exc, delay)
+                    self.stop_event.wait(delay)
+                    continue
                 if once and not stats.busy:
                     break
                 if stats.busy:
                     continue
-                self.inbox.wait(self.poll_seconds)
+                if self._reader or self.service.db.dialect.name != "postgresql":
+                    self.inbox.wait(self.poll_seconds)
+                else:
+                    time.sleep(min(self.poll_seconds, 1.0))
         finally:
+            self._drop_reader()
+            self.inbox.close()
             if self._lock is not None:
                 self._lock.release()
 

@@ -262,6 +262,55 @@ def game_show(
             )
 
 
+@game_app.command("stalled")
+def game_stalled(
+    hours: Annotated[
+        float | None,
+        typer.Option("--hours", help="Waiting longer than this (default: the reminder time)."),
+    ] = None,
+) -> None:
+    """Active games waiting on a player, longest first."""
+    from datetime import timedelta
+
+    svc = service()
+    limit = hours if hours is not None else svc.settings.reminder_hours
+    now = svc.clock()
+    table = Table(
+        "id",
+        "waiting for",
+        "since",
+        "waited",
+        "reminders",
+        "deadline",
+        title=f"games waiting over {limit:g} h",
+    )
+    with Session(svc.db) as session:
+        query = (
+            select(m.Game)
+            .where(m.Game.status == m.GameStatus.ACTIVE.value)
+            .where(m.Game.last_move_at <= now - timedelta(hours=limit))
+            .order_by(m.Game.last_move_at)  # type: ignore[arg-type]
+        )
+        for game_row in session.exec(query):
+            assert game_row.id is not None
+            game = svc.load_game(session, game_row)
+            seats = svc._seats(session, game_row.id)
+            waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
+            waited = now - game_row.last_move_at
+            deadline = (
+                game_row.deadline_at.strftime("%Y-%m-%d %H:%M") if game_row.deadline_at else "-"
+            )
+            table.add_row(
+                str(game_row.id),
+                waiting,
+                game_row.last_move_at.strftime("%Y-%m-%d %H:%M"),
+                f"{waited.total_seconds() / 3600:.1f} h",
+                str(game_row.reminders_sent),
+                deadline,
+            )
+    out.print(table)
+
+
 @game_app.command("resend")
 def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""

@@ -357,12 +357,14 @@ start_dovecot() {
     if dovecot_running; then
         if ((changed)); then
             log "reloading Dovecot"
-            dovecot -c "$DOVECOT_CONF" reload
+            dovecot -c "$DOVECOT_CONF" reload </dev/null >/dev/null 2>>"$LOG_DIR/start.log" 9>&-
         fi
         return 0
     fi
     log "starting Dovecot"
-    if ! dovecot -c "$DOVECOT_CONF"; then
+    # The daemons must not hold on to the caller's stdout and stderr (a caller reading
+    # them to the end would wait forever).
+    if ! dovecot -c "$DOVECOT_CONF" </dev/null >/dev/null 2>>"$LOG_DIR/start.log" 9>&-; then
         tail -n 20 "$LOG_DIR/dovecot.log" >&2 || true
         die "Dovecot did not start (config: $DOVECOT_CONF)"
     fi
@@ -468,14 +470,14 @@ start_postfix() {
     if postfix_running; then
         if ((changed)); then
             log "reloading Postfix"
-            postfix reload >/dev/null 2>&1
+            postfix reload </dev/null >/dev/null 2>&1 9>&-
         fi
         return 0
     fi
     log "starting Postfix"
     postsuper -d ALL >/dev/null 2>&1 || true
     postfix check >/dev/null 2>&1 || postfix set-permissions >/dev/null 2>&1 || true
-    if ! postfix start >/dev/null 2>&1; then
+    if ! postfix start </dev/null >/dev/null 2>&1 9>&-; then
         tail -n 20 "$LOG_DIR/postfix.log" >&2 || true
         die "Postfix did not start"
     fi

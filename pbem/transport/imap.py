@@ -90,6 +90,7 @@ class ImapInbound:
         self._last_uid = 0  # the saved cursor: every UID up to it is done
         self._high_uid = 0  # the highest UID handed out (or the baseline)
         self._pending: set[int] = set()  # fetched, not yet acknowledged
+        self._done: set[int] = set()  # acknowledged, but above the cursor
         self._backoff = 0.0
         self._closed = False
 
@@ -178,6 +179,7 @@ class ImapInbound:
         if saved is not None and saved[0] == uidvalidity:
             if self._uidvalidity != uidvalidity:
                 self._pending.clear()
+                self._done.clear()
                 self._high_uid = 0
             self._uidvalidity = uidvalidity
             self._last_uid = saved[1]
@@ -195,6 +197,7 @@ class ImapInbound:
         self._last_uid = end
         self._high_uid = end
         self._pending.clear()
+        self._done.clear()
         self.cursor_store.save(self.mailbox_name, uidvalidity, end)
 
     def _drop(self) -> None:
@@ -235,11 +238,26 @@ class ImapInbound:
         """
         return self._run(self._fetch)
 
+    def _check_uidvalidity(self, client: IMAPClient) -> bool:
+        """Select the folder afresh; True if it was recreated (a new UIDVALIDITY).
+
+        A session is not always told that its selected folder was deleted and created
+        anew: it may go on showing the old messages, and even STATUS answers from that
+        stale view. A new SELECT sees the folder as it is now, new mail included.
+        """
+        info = client.select_folder(self.config.folder)
+        uidvalidity = int(info[b"UIDVALIDITY"])
+        if uidvalidity == self._uidvalidity:
+            return False
+        self._start_cursor(uidvalidity, info.get(b"UIDNEXT"))
+        return True
+
     def _fetch(self, client: IMAPClient) -> list[InboundMessage]:
+        self._check_uidvalidity(client)
         unseen = set(client.search(["UNSEEN", "NOT", "DELETED"]))
         above = {uid for uid in client.search(["UID", f"{self._last_uid + 1}:*", "NOT", "DELETED"])
                  if uid > self._last_uid}
-        uids = sorted(unseen | above)[: self.config.batch]
+        uids = sorted((unseen | above) - self._done)[: self.config.batch]
         if not uids:
             return []
         sizes: dict[int, int] = {}
@@ -321,6 +339,8 @@ class ImapInbound:
             log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
             return
         self._pending.discard(uid)
+        if uid > self._last_uid:
+            self._done.add(uid)
         self._advance_cursor()
 
     def _advance_cursor(self) -> None:
@@ -329,6 +349,7 @@ class ImapInbound:
         if candidate > self._last_uid and self._uidvalidity is not None:
             self._last_uid = candidate
             self.cursor_store.save(self.mailbox_name, self._uidvalidity, candidate)
+            self._done = {uid for uid in self._done if uid > candidate}
 
     def wait(self, timeout: float) -> bool:
         """Block until mail may have arrived (True) or ``timeout`` seconds pass (False).
@@ -379,6 +400,8 @@ class ImapInbound:
                     return False
 
     def _has_new(self, client: IMAPClient) -> bool:
+        if self._check_uidvalidity(client):
+            return True
         found = client.search(["UID", f"{self._high_uid + 1}:*", "NOT", "DELETED"])
         return any(uid > self._high_uid for uid in found)
 

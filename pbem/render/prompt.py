@@ -8,17 +8,23 @@ from dataclasses import dataclass
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Card, PlayerView
 from pbem.render.context import MailContext
 from pbem.render.narrate import CLAIMED
-from pbem.render.words import People, Phrase, cap, either, join_words, phrase, seats_of
+from pbem.render.words import People, Phrase, either, join_words, phrase, seats_of
 
 
 @dataclass(frozen=True)
 class Prompt:
-    """What the recipient may do now (``mine``), or whom the game waits for."""
+    """What the recipient may do now (``mine``), or whom the game waits for.
+
+    ``showing`` (muggins games, in the show) names the hand or crib being counted
+    now, its cards face up and the starter, with the count when one is waiting
+    for an answer.
+    """
 
     mine: bool
     headline: Phrase
     replies: tuple[Phrase, ...] = ()
     notes: tuple[Phrase, ...] = ()
+    showing: Phrase = ()
 
 
 def _notes(*notes: Phrase | None) -> tuple[Phrase, ...]:
@@ -86,22 +92,14 @@ def _show_prompt(view: PlayerView, p: People, hint: Phrase | None, waiting: str)
     counter, what = view.show_entry if view.show_entry else (view.dealer, "hand")
     mine = seats_of(view, view.my_side)
     opponents = join_words([p.who(s) for s in range(view.players) if s not in mine])
-    with_starter = (" + starter ", view.starter) if view.starter else ()
+    counting = _counting(view, p, counter, what)
     if view.awaiting_muggins:
-        claim = next(
-            (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no),
-            None,
-        )
-        claimed: Phrase | None = None
-        if claim is not None:
-            m = CLAIMED.search(claim.detail)
-            claimed = phrase(
-                f"{cap(p.who(claim.seat))} counted {m.group(1) if m else claim.points} for ",
-                f"{'your' if claim.seat == p.me else 'the'} {what}: ",
-                claim.cards,
-                *with_starter,
-                ".",
-            )
+        claimed = claim_for(view, counter, what)
+        if claimed is not None:
+            said = f" — {p.who(counter)} counted {claimed}"
+        else:
+            said = f" — {p.whose(counter)} count is waiting for muggins or accept"
+        showing = counting + phrase(said)
         if view.may_call_muggins:
             rule = phrase(
                 "Muggins takes any points the count missed; if it missed nothing, "
@@ -111,25 +109,15 @@ def _show_prompt(view: PlayerView, p: People, hint: Phrase | None, waiting: str)
                 True,
                 phrase(f"Your turn: accept {p.whose(counter)} count, or call muggins"),
                 (phrase("accept"), phrase("muggins")),
-                _notes(claimed, rule, hint),
+                _notes(rule, hint),
+                showing,
             )
         return Prompt(
             False,
             phrase(f"Waiting for {waiting} to accept {p.whose(counter)} count or call muggins"),
-            _notes(claimed),
+            showing=showing,
         )
     if view.may_claim:
-        if what == "hand":
-            cards = phrase("Your hand: ", view.kept, *with_starter)
-        else:
-            others = view.crib_size - len(view.laid_away)
-            cards = phrase(
-                "Your crib: your ",
-                view.laid_away,
-                f" and {others} more",
-                *with_starter,
-                ". The other cards are turned up with your count.",
-            )
         rule = phrase(
             f"Put your total for N. Muggins is on: {opponents} may take any points you "
             f"miss, and a count too high gives {opponents} the difference."
@@ -138,6 +126,37 @@ def _show_prompt(view: PlayerView, p: People, hint: Phrase | None, waiting: str)
             True,
             phrase(f"Your turn: count your {what}"),
             (phrase("count N"),),
-            _notes(cards, rule, hint),
+            _notes(rule, hint),
+            counting + phrase(' — reply "count N"'),
         )
-    return Prompt(False, phrase(f"Waiting for {waiting} to count {p.whose(counter)} {what}"))
+    return Prompt(
+        False,
+        phrase(f"Waiting for {waiting} to count {p.whose(counter)} {what}"),
+        showing=counting,
+    )
+
+
+def _counting(view: PlayerView, p: People, counter: int, what: str) -> Phrase:
+    """``Counting now: Alice's hand 5♥ 5♠ J♦ 4♣ + starter 6♦`` (the cards lie face up)."""
+    cards = view.showing
+    if not cards and what == "hand" and counter == p.me:
+        cards = view.kept  # a view without ``showing``: one's own hand is known anyway
+    return phrase(
+        f"Counting now: {p.whose(counter)} {what}",
+        " " if cards else None,
+        cards or None,
+        *((" + starter ", view.starter) if view.starter is not None else ()),
+    )
+
+
+def claim_for(view: PlayerView, counter: int, what: str) -> str | None:
+    """The count claimed for the hand or crib being counted, when ``view.events``
+    reaches back to its claim (a status or reminder mail starts after it)."""
+    latest = next(
+        (e for e in reversed(view.events) if e.kind == "claim" and e.hand == view.hand_no),
+        None,
+    )
+    if latest is None or latest.seat != counter or not latest.detail.startswith(f"{what}:"):
+        return None
+    m = CLAIMED.search(latest.detail)
+    return m.group(1) if m else str(latest.points)

@@ -167,7 +167,8 @@ def hidden_from(game: Game, seat: int, told: tuple[Event, ...] = ()) -> set[Card
         if e.private_to is None:
             public |= _event_cards(e)
     own = set(game.holding(seat)) | set(game.kept(seat)) | set(game.laid_away(seat))
-    return hidden - public - own
+    # Muggins games: the hand or crib being counted lies face up (``view.showing``).
+    return hidden - public - own - set(game.showing())
 
 
 # -- well-formed HTML -------------------------------------------------------------------
@@ -757,3 +758,155 @@ def test_a_mail_spanning_two_hands_heads_each() -> None:
     text = render_turn(player_view(game, 0, step.since), ctx_for(game, 0, step.since)).text
     assert text.index("Hand 1:") < text.index("Hand 2: ") < text.index("The table")
     assert "You were dealt" in text
+
+
+# -- muggins: the hand or crib being counted --------------------------------------------
+
+
+def flats(mail: RenderedMail) -> tuple[str, str]:
+    """The text part and the HTML part's words, each on one line."""
+    return " ".join(mail.text.split()), " ".join(html_text(mail.html).split())
+
+
+def _check(mail: RenderedMail) -> None:
+    assert_narrow(mail.text)
+    assert_well_formed(mail.html)
+
+
+def _true_count(game: Game) -> int:
+    entry = game.show_entry()
+    assert entry is not None
+    return show_points(game.showing(), game.starter, crib=entry[1] == "crib")
+
+
+def _counting(what: str, least: int = 0) -> Game:
+    """A 2-player muggins game waiting for the count of a ``what`` worth ``least`` or more."""
+    game = new_game(2, seed=f"counting-{what}", muggins=True, first_dealer=0)
+
+    def ready(g: Game) -> bool:
+        entry = g.show_entry()
+        return (
+            entry is not None
+            and entry[1] == what
+            and not g.awaiting_muggins
+            and _true_count(g) >= least
+        )
+
+    _until(game, random.Random(7), ready)
+    return game
+
+
+def _shown(game: Game) -> str:
+    return f"{' '.join(str(c) for c in game.showing())} + starter {game.starter}"
+
+
+def test_the_counter_sees_the_hand_it_counts_with_the_starter() -> None:
+    game = _counting("hand")
+    entry = game.show_entry()
+    assert entry is not None
+    counter, other = entry[0], 1 - entry[0]
+    shown = _shown(game)
+    mail = render_turn(player_view(game, counter), ctx_for(game, counter))
+    for flat in flats(mail):
+        assert "Your turn: count your hand" in flat
+        assert f'Counting now: your hand {shown} — reply "count N"' in flat
+    assert mail.text.index("Counting now") < mail.text.index("        count N")
+    for card in game.showing():  # drawn as cards in the prompt box
+        assert f'white-space:nowrap">{card}</span>' in mail.html
+    _check(mail)
+    mail = render_turn(player_view(game, other), ctx_for(game, other))
+    for flat in flats(mail):
+        assert f"Waiting for {NAMES[counter]} to count {NAMES[counter]}'s hand." in flat
+        assert f"Counting now: {NAMES[counter]}'s hand {shown}" in flat
+    _check(mail)
+
+
+def test_the_dealer_sees_the_whole_crib_face_up() -> None:
+    game = _counting("crib")
+    dealer, pone = game.dealer, 1 - game.dealer
+    crib = game.showing()
+    assert len(crib) == 4 and set(game.laid_away(pone)) <= set(crib)
+    mail = render_turn(player_view(game, dealer), ctx_for(game, dealer))
+    for flat in flats(mail):
+        assert f'Counting now: your crib {_shown(game)} — reply "count N"' in flat
+    assert set(game.laid_away(pone)) <= cards_in_mail(mail)  # the pone's cards, now public
+    _check(mail)
+    mail = render_turn(player_view(game, pone), ctx_for(game, pone))
+    for flat in flats(mail):
+        assert f"Counting now: {NAMES[dealer]}'s crib {_shown(game)}" in flat
+    _check(mail)
+
+
+def test_muggins_window_shows_the_claimed_hand_and_the_claim() -> None:
+    game = _counting("hand", least=2)
+    entry = game.show_entry()
+    assert entry is not None
+    claimant, responder = entry[0], 1 - entry[0]
+    shown = _shown(game)
+    claim = _true_count(game) - 1
+    since = len(game.events)
+    game.apply(Claim(claimant, claim))
+    assert game.awaiting_muggins
+    mail = render_turn(player_view(game, responder, since), ctx_for(game, responder, since))
+    for flat in flats(mail):
+        assert f"Your turn: accept {NAMES[claimant]}'s count, or call muggins" in flat
+        assert (
+            f"Counting now: {NAMES[claimant]}'s hand {shown} — {NAMES[claimant]} counted {claim}"
+            in flat
+        )
+    _check(mail)
+    mail = render_turn(player_view(game, claimant, since), ctx_for(game, claimant, since))
+    for flat in flats(mail):
+        assert f"Waiting for {NAMES[responder]} to accept your count or call muggins." in flat
+        assert f"Counting now: your hand {shown} — you counted {claim}" in flat
+    _check(mail)
+
+
+def test_status_mails_in_the_muggins_window_still_show_the_hand() -> None:
+    """Built with ``since == len(events)`` the claim is not among the view's events:
+    the hand is shown all the same, with a count waiting for an answer."""
+    game = _counting("hand", least=1)
+    entry = game.show_entry()
+    assert entry is not None
+    claimant, responder = entry[0], 1 - entry[0]
+    shown = _shown(game)
+    game.apply(Claim(claimant, _true_count(game)))
+    end = len(game.events)
+    status = player_view(game, responder, end)
+    assert status.events == ()
+    for mail in (
+        render_reminder(status, ctx_for(game, responder), "2 days"),
+        render_turn(status, ctx_for(game, responder, end)),
+        render_error(
+            ctx_for(game, responder, notices=(Notice("refused", "count 3", "not your count"),)),
+            status,
+            "Your mail could not be applied",
+        ),
+    ):
+        for flat in flats(mail):
+            assert (
+                f"Counting now: {NAMES[claimant]}'s hand {shown} — {NAMES[claimant]}'s count "
+                "is waiting for muggins or accept"
+            ) in flat
+            assert " counted " not in flat
+        _check(mail)
+    mine = render_reminder(player_view(game, claimant, end), ctx_for(game, claimant), "2 days")
+    for flat in flats(mine):
+        assert f"Counting now: your hand {shown} — your count is waiting for muggins" in flat
+
+
+def test_an_earlier_claim_this_hand_is_not_taken_for_the_crib_claim() -> None:
+    game = _counting("crib", least=1)
+    dealer, pone = game.dealer, 1 - game.dealer
+    game.apply(Claim(dealer, _true_count(game)))
+    assert game.awaiting_muggins
+    view = player_view(game, pone)
+    claims = [e for e in view.events if e.kind == "claim" and e.hand == game.hand_no]
+    assert [(e.seat, e.detail.split(":")[0]) for e in claims][-2:] == [
+        (dealer, "hand"),
+        (dealer, "crib"),
+    ]
+    assert view.events[-1] == claims[-1]
+    without = dataclasses.replace(view, events=view.events[:-1])  # the crib claim left out
+    for flat in flats(render_turn(without, ctx_for(game, pone, since=1))):
+        assert f"— {NAMES[dealer]}'s count is waiting for muggins or accept" in flat

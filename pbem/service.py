@@ -1019,19 +1019,24 @@ class Service:
             date=now,
             attachments=attachments,
         )
-        _, created = enqueue_outbox(
-            session,
-            msg_id,
-            seated.player.email,
-            self.settings.address,
-            kind,
-            raw,
-            game_row.id,
-            now=now,
+        # Every id is new in this transaction (it names the game state and the kind of
+        # mail), so a plain insert; the unique index still guards against a duplicate.
+        session.add(
+            m.Outbox(
+                message_id=msg_id,
+                game_id=game_row.id,
+                recipient=seated.player.email,
+                sender=self.settings.address,
+                kind=kind,
+                raw=raw,
+                status=m.OutboxStatus.PENDING.value,
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
         )
-        if created:
-            seated.seat.last_mail_id = bare
-            session.add(seated.seat)
+        seated.seat.last_mail_id = bare
+        session.add(seated.seat)
 
 
 def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:

@@ -1,5 +1,11 @@
 """Shared pytest configuration: fixtures live in tests/fixtures/ and are loaded as plugins."""
 
+# Imported at collection on purpose: Python 3.11.7 can fail to compile a module
+# late in a session ("AST constructor recursion depth mismatch"), and the
+# hypothesis plugin would otherwise import this lazily in the terminal summary.
+import hypothesis  # noqa: F401
+import hypothesis.internal.observability  # noqa: F401
+
 pytest_plugins = [
     "tests.fixtures.db",
     "tests.fixtures.mailstack",

@@ -33,6 +33,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from engine import Action, Card, Event, Game, PlayerView, parse_card
+from engine import Settings as GameSettings
 from engine import players as computer
 from pbem.bots import command_for, text_of, view_of
 from pbem.config import Settings
@@ -132,8 +133,13 @@ class Harness:
     def outbox_dir(self) -> Path:
         return Path(self.settings.outbound.removeprefix("maildir:"))
 
+    def close(self) -> None:
+        """Let go of the daemon's connections (its inbox reader lock on PostgreSQL)."""
+        self.daemon._drop_reader()
+
     def restart(self, **service_changes: Any) -> None:
         """A new daemon on the same database and folders (as after a crash)."""
+        self.close()
         self.daemon = build_daemon(self.settings, self.db, clock=self.clock)
         for name, value in service_changes.items():
             setattr(self.daemon.service, name, value)
@@ -281,24 +287,60 @@ class Harness:
             return player.email
 
     def play_until(
-        self,
-        game_id: int,
-        done: Callable[[Game], bool],
-        *,
-        rng: random.Random | None = None,
-        max_moves: int = 400,
+        self, game_id: int, done: Callable[[Game], bool], *, level: str = "random"
     ) -> Game:
-        """Move by mail (computer choices, sent as replies) until ``done(game)``."""
-        rng = rng or random.Random(7)
-        for _ in range(max_moves):
+        """Move by mail (computer choices, sent as replies) until ``done(game)``.
+
+        The choices are those of :func:`simulate` with the same level, so a seed found
+        with :func:`find_seed` reaches the same position.
+        """
+        rng = random.Random(7)
+        for _ in range(MAX_MOVES):
             game = self.game(game_id)
             if done(game):
                 return game
             assert not game.is_over, "the game ended before the wanted position"
             seat = game.to_act()[0]
-            self.move(game_id, computer.choose_action(game, seat, rng))
+            self.move(game_id, computer.choose_action(game, seat, rng, level))
             assert self.last_inbound().status == "applied", self.last_inbound().reason
         raise AssertionError("the wanted position never came")
+
+
+MAX_MOVES = 400
+
+
+def simulate(game: Game, done: Callable[[Game], bool], level: str = "random") -> bool:
+    """Play ``game`` as ``Harness.play_until`` would (forced moves applied as the service
+    does); whether ``done`` is reached."""
+    rng = random.Random(7)
+    for _ in range(MAX_MOVES):
+        while not game.is_over and (forced := game.forced_action()) is not None:
+            game.apply(forced)
+        if done(game):
+            return True
+        if game.is_over:
+            return False
+        seat = game.to_act()[0]
+        game.apply(computer.choose_action(game, seat, rng, level))
+    return False
+
+
+def find_seed(
+    prefix: str,
+    done: Callable[[Game], bool],
+    *,
+    players: int = 2,
+    target: int = 61,
+    muggins: bool = False,
+    level: str = "random",
+) -> str:
+    """The first seed ``prefix-N`` whose game reaches ``done`` when played by ``play_until``."""
+    for n in range(500):
+        seed = f"{prefix}-{n}"
+        settings = GameSettings(players=players, target=target, muggins=muggins)
+        if simulate(Game(settings, seed), done, level):
+            return seed
+    raise AssertionError(f"no seed {prefix}-N reaches the position")
 
 
 # -- writing replies like mail clients do -------------------------------------------------
@@ -392,7 +434,8 @@ def reply(
         )
         headers.append(("Thread-Index", "AdpQ2x3Yk9vWb1cRQ0mP7n4ZbJ3hWg=="))
         headers.append(("X-Mailer", "Microsoft Outlook 16.0"))
-        return _single(headers, text, "plain", "windows-1252", "quoted-printable")
+        charset = "windows-1252" if _encodable(text, "windows-1252") else "utf-8"
+        return _single(headers, text, "plain", charset, "quoted-printable")
     if style == "outlook_block":
         text = (
             f"{body}\n\n________________________________\nFrom: {their_name} "
@@ -435,6 +478,14 @@ def _re(subject: str, style: str) -> str:
         return subject
     prefix = {"outlook": "RE: ", "outlook_block": "RE: ", "latin1": "Réf : "}.get(style, "Re: ")
     return prefix + subject
+
+
+def _encodable(text: str, charset: str) -> bool:
+    try:
+        text.encode(charset)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _latin1(text: str) -> str:

@@ -10,8 +10,10 @@ delivery function (into the service's inbox Maildir, or over SMTP).
 
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
+import email.utils
 import json
 import mailbox
 import random
@@ -21,6 +23,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
+from typing import Any
 
 from engine import Accept, Action, Claim, Discard, Go, Muggins, Play, PlayerView, Resign
 from engine.players import decide
@@ -91,6 +94,93 @@ def quoted_reply(
     return reply.as_bytes()
 
 
+def maildir_fetch(folder: Path) -> Callable[[], list[email.message.Message]]:
+    """New messages of a Maildir folder, oldest first; each is then marked read."""
+
+    def fetch() -> list[email.message.Message]:
+        if not (folder / "new").is_dir():
+            return []
+        box = mailbox.Maildir(str(folder), create=False)
+        found: list[tuple[float, str, email.message.Message]] = []
+        for key in list(box.iterkeys()):
+            msg = box.get_message(key)
+            if msg.get_subdir() != "new":
+                continue
+            parsed = email.message_from_bytes(msg.as_bytes(), policy=email.policy.default)
+            found.append((msg.get_date(), key, parsed))
+            msg.set_subdir("cur")
+            msg.add_flag("S")
+            box[key] = msg
+        found.sort(key=lambda item: (item[0], item[1]))
+        return [m for _, _, m in found]
+
+    return fetch
+
+
+class ImapFetch:
+    """New (unseen) messages of an IMAP folder, oldest first; each is then marked seen.
+
+    One connection, reopened after a failure; the way a mail client polls.
+    """
+
+    def __init__(
+        self, host: str, port: int, user: str, password: str, folder: str = "INBOX"
+    ) -> None:
+        self.host, self.port, self.user, self.password = host, port, user, password
+        self.folder = folder
+        self._client: Any = None
+
+    def _connect(self) -> Any:
+        from imapclient import IMAPClient
+
+        client = IMAPClient(self.host, port=self.port, ssl=False, timeout=30)
+        client.login(self.user, self.password)
+        client.select_folder(self.folder)
+        return client
+
+    def __call__(self) -> list[email.message.Message]:
+        for attempt in range(2):
+            try:
+                if self._client is None:
+                    self._client = self._connect()
+                client = self._client
+                client.noop()
+                uids = sorted(client.search(["UNSEEN"]))
+                if not uids:
+                    return []
+                data = client.fetch(uids, ["BODY.PEEK[]"])
+                client.add_flags(uids, [b"\\Seen"])
+                return [
+                    email.message_from_bytes(data[uid][b"BODY[]"], policy=email.policy.default)
+                    for uid in uids
+                    if uid in data
+                ]
+            except Exception:
+                self.close()
+                if attempt:
+                    raise
+        return []
+
+    def close(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.logout()
+            self._client = None
+
+
+def smtp_delivery(host: str, port: int, sender: str) -> Callable[[bytes], None]:
+    """Send replies over SMTP the way a mail client does (envelope from the player)."""
+    import smtplib
+
+    def deliver(raw: bytes) -> None:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        to = [addr for _, addr in email.utils.getaddresses([str(msg.get("To", ""))])]
+        with smtplib.SMTP(host, port, timeout=30) as smtp:
+            smtp.sendmail(sender, to, raw)
+
+    return deliver
+
+
 def maildir_delivery(inbox: Path) -> Callable[[bytes], None]:
     """Deliver raw mail into a Maildir folder (as an MDA would)."""
     box = mailbox.Maildir(str(inbox), create=True)
@@ -107,7 +197,7 @@ class MailboxPlayer:
 
     address: str
     name: str
-    mailbox_dir: Path
+    fetch: Callable[[], list[email.message.Message]]
     deliver: Callable[[bytes], None]
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     level: str = "good"
@@ -117,21 +207,7 @@ class MailboxPlayer:
 
     def read_new(self) -> list[email.message.Message]:
         """New messages in the mailbox, oldest first; they are then marked read."""
-        if not (self.mailbox_dir / "new").is_dir():
-            return []
-        box = mailbox.Maildir(str(self.mailbox_dir), create=False)
-        found: list[tuple[float, str, email.message.Message]] = []
-        for key in list(box.iterkeys()):
-            msg = box.get_message(key)
-            if msg.get_subdir() != "new":
-                continue
-            parsed = email.message_from_bytes(msg.as_bytes(), policy=email.policy.default)
-            found.append((msg.get_date(), key, parsed))
-            msg.set_subdir("cur")
-            msg.add_flag("S")
-            box[key] = msg
-        found.sort(key=lambda item: (item[0], item[1]))
-        new = [m for _, _, m in found]
+        new = self.fetch()
         self.seen.extend(new)
         return new
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.rule import Rule
 from sqlmodel import Session
 
-from pbem.bots import MailboxPlayer, maildir_delivery, text_of
+from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, text_of
 from pbem.config import Settings
 from pbem.runtime import build_daemon
 from pbem.service import Service, ServiceError
@@ -52,8 +52,10 @@ def run_demo(
     inbox = Path(settings.inbound.removeprefix("maildir:"))
     outbox = Path(settings.outbound.removeprefix("maildir:"))
     deliver = maildir_delivery(inbox)
-    alice = MailboxPlayer(ALICE[0], ALICE[1], outbox / ALICE[0], deliver, random.Random(1))
-    bob = MailboxPlayer(BOB[0], BOB[1], outbox / BOB[0], deliver, random.Random(2))
+    alice = MailboxPlayer(
+        ALICE[0], ALICE[1], maildir_fetch(outbox / ALICE[0]), deliver, random.Random(1)
+    )
+    bob = MailboxPlayer(BOB[0], BOB[1], maildir_fetch(outbox / BOB[0]), deliver, random.Random(2))
 
     console.print(Rule(f"pbem demo — game {game_id}: Alice vs Bob to {target}, by email"))
     console.print(f"files: {root}", highlight=False)

@@ -1,0 +1,210 @@
+"""Who may move: the reply token AND the From address must name the same seat.
+
+Each attack is a real mail into the inbox Maildir; afterwards the action log must be
+unchanged and exactly the expected people (often nobody) must have received mail.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pbem.bots import text_of
+from tests.e2e.helpers import (
+    ALICE,
+    BOB,
+    CAROL,
+    DAVE,
+    DOMAIN,
+    SERVICE_ADDRESS,
+    STRANGER,
+    Harness,
+    plain_mail,
+    reply,
+)
+
+A, B, C = ALICE[0], BOB[0], CAROL[0]
+EVERYONE = (A, B, C, DAVE[0], STRANGER)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def setup_two_games(h: Harness) -> tuple[int, int]:
+    """Alice v Bob (game 1) and Carol v Dave (game 2), each waiting for discards."""
+    first = h.new_game((ALICE, BOB), seed="auth-1")
+    second = h.new_game((CAROL, DAVE), seed="auth-2")
+    return first, second
+
+
+def discard_words(h: Harness, game_id: int, seat: int) -> str:
+    cards = sorted(h.game(game_id).holding(seat))[:2]
+    return "discard " + " ".join(c.ascii for c in cards)
+
+
+def assert_only(h: Harness, before: dict[str, int], **expected: int) -> None:
+    """Mail counts changed exactly by ``expected`` (keyword: a local part) and no more."""
+    after = h.counts(EVERYONE)
+    wanted = {
+        address: before[address] + expected.get(address.split("@")[0], 0) for address in EVERYONE
+    }
+    assert after == wanted
+
+
+def test_another_players_token_with_your_own_from_is_refused(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    before = h.counts(EVERYONE)
+    # Alice answers the mail Bob got (Bob's reply address and Message-IDs), as herself.
+    raw = reply(h.latest(B), A, "Alice", discard_words(h, game, 1), style="gmail")
+    h.deliver(raw)
+    row = h.last_inbound()
+    assert row.status == "rejected"
+    assert "is not the player of the token's seat" in (row.reason or "")
+    assert h.log(game) == []
+    assert_only(h, before, alice=1)
+    answer = h.latest(A)
+    assert "Not your reply address" in str(answer["Subject"])
+    assert "addressed to another player" in flat(text_of(answer))
+    assert answer["Reply-To"] is None  # the explanation carries no token
+    assert h.token(game, 1) not in answer.as_string()  # nor Bob's token
+
+
+def test_a_forged_from_with_a_valid_token(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    move = discard_words(h, game, 0)
+
+    # A stranger: no reply at all (no backscatter to a forged address).
+    before = h.counts(EVERYONE)
+    h.deliver(reply(h.latest(A), STRANGER, "Mallory", move))
+    row = h.last_inbound()
+    assert row.status == "ignored"
+    assert "unknown sender" in (row.reason or "")
+    assert h.log(game) == []
+    assert_only(h, before)
+    assert not (h.outbox_dir / STRANGER).exists()
+
+    # A known player of another game: told why, nothing else.
+    before = h.counts(EVERYONE)
+    h.deliver(reply(h.latest(A), C, "Carol", move, style="outlook"))
+    row = h.last_inbound()
+    assert row.status == "rejected"
+    assert h.log(game) == []
+    assert_only(h, before, carol=1)
+    assert "Not your reply address" in str(h.latest(C)["Subject"])
+
+    # Alice herself, with her own token: the move goes through.
+    h.deliver(reply(h.latest(A), A, "Alice", move))
+    assert h.last_inbound().status == "applied"
+    assert len(h.log(game)) == 1
+
+
+def test_an_unknown_token(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    fake = f"cribbage+{'q' * 20}@{DOMAIN}"
+    move = discard_words(h, game, 0)
+
+    before = h.counts(EVERYONE)
+    h.deliver(reply(h.latest(A), STRANGER, "Mallory", move, to=fake, threading=False))
+    assert h.last_inbound().status == "ignored"
+    assert_only(h, before)
+
+    before = h.counts(EVERYONE)
+    h.deliver(reply(h.latest(A), A, "Alice", move, to=fake, threading=False))
+    row = h.last_inbound()
+    assert row.status == "rejected" and row.reason == "no valid game token"
+    assert_only(h, before, alice=1)
+    assert "Which game?" in str(h.latest(A)["Subject"])
+    assert h.log(game) == []
+
+    # A Message-ID of ours with a made-up token in In-Reply-To does not help either.
+    before = h.counts(EVERYONE)
+    raw = plain_mail(
+        A,
+        SERVICE_ADDRESS,
+        move,
+        extra=[("In-Reply-To", f"<g{game}.sa0.turn.{'z' * 20}@{DOMAIN}>")],
+    )
+    h.deliver(raw)
+    assert h.last_inbound().status == "rejected"
+    assert h.log(game) == []
+
+
+def test_no_token_at_all(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    move = discard_words(h, game, 0)
+
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(STRANGER, SERVICE_ADDRESS, "play 7c\nwhat is this?"))
+    row = h.last_inbound()
+    assert row.status == "ignored" and "unknown sender" in (row.reason or "")
+    assert_only(h, before)
+
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, move, subject="my move"))
+    row = h.last_inbound()
+    assert row.status == "rejected" and row.reason == "no valid game token"
+    assert_only(h, before, alice=1)
+    assert "Reply to the latest email of your game" in flat(text_of(h.latest(A)))
+    assert h.log(game) == []
+
+
+def test_error_replies_are_throttled_per_address(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    move = discard_words(h, game, 0)
+    before = h.counts(EVERYONE)
+    for _ in range(3):
+        h.deliver(plain_mail(A, SERVICE_ADDRESS, move))
+        assert h.last_inbound().status == "rejected"
+    assert_only(h, before, alice=1)  # one "which game?" an hour, however many mails
+    h.clock.advance(timedelta(hours=2))
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, move))
+    assert_only(h, before, alice=2)
+    assert h.log(game) == []
+
+
+def test_a_reply_that_lost_its_reply_to_still_finds_its_game(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    before = h.counts(EVERYONE)
+    # The client answered the From address, but kept In-Reply-To and References.
+    raw = reply(h.latest(A), A, "Alice", discard_words(h, game, 0), to=SERVICE_ADDRESS)
+    assert b"cribbage+" not in raw.split(b"\r\n\r\n", 1)[0].split(b"In-Reply-To")[0]
+    h.deliver(raw)
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(game)) == 1
+    assert_only(h, before, alice=1, bob=1)
+
+    # Only References survived (some clients drop In-Reply-To).
+    original = h.latest(B)
+    raw = reply(original, B, "Bob", discard_words(h, game, 1), to=SERVICE_ADDRESS)
+    head, body = raw.split(b"\r\n\r\n", 1)
+    head = b"\r\n".join(line for line in head.split(b"\r\n") if not line.startswith(b"In-Reply"))
+    h.deliver(head + b"\r\n\r\n" + body)
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(game)) == 2
+
+
+def test_addresses_are_case_insensitive(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    token = h.token(game, 0)
+    shouting_to = f"Cribbage <CRIBBAGE+{token.upper()}@PBEM.TEST>"
+    raw = reply(
+        h.latest(A),
+        "ALICE@Example.COM",
+        "Alice",
+        discard_words(h, game, 0).upper(),
+        to=shouting_to,
+        threading=False,
+    )
+    h.deliver(raw)
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert len(h.log(game)) == 1
+    assert h.latest(A) is not None and (h.outbox_dir / A).is_dir()
+    assert not any(p.name != p.name.lower() for p in h.outbox_dir.iterdir())

@@ -105,6 +105,7 @@ def test_fetch_peeks_and_ack_marks_seen(
     assert isinstance(source, InboundSource)
     assert source.fetch() == []
     _deliver(mailstack, user, "first move")
+    wait_for_messages(mailstack, user, password, 1)  # two at once may arrive in any order
     _deliver(mailstack, user, "second move")
     wait_for_messages(mailstack, user, password, 2)
 
@@ -165,6 +166,7 @@ def test_unacked_mail_comes_back_after_a_crash(
     closing.append(source)
     source.fetch()
     _deliver(mailstack, user, "in flight")
+    wait_for_messages(mailstack, user, password, 1)
     _deliver(mailstack, user, "done")
     first, second = _fetch_until(source, 2)
     source.ack(second.key)  # the first one is still being processed when we "crash"
@@ -219,7 +221,8 @@ def test_oversize_message_comes_as_header_only(
     closing.append(source)
     source.fetch()
     _deliver(mailstack, user, "small")
-    _deliver(mailstack, user, "huge", body="x" * 70 + "\r\n" * 1 + ("y" * 78 + "\r\n") * 100)
+    wait_for_messages(mailstack, user, password, 1)
+    _deliver(mailstack, user, "huge", body=("y" * 78 + "\r\n") * 100)
     small, huge = _fetch_until(source, 2)
     assert not small.oversize
     assert huge.oversize

@@ -144,6 +144,9 @@ class Daemon:
         self._reader = False
         if self._reader_conn is not None:
             try:
+                # Invalidate, not just close: a closed connection goes back to the pool
+                # still holding the session advisory lock, and no worker could read.
+                self._reader_conn.invalidate()
                 self._reader_conn.close()
             except Exception:
                 log.debug("closing the reader connection failed", exc_info=True)

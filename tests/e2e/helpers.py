@@ -127,11 +127,11 @@ class Harness:
 
     @property
     def inbox_dir(self) -> Path:
-        return Path(self.settings.inbound.removeprefix("maildir:"))
+        return Path(self.settings.inbound.removeprefix("maildir:").split("?", 1)[0])
 
     @property
     def outbox_dir(self) -> Path:
-        return Path(self.settings.outbound.removeprefix("maildir:"))
+        return Path(self.settings.outbound.removeprefix("maildir:").split("?", 1)[0])
 
     def close(self) -> None:
         """Let go of the daemon's connections (its inbox reader lock on PostgreSQL)."""
@@ -624,3 +624,57 @@ def assert_private_events_are_own(view: PlayerView) -> None:
 def fresh_env() -> dict[str, str]:
     """The environment without PBEM_* settings (for subprocess runs)."""
     return {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
+
+
+# -- machines -------------------------------------------------------------------------
+
+
+def vacation_reply(original: Message, sender: str) -> bytes:
+    """An out-of-office answer to ``original``, as Gmail sends it (RFC 3834 headers)."""
+    raw = reply(original, sender, sender.split("@")[0].title(), "I am away until Monday.")
+    head, body = raw.split(b"\r\n\r\n", 1)
+    head = head.replace(b"Subject: ", b"Subject: Out of office: ", 1)
+    return head + b"\r\nAuto-Submitted: auto-replied\r\nPrecedence: bulk\r\n\r\n" + body
+
+
+def bounce(original_raw: bytes, failed: str, *, reporting: str = "mx.example.net") -> bytes:
+    """A Postfix-style delivery status notification for ``original_raw`` sent to ``failed``."""
+    boundary = "4T2Y0X1Zz9.1709287205/mx.example.net"
+    original_head = original_raw.split(b"\r\n\r\n", 1)[0].decode("ascii", "replace")
+    return (
+        "Return-Path: <>\r\n"
+        f"From: MAILER-DAEMON@{reporting} (Mail Delivery System)\r\n"
+        f"To: {SERVICE_ADDRESS}\r\n"
+        "Subject: Undelivered Mail Returned to Sender\r\n"
+        "Date: Fri, 01 Mar 2024 12:00:05 +0000\r\n"
+        f"Message-ID: <20240301120005.{failed.replace('@', '.')}@{reporting}>\r\n"
+        "Auto-Submitted: auto-replied\r\n"
+        "MIME-Version: 1.0\r\n"
+        "Content-Type: multipart/report; report-type=delivery-status;\r\n"
+        f'\tboundary="{boundary}"\r\n'
+        "\r\n"
+        f"--{boundary}\r\n"
+        "Content-Description: Notification\r\n"
+        "Content-Type: text/plain; charset=us-ascii\r\n"
+        "\r\n"
+        f"<{failed}>: host {reporting} said: 550 5.1.1 User unknown\r\n"
+        "\r\n"
+        f"--{boundary}\r\n"
+        "Content-Description: Delivery report\r\n"
+        "Content-Type: message/delivery-status\r\n"
+        "\r\n"
+        f"Reporting-MTA: dns; {reporting}\r\n"
+        "\r\n"
+        f"Final-Recipient: rfc822; {failed}\r\n"
+        "Action: failed\r\n"
+        "Status: 5.1.1\r\n"
+        f"Diagnostic-Code: smtp; 550 5.1.1 <{failed}>: User unknown\r\n"
+        "\r\n"
+        f"--{boundary}\r\n"
+        "Content-Description: Undelivered Message Headers\r\n"
+        "Content-Type: text/rfc822-headers\r\n"
+        "\r\n"
+        f"{original_head}\r\n"
+        "\r\n"
+        f"--{boundary}--\r\n"
+    ).encode()

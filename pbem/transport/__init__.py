@@ -1,0 +1,38 @@
+"""Moving mail bytes in and out; nothing here knows about games.
+
+- :mod:`pbem.transport.base`: the protocols (``InboundSource``, ``OutboundSink``,
+  ``CursorStore``), the message and result types, the errors, and the factories
+  ``open_inbound(url)`` / ``open_outbound(url)`` that pick a transport by URL scheme.
+- :mod:`pbem.transport.urls`: URL forms and their parameters; passwords masked.
+- :mod:`pbem.transport.maildir`: Maildir in (one folder) and out (one folder per recipient).
+- :mod:`pbem.transport.imap`: IMAP in, with IDLE, a persisted cursor and reconnection.
+- :mod:`pbem.transport.smtp`: SMTP out, one connection per batch, results per recipient.
+"""
+
+from pbem.transport.base import (
+    CursorStore,
+    DeliveryResult,
+    InboundMessage,
+    InboundSource,
+    MemoryCursorStore,
+    OutboundSink,
+    OutgoingMail,
+    TransportConfigError,
+    TransportError,
+    open_inbound,
+    open_outbound,
+)
+
+__all__ = [
+    "CursorStore",
+    "DeliveryResult",
+    "InboundMessage",
+    "InboundSource",
+    "MemoryCursorStore",
+    "OutboundSink",
+    "OutgoingMail",
+    "TransportConfigError",
+    "TransportError",
+    "open_inbound",
+    "open_outbound",
+]

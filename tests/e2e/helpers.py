@@ -69,6 +69,10 @@ class Clock:
     def advance(self, delta: timedelta) -> None:
         self.now += delta
 
+    def catch_up(self) -> None:
+        """Jump to the real time (after the command line, which runs on it, changed rows)."""
+        self.now = max(self.now, datetime.now(UTC)) + timedelta(seconds=1)
+
 
 def make_settings(tmp_path: Path, db_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
@@ -678,3 +682,59 @@ def bounce(original_raw: bytes, failed: str, *, reporting: str = "mx.example.net
         "\r\n"
         f"--{boundary}--\r\n"
     ).encode()
+
+
+# -- the command line -------------------------------------------------------------------
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def cli_env(data_dir: Path, db_url: str | None = None, **settings: str) -> dict[str, str | None]:
+    """Environment for ``pbem``: data in ``data_dir`` (and ``db_url`` if given), domain
+    ``pbem.test``, and no stray ``PBEM_*`` setting or config file from the caller."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PBEM_")}
+    env.update({"PBEM_DATA_DIR": str(data_dir), "PBEM_DOMAIN": DOMAIN, "COLUMNS": "250"})
+    if db_url is not None:
+        env["PBEM_DATABASE_URL"] = db_url
+    env.update({f"PBEM_{k.upper()}": v for k, v in settings.items()})
+    return env
+
+
+def run_cli(env: dict[str, str | None], *args: str, input: str | None = None) -> CliResult:
+    """Run ``pbem ARGS`` in-process (typer's CliRunner); engines it opens are disposed."""
+    from unittest import mock
+
+    from typer.testing import CliRunner
+
+    import pbem.cli
+    from pbem.store.db import make_engine
+
+    engines: list[Engine] = []
+
+    def tracked(url: str, *a: Any, **kw: Any) -> Engine:
+        engine = make_engine(url, *a, **kw)
+        engines.append(engine)
+        return engine
+
+    runner = CliRunner()
+    with (
+        mock.patch.object(pbem.cli, "make_engine", tracked),
+        mock.patch.object(pbem.cli.out, "_width", 250),
+        mock.patch.object(pbem.cli.err, "_width", 250),
+    ):
+        try:
+            result = runner.invoke(pbem.cli.app, list(args), env=env, input=input)
+        finally:
+            for engine in engines:
+                engine.dispose()
+    return CliResult(result.exit_code, result.stdout, result.stderr, result.exception)

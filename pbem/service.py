@@ -987,6 +987,8 @@ class Service:
         view_json: dict[str, Any] | None = None,
     ) -> None:
         assert game_row.id is not None
+        if seated.seat.seat in game_row.settings.get("computer", ()):
+            return  # the computer plays in-process; it has no mailbox
         token = seated.seat.token
         msg_id = message_id(token, game_row.id, f"{tag}.{kind}", self.settings.domain)
         bare = msg_id.strip("<>")

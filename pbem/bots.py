@@ -94,6 +94,26 @@ def quoted_reply(
     return reply.as_bytes()
 
 
+def _ids(value: object) -> list[str]:
+    return [part for part in str(value or "").split() if part.startswith("<")]
+
+
+def thread_order(messages: list[email.message.Message]) -> list[email.message.Message]:
+    """``messages`` with every reply after the messages it answers (In-Reply-To and
+    References), otherwise in the order given.
+
+    File times in a Maildir are too coarse to order mail delivered in one burst, but a
+    thread says which message came later, as a mail client's thread view shows it.
+    """
+    own = {str(m.get("Message-ID", "")).strip() for m in messages} - {""}
+
+    def ancestors(msg: email.message.Message) -> int:
+        refs = set(_ids(msg.get("In-Reply-To"))) | set(_ids(msg.get("References")))
+        return len(refs & own)
+
+    return sorted(messages, key=ancestors)
+
+
 def maildir_fetch(folder: Path) -> Callable[[], list[email.message.Message]]:
     """New messages of a Maildir folder, oldest first; each is then marked read."""
 
@@ -214,7 +234,7 @@ class MailboxPlayer:
     def play(self) -> list[email.message.Message]:
         """Read new mail and answer the newest one that asks this player to move."""
         new = self.read_new()
-        for msg in reversed(new):
+        for msg in reversed(thread_order(new)):
             view = view_of(msg)
             if view is None:
                 continue

@@ -16,6 +16,7 @@ import email.policy
 import email.utils
 import json
 import mailbox
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -115,22 +116,31 @@ def thread_order(messages: list[email.message.Message]) -> list[email.message.Me
 
 
 def maildir_fetch(folder: Path) -> Callable[[], list[email.message.Message]]:
-    """New messages of a Maildir folder, oldest first; each is then marked read."""
+    """New messages of a Maildir folder, oldest first; each is then marked read.
+
+    Only ``new/`` is read: mail already read stays untouched in ``cur/``, so a long game
+    does not make every fetch slower.
+    """
 
     def fetch() -> list[email.message.Message]:
-        if not (folder / "new").is_dir():
+        new_dir, cur_dir = folder / "new", folder / "cur"
+        if not new_dir.is_dir():
             return []
-        box = mailbox.Maildir(str(folder), create=False)
+        cur_dir.mkdir(exist_ok=True)
         found: list[tuple[float, str, email.message.Message]] = []
-        for key in list(box.iterkeys()):
-            msg = box.get_message(key)
-            if msg.get_subdir() != "new":
-                continue
-            parsed = email.message_from_bytes(msg.as_bytes(), policy=email.policy.default)
-            found.append((msg.get_date(), key, parsed))
-            msg.set_subdir("cur")
-            msg.add_flag("S")
-            box[key] = msg
+        with os.scandir(new_dir) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_file():
+                    continue
+                key = entry.name.split(":", 1)[0]
+                try:
+                    when = entry.stat().st_mtime
+                    raw = Path(entry.path).read_bytes()
+                    os.rename(entry.path, cur_dir / f"{key}:2,S")
+                except FileNotFoundError:
+                    continue  # read by another reader meanwhile
+                parsed = email.message_from_bytes(raw, policy=email.policy.default)
+                found.append((when, key, parsed))
         found.sort(key=lambda item: (item[0], item[1]))
         return [m for _, _, m in found]
 

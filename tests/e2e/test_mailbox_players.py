@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import email
+import email.parser
+import mailbox
 import os
 import random
+from datetime import timedelta
+from typing import Any
+from unittest import mock
 
 from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, thread_order
 from pbem.transport.maildir import recipient_folder_name
@@ -53,3 +59,33 @@ def test_a_player_answers_the_latest_mail_even_when_file_times_disagree(
     bob_turn = h.game(game).to_act() == (1,)
     alice.play()
     assert alice.replies == (0 if bob_turn else 1)
+
+
+def test_fetch_reads_only_new_mail_and_marks_it_read(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="fetch")
+    folder = h.outbox_dir / recipient_folder_name(A)
+    fetch = maildir_fetch(folder)
+    assert [str(m["Message-ID"]) for m in fetch()] == [str(h.latest(A)["Message-ID"])]
+    assert fetch() == []
+    for _ in range(3):
+        h.service.resend(game)
+        h.clock.advance(timedelta(seconds=1))
+    h.step()
+
+    parses: list[object] = []
+    real = email.parser.Parser.parse
+
+    def counting(self: email.parser.Parser, fp: Any, headersonly: bool = False) -> Any:
+        parses.append(fp)
+        return real(self, fp, headersonly)
+
+    with mock.patch.object(email.parser.Parser, "parse", counting):
+        fresh = fetch()
+    assert len(fresh) == 3 and len(parses) == 3  # the mail read before is not read again
+    box = mailbox.Maildir(str(folder), create=False)
+    assert len(box) == 4
+    for key in box.iterkeys():
+        msg = box.get_message(key)
+        assert msg.get_subdir() == "cur" and "S" in msg.get_flags()
+    assert h.received(A)[-1]["Message-ID"] == fresh[-1]["Message-ID"]

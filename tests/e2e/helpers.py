@@ -599,6 +599,7 @@ def hidden_from(game: Game, seat: int, told: Iterable[Event] = ()) -> set[Card]:
     public: set[Card] = {c for _, c, _ in game.plays}
     if game.starter is not None:
         public.add(game.starter)
+    public |= set(game.showing())  # the hand or crib being counted lies face up
     for e in game.events:
         if e.private_to is None and e.hand == game.hand_no:
             public |= _event_cards(e)

@@ -578,6 +578,7 @@ class Service:
         skunk: str = "skunk",
         seed: str | None = None,
         computer: Sequence[int] = (),
+        first_dealer: int | None = None,
     ) -> int:
         """Create a game for (email, display name) pairs and mail everyone their hand."""
         from pbem.mail.address import is_valid_address, normalize_address
@@ -590,7 +591,11 @@ class Service:
             raise ServiceError("a player cannot sit twice at one game")
         try:
             settings = GameSettings(
-                players=len(players), target=target, skunk=skunk, muggins=muggins
+                players=len(players),
+                target=target,
+                skunk=skunk,
+                muggins=muggins,
+                first_dealer=first_dealer,
             )
         except EngineError as exc:
             raise ServiceError(str(exc)) from exc
@@ -625,6 +630,29 @@ class Service:
             seats = self._seats(session, game_row.id)
             self._send_turn_mails(session, game_row, game, seats, 0, {}, None, now)
             return game_row.id
+
+    def rematch(self, game_id: int) -> int:
+        """The next game of a match: same players and settings; the loser deals first."""
+        from engine.match import first_dealer_after
+
+        with Session(self.db) as session:
+            game_row = self.get_game(session, game_id)
+            game = self.load_game(session, game_row)
+            if not game.is_over:
+                raise ServiceError(f"game {game_id} is not over yet")
+            people = [
+                (s.player.email, s.player.display_name) for s in self._seats(session, game_id)
+            ]
+            settings = game.settings
+            robots = list(game_row.settings.get("computer", ()))
+        return self.new_game(
+            people,
+            target=settings.target,
+            muggins=settings.muggins,
+            skunk=settings.skunk,
+            computer=robots,
+            first_dealer=first_dealer_after(game),
+        )
 
     def get_game(self, session: Session, game_id: int) -> m.Game:
         game_row = session.get(m.Game, game_id)
@@ -705,14 +733,10 @@ class Service:
             game = load(data)
         except EngineError as exc:
             raise ServiceError(f"the archive does not replay: {exc}") from exc
-        people = data.get("players") or []
-        if len(people) != game.players:
-            raise ServiceError("the archive must list one player per seat")
+        people = _archive_players(data.get("players"), game.players)
         now = self.clock()
         with session_scope(self.db) as session:
-            rows = [
-                get_or_create_player(session, p["email"], p.get("name"), now=now) for p in people
-            ]
+            rows = [get_or_create_player(session, email, name, now=now) for email, name in people]
             game_row = create_game(
                 session,
                 game.settings.to_json(),
@@ -1057,6 +1081,26 @@ def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     except Exception:
         return None, None, None
     return sender, subject, msg_id
+
+
+def _archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:
+    """The (address, name) of each seat listed in an archive; ServiceError when the list
+    is not one valid, distinct address per seat."""
+    from pbem.mail.address import is_valid_address, normalize_address
+
+    if not isinstance(people, list) or len(people) != seats:
+        raise ServiceError("the archive must list one player per seat")
+    out: list[tuple[str, str | None]] = []
+    for seat, person in enumerate(people):
+        raw = person.get("email") if isinstance(person, dict) else None
+        email = normalize_address(raw) if isinstance(raw, str) else ""
+        if not email or not is_valid_address(email):
+            raise ServiceError(f"the archive's player {seat} has no valid email address")
+        name = person.get("name")
+        out.append((email, name if isinstance(name, str) and name.strip() else None))
+    if len({email for email, _ in out}) != len(out):
+        raise ServiceError("the archive lists one address at two seats")
+    return out
 
 
 def describe_legal(game: Game, seat: int, seats: Sequence[_Seated]) -> str:

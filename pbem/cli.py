@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
@@ -39,8 +40,10 @@ app.add_typer(game_app, name="game")
 app.add_typer(outbox_app, name="outbox")
 app.add_typer(inbox_app, name="inbox")
 
-out = Console()
-err = Console(stderr=True)
+# No markup by default: names, addresses, subjects and reasons come from mail, and text
+# like "[/b]" in them must be printed as it is (or Rich would garble it, or raise).
+out = Console(markup=False)
+err = Console(stderr=True, markup=False)
 
 
 class _State:
@@ -52,7 +55,10 @@ state = _State()
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    # soft_wrap: one line whatever the terminal width, so logs and scripts see one line
+    err.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 
@@ -93,7 +99,7 @@ def database(cfg: Settings, *, check: bool = True) -> Engine:
             check_schema(engine)
         return engine
     except StoreError as exc:
-        fail(f"{exc} (run 'pbem init')")
+        fail(str(exc) if "pbem init" in str(exc) else f"{exc} (run 'pbem init')")
     except OperationalError as exc:
         fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc.orig}")
     except Exception as exc:
@@ -380,7 +386,8 @@ def game_replay(
             fail(f"step {row.seq}: {row.action} does not replay: {exc}")
         who = names[action.seat] if action.seat is not None else "system"
         auto = " (automatic)" if row.auto else ""
-        out.print(f"[bold]#{row.seq}[/] {who}: {action}{auto}", highlight=False)
+        line = f"[bold]#{row.seq}[/] {escape(who)}: {escape(str(action))}{auto}"
+        out.print(line, highlight=False, markup=True)
         _print_events(game, names, shown, seat_filter)
         shown = len(game.events)
     if verify:

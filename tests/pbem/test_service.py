@@ -1,0 +1,118 @@
+"""The service's admin operations, on both databases: new games, status changes,
+resending, export and import."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from pbem.service import ServiceError
+from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
+
+A, B = ALICE[0], BOB[0]
+
+
+def test_new_game_normalizes_addresses_and_mails_every_seat(harness: Harness) -> None:
+    h = harness
+    game = h.service.new_game([(" Alice@Example.COM ", "Alice"), (B, None)], target=61, seed="s")
+    h.step()
+    assert h.count(A) == 1 and h.count(B) == 1
+    assert h.address_of(game, 0) == A
+    assert h.token(game, 0) != h.token(game, 1)
+    assert h.game_row(game).thread_id and h.game_row(game).settings["target"] == 61
+
+
+@pytest.mark.parametrize(
+    ("players", "options", "phrase"),
+    [
+        ([(A, None), ("nobody", None)], {}, "not an email address"),
+        ([(A, None), (A.upper(), None)], {}, "cannot sit twice"),
+        ([(A, None), (B, None)], {"target": 100}, "61 or 121"),
+        ([(A, None)] + [(f"p{n}@x.org", None) for n in range(4)], {}, "not 5"),
+    ],
+)
+def test_new_game_refuses(
+    harness: Harness, players: list[tuple[str, str | None]], options: dict[str, Any], phrase: str
+) -> None:
+    with pytest.raises(ServiceError, match=phrase):
+        harness.service.new_game(players, **options)
+    assert harness.outbox() == []
+
+
+def test_pause_stops_the_clocks_and_resume_restarts_them(harness: Harness) -> None:
+    h = harness
+    h.restart()
+    h.daemon.service.settings = h.settings.model_copy(
+        update={"reminder_hours": 24.0, "timeout_days": 7.0}
+    )
+    game = h.new_game(seed="clocks")
+    row = h.game_row(game)
+    assert row.next_reminder_at is not None and row.deadline_at is not None
+    h.service.set_status(game, "paused")
+    h.clock.advance(timedelta(days=3))
+    assert h.service.run_timers() == 0  # no reminder while paused
+    h.service.set_status(game, "active")
+    later = h.game_row(game)
+    assert later.paused_at is None
+    assert later.next_reminder_at is not None and later.deadline_at is not None
+    assert later.next_reminder_at - row.next_reminder_at >= timedelta(days=3)
+    assert later.deadline_at - row.deadline_at >= timedelta(days=3)
+    with pytest.raises(ServiceError, match="cannot make it active"):
+        h.service.set_status(game, "active")
+    h.service.set_status(game, "aborted")
+    with pytest.raises(ServiceError, match="is aborted"):
+        h.service.set_status(game, "paused")
+    with pytest.raises(ServiceError, match="no game 99"):
+        h.service.set_status(99, "paused")
+
+
+def test_resend_twice_gives_two_distinct_mails(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="resend")
+    assert h.service.resend(game) == 2
+    assert h.service.resend(game) == 2
+    h.step()
+    ids = [str(m["Message-ID"]) for m in h.received(A)]
+    assert len(ids) == 3 and len(set(ids)) == 3
+
+
+def test_export_then_import_is_the_same_game_under_a_new_id(harness: Harness) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB, CAROL), seed="export")
+    h.play_until(game, lambda g: len(g.actions) >= 5)
+    archive = h.service.export(game)
+    copy = h.service.import_archive(archive)
+    assert copy != game
+    assert h.game(copy).state_hash() == h.game(game).state_hash()
+    assert h.game_row(copy).state_hash == h.game_row(game).state_hash
+    assert h.token(copy, 0) != h.token(game, 0)
+    assert [a for _, _, a, _ in h.log(copy)] == [a for _, _, a, _ in h.log(game)]
+
+
+@pytest.mark.parametrize(
+    ("players", "phrase"),
+    [
+        (None, "one player per seat"),
+        ("ab", "one player per seat"),
+        ([{"email": A}], "one player per seat"),
+        ([{"name": "Alice"}, {"email": B}], "player 0 has no valid email address"),
+        ([{"email": A}, "bob"], "player 1 has no valid email address"),
+        ([{"email": A}, {"email": "not an address"}], "player 1 has no valid email address"),
+        ([{"email": A}, {"email": 12}], "player 1 has no valid email address"),
+        ([{"email": A}, {"email": " ALICE@example.com"}], "two seats"),
+    ],
+)
+def test_import_refuses_an_archive_without_one_valid_player_per_seat(
+    harness: Harness, players: object, phrase: str
+) -> None:
+    h = harness
+    game = h.new_game(seed="bad-archive")
+    archive = h.service.export(game)
+    archive["players"] = players
+    with pytest.raises(ServiceError, match=phrase):
+        h.service.import_archive(archive)
+    assert len(h.inbound()) == 0
+    with pytest.raises(ServiceError, match="no game 2"):
+        h.service.export(2)

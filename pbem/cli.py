@@ -42,7 +42,8 @@ app.add_typer(inbox_app, name="inbox")
 
 # No markup by default: names, addresses, subjects and reasons come from mail, and text
 # like "[/b]" in them must be printed as it is (or Rich would garble it, or raise).
-out = Console(markup=False)
+# No hard wrapping either: a printed command must stay one line to be copied.
+out = Console(markup=False, soft_wrap=True)
 err = Console(stderr=True, markup=False)
 
 

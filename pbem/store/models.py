@@ -113,6 +113,8 @@ class Inbound(SQLModel, table=True):
     """A received message, stored raw before anything else happens to it."""
 
     __tablename__ = "inbound"
+    # The hourly cap per sender counts recent mail by sender: keep that a range scan.
+    __table_args__ = (Index(None, "sender", "received_at"),)
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_key: str = Field(unique=True)

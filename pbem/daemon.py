@@ -165,11 +165,16 @@ class Daemon:
             stored.append((message.key, inbound_id))
         stats.processed = len(self.service.process_pending())
         if stored:
+            done: list[str] = []
             with session_scope(self.service.db) as session:
                 for key, inbound_id in stored:
                     row = session.get(m.Inbound, inbound_id)
                     if row is not None and row.status != m.InboundStatus.PENDING.value:
-                        self.inbox.ack(key)
+                        done.append(key)
+            # Acknowledge outside that transaction: an IMAP ack saves the inbox cursor in a
+            # transaction of its own, which on SQLite would wait for this one's write lock.
+            for key in done:
+                self.inbox.ack(key)
         stats.sent = self.sender.drain()
         stats.timers = self.service.run_timers()
         if stats.timers:

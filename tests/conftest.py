@@ -9,5 +9,6 @@ import hypothesis.internal.observability  # noqa: F401
 pytest_plugins = [
     "tests.fixtures.db",
     "tests.fixtures.mailstack",
+    "tests.fixtures.realmail",
     "tests.fixtures.service",
 ]

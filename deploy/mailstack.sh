@@ -2,6 +2,10 @@
 # The local mail stack for tests and demos: Postfix (SMTP in) delivering over LMTP to
 # Dovecot (IMAP out), on loopback only, with virtual users under one test domain.
 # Nothing can leave the machine: every domain but the test domain goes to an error transport.
+# Mail to a user of the test domain may carry a detail after "+" (user+detail@DOMAIN); it is
+# delivered to that user's INBOX. Mail to any address at the bounce domain is accepted, then
+# refused by Dovecot (it has no users there), so Postfix returns a delivery status
+# notification to the sender, as when a remote server knows no such user.
 # Postfix accepts mail from 127.0.0.0/8 without AUTH, and offers AUTH (PLAIN, LOGIN; checked
 # by Dovecot) for clients that want it. tempfail@DOMAIN is always refused with a 450.
 #
@@ -19,6 +23,7 @@
 #   MAILSTACK_DOMAIN [pbem.test]  MAILSTACK_HOST [127.0.0.1]  MAILSTACK_SMTP_PORT [10025]
 #   MAILSTACK_IMAP_PORT [10143]   MAILSTACK_LMTP_PORT [10024]
 #   MAILSTACK_DIR [/var/lib/pbem-mailstack]  (configs, users, logs and mailboxes)
+#   MAILSTACK_BOUNCE_DOMAIN [nowhere.DOMAIN]
 set -euo pipefail
 
 DOMAIN=${MAILSTACK_DOMAIN:-pbem.test}
@@ -27,6 +32,7 @@ SMTP_PORT=${MAILSTACK_SMTP_PORT:-10025}
 IMAP_PORT=${MAILSTACK_IMAP_PORT:-10143}
 LMTP_PORT=${MAILSTACK_LMTP_PORT:-10024}
 STATE_DIR=${MAILSTACK_DIR:-/var/lib/pbem-mailstack}
+BOUNCE_DOMAIN=${MAILSTACK_BOUNCE_DOMAIN:-nowhere.$DOMAIN}
 
 PACKAGES=(postfix dovecot-imapd dovecot-lmtpd)
 DOVECOT_CONF=$STATE_DIR/dovecot.conf
@@ -49,6 +55,8 @@ need_root() {
 
 validate_settings() {
     [[ $DOMAIN =~ ^[A-Za-z0-9.-]+$ ]] || die "bad MAILSTACK_DOMAIN: $DOMAIN"
+    [[ $BOUNCE_DOMAIN =~ ^[A-Za-z0-9.-]+$ && ${BOUNCE_DOMAIN,,} != "${DOMAIN,,}" ]] ||
+        die "bad MAILSTACK_BOUNCE_DOMAIN: $BOUNCE_DOMAIN"
     [[ $HOST =~ ^127\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "MAILSTACK_HOST must be a loopback address"
     local port
     for port in "$SMTP_PORT" "$IMAP_PORT" "$LMTP_PORT"; do
@@ -216,6 +224,8 @@ auth_failure_delay = 0
 login_trusted_networks = 127.0.0.0/8
 auth_username_format = %Lu
 mail_location = maildir:~/Maildir
+recipient_delimiter = +
+lmtp_save_to_detail_mailbox = no
 first_valid_uid = $VMAIL_UID
 first_valid_gid = $VMAIL_GID
 default_process_limit = 500
@@ -284,6 +294,8 @@ auth_failure_delay = 0
 login_trusted_networks = 127.0.0.0/8
 mail_driver = maildir
 mail_path = ~/Maildir
+recipient_delimiter = +
+lmtp_save_to_detail_mailbox = no
 first_valid_uid = $VMAIL_UID
 first_valid_gid = $VMAIL_GID
 default_process_limit = 500
@@ -407,7 +419,9 @@ configure_postfix() {
         "mynetworks_style = host"
         "relayhost ="
         "default_transport = error:mail outside $DOMAIN is disabled on this test stack"
-        "relay_transport = error:mail outside $DOMAIN is disabled on this test stack"
+        "recipient_delimiter = +"
+        "relay_domains = $BOUNCE_DOMAIN"
+        "relay_transport = lmtp:inet:$HOST:$LMTP_PORT"
         "virtual_mailbox_domains = $DOMAIN"
         "virtual_mailbox_maps = $map_type:$VMAILBOX_FILE"
         "virtual_transport = lmtp:inet:$HOST:$LMTP_PORT"
@@ -639,6 +653,7 @@ export MAILSTACK_SMTP_PORT=$SMTP_PORT
 export MAILSTACK_IMAP_PORT=$IMAP_PORT
 export MAILSTACK_LMTP_PORT=$LMTP_PORT
 export MAILSTACK_DIR=$STATE_DIR
+export MAILSTACK_BOUNCE_DOMAIN=$BOUNCE_DOMAIN
 export MAILSTACK_DOVECOT_CONF=$DOVECOT_CONF
 export MAILSTACK_MAIL_DIR=$MAIL_DIR
 EOF

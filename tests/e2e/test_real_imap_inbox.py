@@ -82,3 +82,20 @@ def test_killed_between_store_and_process(
         assert real.own_flags() == [{"\\Seen"}]
     real.step()
     assert len(real.inbound()) == 1 and moves(real, game_id) == before + 1
+
+
+def test_the_reply_address_with_a_token_reaches_the_service_inbox(realmail: RealMail) -> None:
+    """Postfix and Dovecot split ``local+TOKEN@domain`` at the "+" (deploy/mailstack.sh sets
+    ``recipient_delimiter``): the mail lands in the service's own INBOX, address intact."""
+    real = realmail
+    alice = real.player("alice", "Alice")
+    to = f"{real.local_part}+sometoken@{real.settings.domain}"
+    raw = (
+        f"From: Alice <{alice.address}>\r\nTo: {to}\r\nSubject: hello\r\n"
+        f"Message-ID: <plus.{alice.address}>\r\n\r\nhand\r\n"
+    ).encode()
+    alice.send(raw)
+    real.wait_own(1)
+    [msg] = real.own_mailbox()
+    assert msg["Delivered-To"] == to
+    assert msg["To"] == to

@@ -1,0 +1,126 @@
+"""Limits through the real Postfix and Dovecot: one error reply per address and kind per
+hour, the hourly cap per sender, and mail over the IMAP size cap (recorded, the player told
+once, the message kept)."""
+
+from __future__ import annotations
+
+import os
+from email.utils import make_msgid
+
+from tests.fixtures.realmail import RealMail, RealMailFactory, RealPlayer, parse
+
+
+def started(real: RealMail) -> tuple[int, RealPlayer, RealPlayer]:
+    alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
+    game_id = real.new_game([alice, bob], seed="limits")
+    real.step()
+    alice.wait_for(1)
+    bob.wait_for(1)
+    return game_id, alice, bob
+
+
+def fresh_mail(sender: RealPlayer, to: str, body: str) -> bytes:
+    """A new mail (not a reply): no token anywhere."""
+    return (
+        f"From: {sender.name} <{sender.address}>\r\nTo: {to}\r\nSubject: my move\r\n"
+        f"Message-ID: {make_msgid(domain='client.test')}\r\nMIME-Version: 1.0\r\n"
+        f"Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
+    ).encode()
+
+
+def subjects(player: RealPlayer, after: int) -> list[str]:
+    return [str(msg["Subject"]) for msg in player.mailbox()[after:]]
+
+
+def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
+    real = realmail
+    game_id, alice, _ = started(real)
+    stranger = real.player("stranger", "Stranger")
+    before = len(alice.mailbox())
+    move = alice.legal_command()
+    for _ in range(3):
+        alice.send(fresh_mail(alice, real.address, move))
+    stranger.send(fresh_mail(stranger, real.address, move))
+    rows = real.until_processed(4)
+    by_sender = {(r.sender, r.status, r.reason) for r in rows}
+    assert by_sender == {
+        (alice.address, "rejected", "no valid game token"),
+        (stranger.address, "ignored", "unknown sender and no game token: no reply"),
+    }
+    errors = [r for r in real.outbox() if r.kind == "error"]
+    assert [r.recipient for r in errors] == [alice.address]
+    real.settle()
+    assert len(alice.mailbox()) == before + 1
+    [which] = alice.mailbox()[before:]
+    assert "Which game?" in str(which["Subject"])
+    assert which["Auto-Submitted"] == "auto-generated"
+    assert stranger.mailbox() == []
+    real.assert_quiet(0.5)
+    assert real.game_row(game_id).action_count == len(real.game(game_id).actions)
+
+
+def test_the_hourly_cap_per_sender(realmail_factory: RealMailFactory) -> None:
+    real = realmail_factory(max_per_sender_per_hour=3)
+    _, alice, _ = started(real)
+    before = len(alice.mailbox())
+    for _ in range(5):
+        alice.send(alice.reply("hand"))
+    rows = real.until_processed(5)
+    assert [r.status for r in rows] == ["applied"] * 3 + ["ignored"] * 2
+    assert all(r.reason == "sent: hand" for r in rows[:3])
+    assert all(r.reason == "more than 3 mails from this sender in an hour" for r in rows[3:])
+    real.settle()
+    assert len(alice.mailbox()) == before + 3
+    real.assert_quiet(0.5)
+
+
+def with_attachment(raw: bytes, size: int) -> bytes:
+    msg = parse(raw)
+    msg.add_attachment(
+        os.urandom(size), maintype="application", subtype="octet-stream", filename="photo.raw"
+    )
+    return msg.as_bytes()
+
+
+def test_oversize_mail_is_recorded_answered_once_and_kept(
+    realmail_factory: RealMailFactory,
+) -> None:
+    real = realmail_factory(imap={"max_size": 20000})
+    game_id, alice, _ = started(real)
+    moves = len(real.game(game_id).actions)
+    before = len(alice.mailbox())
+    move = alice.legal_command()
+    big = with_attachment(alice.reply(move), 60000)
+    alice.send(big)
+    [row] = real.until_processed(1)
+    assert (row.source, row.status, row.reason) == (
+        "imap:oversize",
+        "rejected",
+        "message too large",
+    )
+    assert row.sender == alice.address
+    assert len(row.raw) < 20000  # the header section only
+    assert len(real.game(game_id).actions) == moves
+    real.settle()
+    assert len(alice.mailbox()) == before + 1
+    assert "too large" in subjects(alice, before)[0].lower()
+
+    # Nothing lost: the whole message stays in the service's mailbox, read.
+    [kept] = real.own_mailbox()
+    assert len(kept.as_bytes()) > 60000
+    assert kept["Message-ID"] == parse(big)["Message-ID"]
+    assert real.own_flags() == [{"\\Seen"}]
+
+    # Told once: neither a later step nor a second big mail within the hour answers again.
+    real.assert_quiet(0.5)
+    alice.send(with_attachment(alice.reply(move), 60000))
+    rows = real.until_processed(2)
+    assert (rows[1].status, rows[1].reason) == ("rejected", "message too large")
+    real.settle()
+    assert len(alice.mailbox()) == before + 1
+
+    # The move itself, sent small, goes through.
+    alice.send(alice.reply(move))
+    rows = real.until_processed(3)
+    assert rows[2].status == "applied", rows[2].reason
+    assert len(real.game(game_id).actions) > moves

@@ -186,6 +186,14 @@ def game_new(
     out.print(f"game {game_id} started; the first emails are in the outbox")
 
 
+@game_app.command("rematch")
+def game_rematch(game_id: int) -> None:
+    """Start the next game of a match: same players and settings, the loser deals first."""
+    svc = service()
+    new_id = _guard(svc.rematch, game_id)
+    out.print(f"game {new_id} started (rematch of game {game_id}); the first emails are queued")
+
+
 @game_app.command("list")
 def game_list(
     status: Annotated[

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -26,6 +27,9 @@ from pbem.service import Service, ServiceError, display_name
 from pbem.store import models as m
 from pbem.store.db import check_schema, make_engine, migrate
 from pbem.store.errors import StoreError
+
+if TYPE_CHECKING:
+    from pbem.daemon import Daemon
 
 app = typer.Typer(
     help="Play-by-email Cribbage: the admin command line.",
@@ -600,12 +604,50 @@ def serve(
         daemon = build_daemon(cfg, engine)
     except (ValueError, DaemonError) as exc:
         fail(str(exc))
+    restore = _stop_on_signals(daemon)
+    interrupted = False
     try:
         daemon.run(once=once)
     except DaemonError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        restore()
+    if interrupted or daemon.stop_event.is_set():
         out.print("stopped")
+
+
+def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
+    """Let SIGTERM and SIGINT stop ``daemon`` cleanly; returns a function that puts the
+    previous handlers back.
+
+    The first signal asks the loop to stop: the step under way finishes (a message being
+    processed is committed or rolled back, never half done) and a wait for mail ends at its
+    next wake-up, within ``poll_seconds``. A second signal stops at once.
+    """
+    import signal
+    import threading
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return restore  # signals reach the main thread only
+
+    def handler(signum: int, frame: Any) -> None:
+        if daemon.stop_event.is_set():
+            raise KeyboardInterrupt
+        logging.getLogger("pbem.cli").warning(
+            "%s: stopping after the current step", signal.Signals(signum).name
+        )
+        daemon.stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, handler)
+    return restore
 
 
 @app.command()

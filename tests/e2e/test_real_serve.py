@@ -1,0 +1,163 @@
+"""``pbem serve`` as a real program with a TOML configuration pointing at the real Postfix
+and Dovecot: it sends the first mails, applies a player's reply that arrives over SMTP, and
+stops cleanly — exit status 0, nothing half done — on SIGTERM (systemd) and on SIGINT."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlmodel import Session, col, select
+
+from pbem.store import models as m
+from pbem.store.db import make_engine
+from tests.e2e.helpers import fresh_env
+from tests.fixtures.mailstack import MailStack
+from tests.fixtures.realmail import new_player, real_settings
+
+_FOUND = shutil.which("pbem")
+PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
+STOP_WITHIN = 15.0
+
+
+def write_config(path: Path, stack: MailStack, address: str, password: str, db_url: str) -> None:
+    """A pbem.toml for the service's mailbox ``address``, as an admin would write it."""
+    settings = real_settings(stack, address, password, path.parent / "data", db_url)
+    keys = ("data_dir", "database_url", "inbound_url", "outbound_url", "domain", "local_part")
+    lines = ["[pbem]"]
+    for key in keys:
+        value = str(getattr(settings, key)).replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'{key} = "{value}"')
+    lines.append(f"outbox_backoff_seconds = {settings.outbox_backoff_seconds}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def pbem(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [*PBEM, "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=fresh_env(),
+        cwd=config.parent,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def serve(config: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*PBEM, "--config", str(config), "serve"],
+        env=fresh_env(),
+        cwd=config.parent,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(proc: subprocess.Popen[str], how: signal.Signals) -> tuple[float, str, str]:
+    """Send ``how``; the seconds until it ended, and its output."""
+    assert proc.poll() is None, proc.communicate()
+    started = time.monotonic()
+    proc.send_signal(how)
+    try:
+        out, err = proc.communicate(timeout=STOP_WITHIN + 15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"pbem serve did not stop on {how.name}:\n{err}") from None
+    return time.monotonic() - started, out, err
+
+
+def wait_until(condition: object, proc: subprocess.Popen[str], timeout: float = 30.0) -> None:
+    assert callable(condition)
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None:
+            raise AssertionError(f"pbem serve exited {proc.returncode}:\n{proc.communicate()}")
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def statuses(db: Engine) -> list[str]:
+    """What became of each received message, in order."""
+    with Session(db) as session:
+        rows = session.exec(select(m.Inbound).order_by(col(m.Inbound.id))).all()
+        return [r.status for r in rows]
+
+
+def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
+    mailstack: MailStack, db_url: str, tmp_path: Path
+) -> None:
+    address, password = mailstack.new_user("svc")
+    config = tmp_path / "pbem.toml"
+    write_config(config, mailstack, address, password, db_url)
+    alice = new_player(mailstack, "alice", "Alice")
+    bob = new_player(mailstack, "bob", "Bob", seed=1)
+    db = make_engine(db_url)
+    try:
+        pbem(config, "init")
+        pbem(
+            config,
+            "game",
+            "new",
+            f"Alice={alice.address}",
+            f"Bob={bob.address}",
+            "--to",
+            "61",
+            "--seed",
+            "serve",
+        )
+
+        # SIGTERM, as systemd stops the service.
+        proc = serve(config)
+        try:
+            alice.wait_for(1, timeout=30)
+            bob.wait_for(1, timeout=30)
+            assert alice.play() == 1 and alice.bot.replies == 1
+            wait_until(lambda: statuses(db) == ["applied"], proc)
+            bob.wait_for(2, timeout=30)  # Alice's discard, told to Bob
+            seconds, out, err = stop(proc, signal.SIGTERM)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+        assert "stopped" in out
+        assert seconds < STOP_WITHIN, seconds
+
+        # SIGINT (Ctrl-C), with a reply waiting to be read when it starts.
+        assert bob.play() >= 1 and bob.bot.replies == 1
+        proc = serve(config)
+        try:
+            wait_until(lambda: statuses(db) == ["applied", "applied"], proc)
+            seconds, out, err = stop(proc, signal.SIGINT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+        assert seconds < STOP_WITHIN, seconds
+
+        # Nothing was left half done, and the next daemon starts (the lock was let go).
+        again = pbem(config, "serve", "--once")
+        assert "Traceback" not in again.stderr
+        assert statuses(db) == ["applied", "applied"]
+        with Session(db) as session:
+            outbox = session.exec(select(m.Outbox)).all()
+            assert outbox and all(row.status == "sent" for row in outbox)
+    finally:
+        db.dispose()
+        alice.close()
+        bob.close()

@@ -18,7 +18,7 @@ from pbem.store import models as m
 from pbem.store.db import make_engine
 from tests.e2e.helpers import fresh_env
 from tests.fixtures.mailstack import MailStack
-from tests.fixtures.realmail import new_player, real_settings
+from tests.fixtures.realmail import SQLITE_ONLY, new_player, real_settings
 
 _FOUND = shutil.which("pbem")
 PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
@@ -95,6 +95,7 @@ def statuses(db: Engine) -> list[str]:
         return [r.status for r in rows]
 
 
+@SQLITE_ONLY
 def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
     mailstack: MailStack, db_url: str, tmp_path: Path
 ) -> None:

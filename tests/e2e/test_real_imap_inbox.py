@@ -4,6 +4,8 @@ daemon that dies between storing and processing a message processes it once on r
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from pbem.service import InjectedFault
@@ -88,6 +90,10 @@ def test_the_reply_address_with_a_token_reaches_the_service_inbox(realmail: Real
     """Postfix and Dovecot split ``local+TOKEN@domain`` at the "+" (deploy/mailstack.sh sets
     ``recipient_delimiter``): the mail lands in the service's own INBOX, address intact."""
     real = realmail
+    delimiter = subprocess.run(
+        ["postconf", "-h", "recipient_delimiter"], capture_output=True, text=True, check=True
+    )
+    assert delimiter.stdout.strip() == "+"
     alice = real.player("alice", "Alice")
     to = f"{real.local_part}+sometoken@{real.settings.domain}"
     raw = (

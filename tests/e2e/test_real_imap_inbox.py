@@ -16,8 +16,7 @@ def one_move_in_the_inbox(real: RealMail) -> tuple[int, RealPlayer]:
     """A two-player game whose first player's discard waits, unread, in the service's INBOX."""
     alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
     game_id = real.new_game([alice, bob], seed="imap-inbox")
-    real.step()  # the deal goes out
-    alice.wait_for(1)
+    real.settle()  # the deal reaches both
     assert alice.play() == 1 and alice.bot.replies == 1
     real.wait_own(1)
     return game_id, alice

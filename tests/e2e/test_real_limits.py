@@ -13,9 +13,7 @@ from tests.fixtures.realmail import RealMail, RealMailFactory, RealPlayer, parse
 def started(real: RealMail) -> tuple[int, RealPlayer, RealPlayer]:
     alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
     game_id = real.new_game([alice, bob], seed="limits")
-    real.step()
-    alice.wait_for(1)
-    bob.wait_for(1)
+    real.settle()  # the deal reaches both
     return game_id, alice, bob
 
 

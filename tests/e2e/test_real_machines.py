@@ -16,9 +16,7 @@ def started(real: RealMail) -> tuple[int, RealPlayer, RealPlayer]:
     """A two-player game whose first mails have reached both players."""
     alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
     game_id = real.new_game([alice, bob], seed="machines")
-    real.step()
-    alice.wait_for(1)
-    bob.wait_for(1)
+    real.settle()  # the deal reaches both
     return game_id, alice, bob
 
 

@@ -22,7 +22,7 @@ import os
 import quopri
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage, Message
 from email.utils import format_datetime, make_msgid, parseaddr
@@ -114,7 +114,6 @@ class Harness:
     settings: Settings
     clock: Clock
     daemon: Daemon
-    sent_ids: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, tmp_path: Path, db_url: str, db: Engine, **overrides: Any) -> Harness:

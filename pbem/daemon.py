@@ -33,6 +33,9 @@ from pbem.transport.base import InboundSource, TransportError
 
 log = logging.getLogger("pbem.daemon")
 
+# How often a PostgreSQL worker looks for outbox rows left 'sending' by a dead worker.
+RECOVER_SECONDS = 2.0
+
 
 class DaemonError(RuntimeError):
     """The daemon cannot run (another one holds the database, a bad transport)."""
@@ -186,8 +189,14 @@ class Daemon:
         if self._lock is not None:
             self._lock.acquire()
         try:
+            # Rows a crashed sender left 'sending' are due now, not when their lease ends.
+            self.sender.recover_interrupted()
+            recovered_at = time.monotonic()
             failures = 0
             while not self.stop_event.is_set():
+                if self._shared and time.monotonic() - recovered_at >= RECOVER_SECONDS:
+                    self.sender.recover_interrupted()  # another worker may have died
+                    recovered_at = time.monotonic()
                 try:
                     stats = self.step()
                     failures = 0
@@ -203,15 +212,30 @@ class Daemon:
                     break
                 if stats.busy:
                     continue
-                if self._reader or self.service.db.dialect.name != "postgresql":
-                    self.inbox.wait(self.poll_seconds)
+                if self._reader or not self._shared:
+                    self.inbox.wait(self._wait_seconds(self.poll_seconds))
                 else:
-                    time.sleep(min(self.poll_seconds, 1.0))
+                    self.stop_event.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
         finally:
             self._drop_reader()
             self.inbox.close()
+            self.sender.close()
             if self._lock is not None:
                 self._lock.release()
+
+    @property
+    def _shared(self) -> bool:
+        """Whether several workers may share the database (PostgreSQL)."""
+        return self.service.db.dialect.name == "postgresql"
+
+    def _wait_seconds(self, longest: float) -> float:
+        """How long to wait for mail: ``longest``, or less when an outbox retry is due
+        sooner (a delivery that failed for a moment is retried on time, not at the next
+        poll)."""
+        due = self.sender.seconds_until_due()
+        if due is None:
+            return longest
+        return max(0.05, min(longest, due))
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -2,9 +2,22 @@
 
 Rows are claimed in one short transaction (marked 'sending' with a lease, so a
 sender that dies leaves them to be claimed again), sent outside any transaction
-through one connection for the whole batch, and the per-recipient results are
-recorded in another: delivered, retried later with backoff and jitter
-(temporary failure), or failed (permanent, or out of attempts).
+through one connection for the whole batch, and each per-recipient result is
+recorded the moment the transport reports it, in a short transaction of its own,
+before the next message goes out: delivered, retried later with backoff and
+jitter (temporary failure), or failed (permanent, or out of attempts).
+
+Recording each delivery at once keeps the window in which a crash makes the
+sender transmit a message twice down to the instant between the server's "250
+OK" and that commit. The row in that window carries an "in flight" note, so
+after a crash the one message that may have reached the server is known (see
+``pbem.store.outbox``). SMTP has no way to ask a server whether it already
+accepted a message, so that instant cannot be closed from this side: the
+stable Message-ID lets the recipient's mail system drop the copy.
+
+After a crash the rows a dead sender left 'sending' are made due again by
+:meth:`OutboxSender.recover_interrupted` (the daemon calls it), rather than
+waiting out their lease.
 """
 
 from __future__ import annotations
@@ -14,11 +27,21 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.pool import NullPool
+from sqlmodel import Session, col, func, select
 
+from pbem.store import models as m
 from pbem.store.db import session_scope
-from pbem.store.outbox import claim_due_outbox, mark_failed, mark_sent
-from pbem.transport.base import OutboundSink, OutgoingMail
+from pbem.store.outbox import (
+    DEFAULT_LEASE,
+    claim_due_outbox,
+    mark_failed,
+    note_in_flight,
+    record_sent,
+    release_interrupted,
+)
+from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, reports_each_result
 
 log = logging.getLogger("pbem.outbox")
 
@@ -35,6 +58,7 @@ class OutboxSender:
         max_attempts: int = 8,
         backoff: timedelta = timedelta(seconds=30),
         batch: int = 50,
+        lease: timedelta = DEFAULT_LEASE,
     ) -> None:
         self.db = db
         self.sink = sink
@@ -42,6 +66,10 @@ class OutboxSender:
         self.max_attempts = max_attempts
         self.backoff = backoff
         self.batch = batch
+        self.lease = lease
+        self._postgres = db.dialect.name == "postgresql"
+        self._lock_engine: Engine | None = None
+        self._lock_conn: Connection | None = None
 
     def drain(self, max_batches: int = 100) -> int:
         return asyncio.run(self.adrain(max_batches))
@@ -49,58 +77,170 @@ class OutboxSender:
     async def adrain(self, max_batches: int = 100) -> int:
         delivered = 0
         for _ in range(max_batches):
-            with session_scope(self.db) as session:
-                rows = claim_due_outbox(session, self.clock(), self.batch)
-                items = [
-                    OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
-                    for r in rows
-                ]
+            items = self._claim()
             if not items:
                 break
             try:
-                results = await self.sink.send_batch(items)
-            except Exception as exc:
-                log.warning("sending a batch failed: %s", exc)
-                with session_scope(self.db) as session:
-                    for item in items:
-                        mark_failed(
-                            session,
-                            int(item.id),
-                            f"{type(exc).__name__}: {exc}",
-                            temporary=True,
-                            now=self.clock(),
-                            max_attempts=self.max_attempts,
-                            backoff=self.backoff,
-                        )
-                break
-            by_id = {r.id: r for r in results}
-            temporary_trouble = False
-            with session_scope(self.db) as session:
-                for item in items:
-                    result = by_id.get(item.id)
-                    if result is not None and result.ok:
-                        mark_sent(session, int(item.id), now=self.clock())
-                        delivered += 1
-                        continue
-                    error = result.error if result is not None else "no result from transport"
-                    temporary = result.temporary if result is not None else True
-                    temporary_trouble = temporary_trouble or temporary
-                    mark_failed(
-                        session,
-                        int(item.id),
-                        error or "delivery failed",
-                        temporary=temporary,
-                        now=self.clock(),
-                        max_attempts=self.max_attempts,
-                        backoff=self.backoff,
-                    )
-                    log.warning(
-                        "delivery of outbox %s to %s failed (%s): %s",
-                        item.id,
-                        item.recipients[0],
-                        "temporary" if temporary else "permanent",
-                        error,
-                    )
-            if temporary_trouble:
+                sent, trouble = await self._send(items)
+            finally:
+                self._release_locks()
+            delivered += sent
+            if trouble:
                 break
         return delivered
+
+    # -- one batch ---------------------------------------------------------------------
+
+    async def _send(self, items: list[OutgoingMail]) -> tuple[int, bool]:
+        """Send one claimed batch, recording each result at once.
+
+        Returns (delivered, whether a temporary failure says to stop for now).
+        """
+        order = [int(item.id) for item in items]
+        recorded: set[int] = set()
+        delivered = 0
+        trouble = False
+
+        def record(result: DeliveryResult) -> None:
+            nonlocal delivered, trouble
+            row_id = int(result.id)
+            if row_id in recorded:
+                return
+            recorded.add(row_id)
+            following = next((i for i in order if i not in recorded), None)
+            now = self.clock()
+            if result.ok:
+                with self.db.begin() as connection:
+                    record_sent(connection, row_id, now=now, next_in_flight=following)
+                delivered += 1
+                return
+            trouble = trouble or result.temporary
+            with session_scope(self.db) as session:
+                mark_failed(
+                    session,
+                    row_id,
+                    result.error or "delivery failed",
+                    temporary=result.temporary,
+                    now=now,
+                    max_attempts=self.max_attempts,
+                    backoff=self.backoff,
+                )
+                if following is not None:
+                    note_in_flight(session, following, now=now)
+            log.warning(
+                "delivery of outbox %s to %s failed (%s): %s",
+                result.id,
+                result.recipient,
+                "temporary" if result.temporary else "permanent",
+                result.error,
+            )
+
+        try:
+            if reports_each_result(self.sink):
+                results = await self.sink.send_batch(items, on_result=record)  # type: ignore[call-arg]
+            else:
+                results = await self.sink.send_batch(items)
+        except Exception as exc:
+            log.warning("sending a batch failed: %s", exc)
+            error = f"{type(exc).__name__}: {exc}"
+            for item in items:
+                if int(item.id) not in recorded:
+                    record(DeliveryResult(item.id, item.recipients[0], False, True, error))
+            return delivered, True
+        for result in results:
+            record(result)
+        for item in items:
+            if int(item.id) not in recorded:
+                recipient = item.recipients[0]
+                record(DeliveryResult(item.id, recipient, False, True, "no result from transport"))
+        return delivered, trouble
+
+    def _claim(self) -> list[OutgoingMail]:
+        """Claim up to ``batch`` due rows; the first is noted in flight.
+
+        On PostgreSQL the claim runs on this sender's own connection, which holds each
+        claimed row's advisory lock until :meth:`_release_locks` (so another worker can
+        tell that this sender is alive).
+        """
+        now = self.clock()
+        if self._postgres:
+            with Session(bind=self._locks(), expire_on_commit=False) as session:
+                items = self._claim_in(session, now, lock_rows=True)
+                session.commit()
+            return items
+        with session_scope(self.db) as session:
+            return self._claim_in(session, now, lock_rows=False)
+
+    def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
+        rows = claim_due_outbox(session, now, self.batch, lease=self.lease, lock_rows=lock_rows)
+        items = [
+            OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
+            for r in rows
+            if r.id is not None
+        ]
+        if items:
+            note_in_flight(session, int(items[0].id), now=now)
+        return items
+
+    # -- PostgreSQL row locks and recovery -----------------------------------------------
+
+    def _locks(self) -> Connection:
+        """This sender's own connection (not pooled: when it goes, so do its locks)."""
+        if self._lock_conn is None:
+            if self._lock_engine is None:
+                self._lock_engine = create_engine(self.db.url, poolclass=NullPool)
+            self._lock_conn = self._lock_engine.connect()
+        return self._lock_conn
+
+    def _release_locks(self) -> None:
+        conn = self._lock_conn
+        if conn is None:
+            return
+        try:
+            conn.execute(text("SELECT pg_advisory_unlock_all()"))
+            conn.commit()
+        except Exception as exc:
+            # A broken connection has lost its locks with it; start afresh next time.
+            log.warning("releasing the outbox row locks failed: %s", exc)
+            self._close_locks()
+
+    def _close_locks(self) -> None:
+        conn, self._lock_conn = self._lock_conn, None
+        if conn is not None:
+            try:
+                conn.invalidate()
+                conn.close()
+            except Exception:
+                log.debug("closing the outbox lock connection failed", exc_info=True)
+
+    def recover_interrupted(self) -> list[int]:
+        """Make rows a dead sender left 'sending' due now; returns their ids.
+
+        Call it when the daemon starts (on SQLite only the daemon sends, so every such
+        row is a dead one's) and now and then with PostgreSQL workers (a row whose
+        advisory lock nobody holds belongs to a dead worker).
+        """
+        with session_scope(self.db) as session:
+            ids = release_interrupted(session, now=self.clock())
+        if ids:
+            log.warning("outbox rows %s were interrupted by a crash; due again", ids)
+        return ids
+
+    def seconds_until_due(self) -> float | None:
+        """Seconds until the next pending row is due (0 if one is due now), or None."""
+        with Session(self.db) as session:
+            due = session.exec(
+                select(func.min(col(m.Outbox.next_attempt_at))).where(
+                    m.Outbox.status == m.OutboxStatus.PENDING.value
+                )
+            ).one()
+        if due is None:
+            return None
+        return max(0.0, (due - self.clock()).total_seconds())
+
+    def close(self) -> None:
+        """Let go of the lock connection (PostgreSQL); the sender may be used again."""
+        self._close_locks()
+        if self._lock_engine is not None:
+            self._lock_engine.dispose()
+            self._lock_engine = None

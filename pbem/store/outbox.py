@@ -2,8 +2,19 @@
 
 A sender claims due rows (`claim_due_outbox`), which marks them 'sending' for a lease
 period; it then records each result with `mark_sent` or `mark_failed`. A sender that dies
-mid-way leaves its rows 'sending'; they become due again when the lease runs out, so a
-message may be sent twice but is never lost (its Message-ID lets clients drop the copy).
+mid-way leaves its rows 'sending'; they become due again when the lease runs out, or at
+once through `release_interrupted` when the sender is known to be dead, so a message may
+be sent twice but is never lost (its Message-ID lets clients drop the copy).
+
+The one message a sender is transmitting carries an "in flight" note (`note_in_flight`):
+if it is still there after a crash, the server may have accepted that message before the
+sender could record it, and sending it again may give the recipient a second copy. Every
+other row left 'sending' by a crash never reached the server.
+
+On PostgreSQL a claiming sender also holds a session advisory lock per claimed row
+(`outbox_lock_key`) until it has recorded the row's result; the server frees the locks the
+moment the sender's connection dies, which is how another worker tells a dead sender's
+rows from a live one's.
 """
 
 from __future__ import annotations
@@ -12,7 +23,7 @@ import random
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import Connection, Update, text, update
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, upsert
@@ -23,6 +34,15 @@ DEFAULT_BACKOFF = timedelta(minutes=1)
 DEFAULT_MAX_BACKOFF = timedelta(hours=6)
 DEFAULT_LEASE = timedelta(minutes=5)
 DEFAULT_JITTER = 0.25
+# Advisory lock keys of outbox rows: this base plus the row id (clear of the inbox reader's).
+OUTBOX_LOCK_BASE = 0x6F7574 << 32
+IN_FLIGHT = "in flight since"
+INTERRUPTED = "interrupted"
+
+
+def outbox_lock_key(row_id: int) -> int:
+    """The PostgreSQL advisory lock key a sender holds while outbox row ``row_id`` is its."""
+    return OUTBOX_LOCK_BASE + row_id
 
 
 def enqueue_outbox(
@@ -67,13 +87,20 @@ def enqueue_outbox(
 
 
 def claim_due_outbox(
-    session: Session, now: datetime, limit: int = 20, *, lease: timedelta = DEFAULT_LEASE
+    session: Session,
+    now: datetime,
+    limit: int = 20,
+    *,
+    lease: timedelta = DEFAULT_LEASE,
+    lock_rows: bool = False,
 ) -> list[Outbox]:
     """Up to `limit` messages due at `now`, oldest due first, marked 'sending'.
 
     Each claimed row counts one more attempt and is not due again until `now + lease`.
     Rows left 'sending' by a sender that died are claimed again once their lease is over.
-    On PostgreSQL rows locked by another transaction are skipped (``SKIP LOCKED``).
+    On PostgreSQL rows locked by another transaction are skipped (``SKIP LOCKED``), and
+    with `lock_rows` the session also takes each claimed row's advisory lock (the caller
+    releases it once the row's result is recorded; see the module docstring).
     """
     statement = (
         select(Outbox)
@@ -87,6 +114,8 @@ def claim_due_outbox(
     if is_postgresql(session):
         statement = statement.with_for_update(skip_locked=True)
     rows = list(session.exec(statement))
+    if lock_rows and rows and is_postgresql(session):
+        rows = _lock_claimed(session, rows)
     for row in rows:
         row.status = OutboxStatus.SENDING.value
         row.attempts += 1
@@ -94,6 +123,107 @@ def claim_due_outbox(
         session.add(row)
     session.flush()
     return rows
+
+
+def _lock_claimed(session: Session, rows: list[Outbox]) -> list[Outbox]:
+    """The rows whose advisory lock this session could take (see the module docstring).
+
+    A row whose lock another sender holds is being delivered by that sender right now
+    (its result not recorded yet) and is left to it; a 'sending' row whose lease ran out
+    is taken over even then, as without locks.
+    """
+    keys = [outbox_lock_key(row.id) for row in rows if row.id is not None]
+    got = {
+        int(key)
+        for key, locked in session.execute(
+            text("SELECT k, pg_try_advisory_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k"),
+            {"keys": keys},
+        )
+        if locked
+    }
+    return [
+        row
+        for row in rows
+        if row.id is not None
+        and (outbox_lock_key(row.id) in got or row.status == OutboxStatus.SENDING.value)
+    ]
+
+
+def _in_flight(row_id: int, now: datetime) -> Update:
+    stamp = now.isoformat(timespec="milliseconds")
+    return (
+        update(Outbox)
+        .where(col(Outbox.id) == row_id, col(Outbox.status) == OutboxStatus.SENDING.value)
+        .values(last_error=f"{IN_FLIGHT} {stamp}")
+        .execution_options(synchronize_session=False)
+    )
+
+
+def note_in_flight(session: Session, row_id: int, *, now: datetime) -> None:
+    """Note on claimed row ``row_id`` that it is being transmitted now.
+
+    The next `mark_sent` or `mark_failed` replaces the note; a note still there after a
+    crash says the server may have accepted the message (see the module docstring).
+    """
+    session.exec(_in_flight(row_id, now))
+
+
+def record_sent(
+    connection: Connection, row_id: int, *, now: datetime, next_in_flight: int | None = None
+) -> None:
+    """`mark_sent` in two plain statements on ``connection`` (no ORM round trips), with
+    the in-flight note moved on to ``next_in_flight``: the caller commits at once, since
+    until then a crash would send the message again."""
+    connection.execute(
+        update(Outbox)
+        .where(col(Outbox.id) == row_id)
+        .values(status=OutboxStatus.SENT.value, sent_at=now, last_error=None)
+    )
+    if next_in_flight is not None:
+        connection.execute(_in_flight(next_in_flight, now))
+
+
+def release_interrupted(session: Session, *, now: datetime) -> list[int]:
+    """Make rows left 'sending' by a sender that died due again at ``now``; their ids.
+
+    On SQLite only one sender runs (the daemon holds a lock file), so call this when it
+    starts: every 'sending' row is then a dead sender's. On PostgreSQL a row counts as a
+    dead sender's when nobody holds its advisory lock (checked with a transaction lock,
+    so the caller's own claims count as alive). The attempt is kept in the count; the row
+    says it was interrupted, and whether the server may already have the message.
+    """
+    statement = select(Outbox).where(Outbox.status == OutboxStatus.SENDING.value)
+    postgres = is_postgresql(session)
+    if postgres:
+        statement = statement.with_for_update(skip_locked=True)
+    rows = [row for row in session.exec(statement) if row.id is not None]
+    if postgres and rows:
+        keys = [outbox_lock_key(row.id) for row in rows if row.id is not None]
+        free = {
+            int(key)
+            for key, locked in session.execute(
+                text(
+                    "SELECT k, pg_try_advisory_xact_lock(k) "
+                    "FROM unnest(CAST(:keys AS bigint[])) AS k"
+                ),
+                {"keys": keys},
+            )
+            if locked
+        }
+        rows = [row for row in rows if row.id is not None and outbox_lock_key(row.id) in free]
+    for row in rows:
+        if (row.last_error or "").startswith(IN_FLIGHT):
+            row.last_error = (
+                f"{INTERRUPTED} in flight ({row.last_error}): the server may have accepted "
+                "it; sent again with the same Message-ID"
+            )
+        else:
+            row.last_error = f"{INTERRUPTED} before it was sent"
+        row.status = OutboxStatus.PENDING.value
+        row.next_attempt_at = now
+        session.add(row)
+    session.flush()
+    return [row.id for row in rows if row.id is not None]
 
 
 def _load(session: Session, row: Outbox | int) -> Outbox:

@@ -41,6 +41,7 @@ __all__ = [
     "TransportError",
     "open_inbound",
     "open_outbound",
+    "reports_each_result",
 ]
 
 
@@ -157,8 +158,22 @@ class OutboundSink(Protocol):
 
         Trouble with one recipient or one message is reported in its results, never
         raised; the batch as a whole does not raise for delivery problems.
+
+        A sink may also take a keyword ``on_result`` (both shipped sinks do): a callable
+        given each result as soon as it is known, before the next message goes out, so
+        the caller can record each delivery at once (see :func:`reports_each_result`).
         """
         ...
+
+
+def reports_each_result(sink: OutboundSink) -> bool:
+    """Whether ``sink.send_batch`` takes ``on_result`` (reports each result at once)."""
+    import inspect
+
+    try:
+        return "on_result" in inspect.signature(sink.send_batch).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class CursorStore(Protocol):
@@ -189,9 +204,7 @@ class MemoryCursorStore:
         return f"MemoryCursorStore({self.cursors!r})"
 
 
-def open_inbound(
-    url: str, cursor_store: CursorStore | None = None
-) -> MaildirInbound | ImapInbound:
+def open_inbound(url: str, cursor_store: CursorStore | None = None) -> MaildirInbound | ImapInbound:
     """An inbound source for ``url``.
 
     Forms: ``maildir:/abs/path``, ``maildir:relative/path`` (created if missing) and

@@ -157,8 +157,13 @@ class MaildirInbound:
                 if self.max_size is not None and size > self.max_size:
                     raw = _read_header(entry.path)
                     messages.append(InboundMessage(entry.key, raw, size=size, oversize=True))
-                    log.warning("%s: message %s is %d bytes, over the cap of %d",
-                                self.path, entry.key, size, self.max_size)
+                    log.warning(
+                        "%s: message %s is %d bytes, over the cap of %d",
+                        self.path,
+                        entry.key,
+                        size,
+                        self.max_size,
+                    )
                     continue
                 raw = entry.path.read_bytes()
             except FileNotFoundError:
@@ -274,15 +279,30 @@ class MaildirOutbound:
         """The Maildir that receives mail for ``recipient`` (may not exist yet)."""
         return self.root / recipient_folder_name(recipient)
 
-    async def send_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
-        """Deliver every (item, recipient); file work runs in a worker thread."""
-        return await asyncio.to_thread(self.deliver_batch, items)
+    async def send_batch(
+        self,
+        items: list[OutgoingMail],
+        *,
+        on_result: Callable[[DeliveryResult], None] | None = None,
+    ) -> list[DeliveryResult]:
+        """Deliver every (item, recipient); file work runs in a worker thread.
+
+        ``on_result`` is called (in the caller's thread) with each result as soon as it is
+        known, before the next delivery.
+        """
+        if on_result is None:
+            return await asyncio.to_thread(self.deliver_batch, items)
+        results: list[DeliveryResult] = []
+        for item in items:
+            for recipient in item.recipients:
+                result = await asyncio.to_thread(self.deliver, item, recipient)
+                results.append(result)
+                on_result(result)
+        return results
 
     def deliver_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
         """The synchronous :meth:`send_batch`."""
-        return [
-            self.deliver(item, recipient) for item in items for recipient in item.recipients
-        ]
+        return [self.deliver(item, recipient) for item in items for recipient in item.recipients]
 
     def deliver(self, item: OutgoingMail, recipient: str) -> DeliveryResult:
         """Deliver ``item`` to ``recipient``'s Maildir, unless this id is already there."""
@@ -295,7 +315,10 @@ class MaildirOutbound:
         except OSError as exc:
             log.warning("delivery of %s to %s failed: %s", item.id, folder, exc)
             return DeliveryResult(
-                item.id, recipient, ok=False, temporary=True,
+                item.id,
+                recipient,
+                ok=False,
+                temporary=True,
                 error=f"cannot write to {folder}: {exc.strerror or exc}",
             )
         if not created:

@@ -6,6 +6,11 @@ while others are accepted gets its own failure; the message still goes to the ot
 Replies 4xx and connection trouble are temporary failures, 5xx permanent ones. If the
 connection drops mid-batch the message in flight fails temporarily and the rest of the
 batch gets one fresh connection.
+
+``send_batch`` can also report each result the moment it is known (``on_result``), before
+the next message goes out: a caller that records each delivery at once leaves only the
+instant between the server's acceptance and that record in which a crash would make it
+send the message again.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import logging
 import re
 import socket
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import aiosmtplib
 
@@ -74,9 +79,18 @@ class SmtpOutbound:
     def __repr__(self) -> str:
         return f"SmtpOutbound({self.config.masked_url()!r})"
 
-    async def send_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
-        """Send every item over one connection; one result per (item, recipient), in order."""
-        results: list[DeliveryResult] = []
+    async def send_batch(
+        self,
+        items: list[OutgoingMail],
+        *,
+        on_result: Callable[[DeliveryResult], None] | None = None,
+    ) -> list[DeliveryResult]:
+        """Send every item over one connection; one result per (item, recipient), in order.
+
+        ``on_result`` is called with each result as soon as it is known, before the next
+        message is sent; an exception it raises ends the batch and propagates.
+        """
+        results = _Results(on_result)
         smtp: aiosmtplib.SMTP | None = None
         reconnects_left = 1
         try:
@@ -88,8 +102,14 @@ class SmtpOutbound:
                         smtp = await self._connect()
                     except _BatchFailure as failure:
                         for rest in items[index:]:
-                            results.extend(_failed(rest, rest.recipients, failure.error,
-                                                   temporary=failure.temporary))
+                            results.extend(
+                                _failed(
+                                    rest,
+                                    rest.recipients,
+                                    failure.error,
+                                    temporary=failure.temporary,
+                                )
+                            )
                         break
                 outcome: dict[str, DeliveryResult] = {}
                 try:
@@ -102,12 +122,13 @@ class SmtpOutbound:
                     for recipient in item.recipients:
                         outcome.setdefault(
                             recipient,
-                            DeliveryResult(item.id, recipient, ok=False, temporary=True,
-                                           error=error),
+                            DeliveryResult(
+                                item.id, recipient, ok=False, temporary=True, error=error
+                            ),
                         )
                     results.extend(outcome[r] for r in item.recipients)
                     if reconnects_left == 0:
-                        for rest in items[index + 1:]:
+                        for rest in items[index + 1 :]:
                             results.extend(_failed(rest, rest.recipients, error, temporary=True))
                         break
                     reconnects_left -= 1
@@ -116,7 +137,7 @@ class SmtpOutbound:
         finally:
             if smtp is not None:
                 await _quit(smtp)
-        return results
+        return results.all
 
     # ------------------------------------------------------------ connection
 
@@ -177,7 +198,10 @@ class SmtpOutbound:
         if utf8 and not smtp.supports_extension("smtputf8"):
             for recipient in recipients:
                 outcome[recipient] = DeliveryResult(
-                    item.id, recipient, ok=False, temporary=False,
+                    item.id,
+                    recipient,
+                    ok=False,
+                    temporary=False,
                     error="non-ASCII address but the server lacks SMTPUTF8",
                 )
             return
@@ -207,7 +231,10 @@ class SmtpOutbound:
                 await smtp.rcpt(recipient, encoding=encoding)
             except aiosmtplib.SMTPRecipientRefused as exc:
                 outcome[recipient] = DeliveryResult(
-                    item.id, recipient, ok=False, temporary=_is_temporary(exc.code),
+                    item.id,
+                    recipient,
+                    ok=False,
+                    temporary=_is_temporary(exc.code),
                     error=f"recipient refused: {_reply_error(exc)}",
                 )
             else:
@@ -222,13 +249,30 @@ class SmtpOutbound:
         except aiosmtplib.SMTPDataError as exc:
             for recipient in accepted:
                 outcome[recipient] = DeliveryResult(
-                    item.id, recipient, ok=False, temporary=_is_temporary(exc.code),
+                    item.id,
+                    recipient,
+                    ok=False,
+                    temporary=_is_temporary(exc.code),
                     error=f"message refused: {_reply_error(exc)}",
                 )
             await _reset(smtp)
             return
         for recipient in accepted:
             outcome[recipient] = DeliveryResult(item.id, recipient, ok=True)
+
+
+class _Results:
+    """The results of a batch so far, each also handed to the caller's callback."""
+
+    def __init__(self, callback: Callable[[DeliveryResult], None] | None) -> None:
+        self.all: list[DeliveryResult] = []
+        self._callback = callback
+
+    def extend(self, results: Iterable[DeliveryResult]) -> None:
+        for result in results:
+            self.all.append(result)
+            if self._callback is not None:
+                self._callback(result)
 
 
 def _failed(

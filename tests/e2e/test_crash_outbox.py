@@ -1,0 +1,193 @@
+"""The outbox and the daemon around a crash, one fault at a time (both databases).
+
+- Each delivery is recorded the moment the transport reports it, so a crash in the middle
+  of a batch sends again only what was not yet delivered; the one message that was on
+  the wire carries an "in flight" note, and is the only one that can come twice.
+- Rows a crash left 'sending' are due again when the daemon starts (not after their
+  lease); on PostgreSQL a worker takes over a dead worker's rows and never a live one's.
+- A delivery that failed for a moment is retried when its backoff ends, even while the
+  daemon waits for mail with a long poll.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from pbem.outbox import OutboxSender
+from pbem.runtime import build_daemon
+from pbem.service import Service
+from pbem.store import models as m
+from pbem.store.outbox import IN_FLIGHT, INTERRUPTED
+from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail
+from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, make_settings
+
+
+class Killed(BaseException):
+    """The process died (not an error anything could catch)."""
+
+
+class Recorder:
+    """The real sink, delivering one message at a time and counting deliveries by outbox
+    row; ``before_report(n)`` runs after the n-th delivery (from 1), before its result is
+    reported — raise :class:`Killed` there to die between the server's acceptance and the
+    record."""
+
+    def __init__(self, inner: OutboundSink, before_report: Callable[[int], None] | None = None):
+        self.inner = inner
+        self.before_report = before_report
+        self.delivered: Counter[str] = Counter()
+
+    async def send_batch(
+        self,
+        items: list[OutgoingMail],
+        *,
+        on_result: Callable[[DeliveryResult], None] | None = None,
+    ) -> list[DeliveryResult]:
+        results: list[DeliveryResult] = []
+        for item in items:
+            [result] = await self.inner.send_batch([item])
+            self.delivered[item.id] += 1
+            if self.before_report is not None:
+                self.before_report(sum(self.delivered.values()))
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+        return results
+
+
+def outbox(db: Engine) -> dict[int, m.Outbox]:
+    with Session(db) as session:
+        return {r.id: r for r in session.exec(select(m.Outbox)).all() if r.id is not None}
+
+
+def queue_mail(h: Harness) -> list[int]:
+    """Two games: four mails waiting in the outbox, oldest first."""
+    h.new_game((ALICE, BOB), seed="crash-outbox-1", deliver=False)
+    h.new_game((CAROL, DAVE), seed="crash-outbox-2", deliver=False)
+    return sorted(outbox(h.db))
+
+
+def test_a_crash_mid_batch_sends_again_only_what_was_not_recorded(harness: Harness) -> None:
+    h = harness
+    ids = queue_mail(h)
+
+    def die_before_the_third(n: int) -> None:
+        if n == 3:
+            raise Killed  # the third mail is in the recipient's Maildir, not yet recorded
+
+    first = Recorder(h.daemon.sender.sink, die_before_the_third)
+    h.daemon.sender.sink = first
+    with pytest.raises(Killed):
+        h.daemon.sender.drain()
+    rows = outbox(h.db)
+    assert [rows[i].status for i in ids] == ["sent", "sent", "sending", "sending"]
+    assert (rows[ids[2]].last_error or "").startswith(IN_FLIGHT)  # on the wire at the crash
+    assert rows[ids[3]].last_error is None  # never started
+
+    h.restart()
+    assert sorted(h.daemon.sender.recover_interrupted()) == ids[2:]
+    rows = outbox(h.db)
+    assert "may have accepted it" in (rows[ids[2]].last_error or "")
+    assert rows[ids[3]].last_error == f"{INTERRUPTED} before it was sent"
+    second = Recorder(h.daemon.sender.sink)
+    h.daemon.sender.sink = second
+    assert h.daemon.sender.drain() == 2
+    assert sorted(int(i) for i in second.delivered) == ids[2:]  # the recorded two: never again
+    assert {r.status for r in outbox(h.db).values()} == {"sent"}
+    assert h.daemon.sender.recover_interrupted() == []
+
+
+def test_rows_a_crash_left_sending_are_due_when_the_daemon_starts(harness: Harness) -> None:
+    h = harness
+    ids = queue_mail(h)
+    h.daemon.sender.sink = Recorder(h.daemon.sender.sink, lambda n: _raise(Killed()))
+    with pytest.raises(Killed):
+        h.daemon.sender.drain()
+    assert {r.status for r in outbox(h.db).values()} == {"sending"}  # leased for 5 minutes
+
+    h.restart()
+    h.daemon.run(once=True)  # the daemon recovers them first: no waiting out the lease
+    rows = outbox(h.db)
+    assert {r.status for r in rows.values()} == {"sent"}
+    assert sorted(rows) == ids
+
+
+@pytest.mark.parametrize(
+    "db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_a_worker_takes_over_a_dead_workers_rows_never_a_live_ones(harness: Harness) -> None:
+    h = harness
+    ids = queue_mail(h)
+    other = OutboxSender(h.db, h.daemon.sender.sink, lambda: datetime.now(UTC))
+    seen_alive: list[list[int]] = []
+
+    def while_sending(n: int) -> None:
+        if n == 1:
+            seen_alive.append(other.recover_interrupted())  # this sender is alive: hands off
+        if n == 2:
+            raise Killed
+
+    h.daemon.sender.sink = Recorder(h.daemon.sender.sink, while_sending)
+    try:
+        with pytest.raises(Killed):
+            h.daemon.sender.drain()
+        assert seen_alive == [[]]
+        h.daemon.sender.close()  # its connection, and with it its row locks, is gone
+        assert sorted(other.recover_interrupted()) == ids[1:]
+        assert other.drain() == 3
+        assert {r.status for r in outbox(h.db).values()} == {"sent"}
+    finally:
+        other.close()
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_failed_delivery_is_retried_when_its_backoff_ends_not_at_the_next_poll(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    settings = make_settings(tmp_path, db_url, poll_seconds=8, outbox_backoff_seconds=0.3)
+    daemon = build_daemon(settings, db_engine)
+    inner = daemon.sender.sink
+    calls: list[float] = []
+
+    class FailsOnce:
+        async def send_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
+            calls.append(time.monotonic())
+            if len(calls) == 1:
+                return [
+                    DeliveryResult(i.id, r, ok=False, temporary=True, error="421 try later")
+                    for i in items
+                    for r in i.recipients
+                ]
+            return await inner.send_batch(items)
+
+    daemon.sender.sink = FailsOnce()
+    Service(settings, db_engine).new_game([ALICE, BOB], target=61, seed="backoff")
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    started = time.monotonic()
+    thread.start()
+    try:
+        deadline = started + 10
+        while time.monotonic() < deadline:
+            if {r.status for r in outbox(db_engine).values()} == {"sent"}:
+                break
+            time.sleep(0.05)
+        assert {r.status for r in outbox(db_engine).values()} == {"sent"}
+        assert len(calls) >= 2  # (each row has its own jitter)
+        assert calls[-1] - calls[0] < 3.0  # backoff 0.3 s (+ jitter), not the 8 s poll
+    finally:
+        daemon.stop()
+        thread.join(timeout=30)  # the wait for mail ends within the poll
+    assert not thread.is_alive()

@@ -418,7 +418,7 @@ class Service:
                 continue
             except (IllegalActionError, InvalidSyntaxError) as exc:
                 legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
-                notices.append(Notice("refused", str(cmd), str(exc), legal))
+                notices.append(Notice("refused", str(cmd), _name_seats(str(exc), seats), legal))
                 continue
             new_actions.append((seat, action_to_json(action), False))
             notices.append(Notice("applied", str(cmd), f"{action} — done."))
@@ -1101,6 +1101,17 @@ def _archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:
     if len({email for email, _ in out}) != len(out):
         raise ServiceError("the archive lists one address at two seats")
     return out
+
+
+def _name_seats(message: str, seats: Sequence[_Seated]) -> str:
+    """The engine's "seat 1" in a message, as the player's name."""
+    import re
+
+    def name(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return seats[number].name if 0 <= number < len(seats) else match.group(0)
+
+    return re.sub(r"\bseat (\d+)\b", name, message)
 
 
 def describe_legal(game: Game, seat: int, seats: Sequence[_Seated]) -> str:

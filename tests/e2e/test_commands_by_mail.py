@@ -160,6 +160,8 @@ def test_a_move_out_of_turn_says_whose_turn_it_is(harness: Harness) -> None:
     text = flat(text_of(h.latest(idle_address)))
     assert "not your turn" in text
     assert f"it is {waiting_name}'s turn" in text
+    assert f"waiting for {waiting_name}" in text  # names, never "seat 1"
+    assert "seat 0" not in text and "seat 1" not in text
 
 
 def test_forced_moves_and_the_show_are_automatic_without_muggins(harness: Harness) -> None:

@@ -79,6 +79,7 @@ _ALIASES = {
     "commands": "help",
 }
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "a"}
+_LEADING = {"i", "ll", "i’ll", "ill", "will", "let", "s", "let’s", "lets", "then"}
 _TOKEN_RE = re.compile(r"[^\s,;:.!()\[\]\"']+")
 _MAX_LINES = 40
 
@@ -118,6 +119,8 @@ def parse_line(line: str) -> Command | None:
         return None
     if words[:2] == ["no", "muggins"]:
         return Command("accept", (), line.strip())
+    while len(words) > 1 and words[0] in _LEADING:
+        words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
     verb = _ALIASES.get(head)
     rest = [w for w in words[1:] if w not in _FILLER]

@@ -49,6 +49,9 @@ from pbem.commands import Command, parse_line, parse_reply, to_action
         ("resign", "resign", ()),
         ("help", "help", ()),
         ("help please", "help", ()),
+        ("I resign.", "resign", ()),
+        ("I'll play 7c", "play", ("7c",)),
+        ("let's go", "go", ()),
     ],
 )
 def test_parse_line(line: str, verb: str, args: tuple[str, ...]) -> None:
@@ -57,7 +60,9 @@ def test_parse_line(line: str, verb: str, args: tuple[str, ...]) -> None:
     assert (cmd.verb, cmd.args) == (verb, args)
 
 
-@pytest.mark.parametrize("line", ["thanks!", "good game", "Hi Bob,", "I think so", "go 7c"])
+@pytest.mark.parametrize(
+    "line", ["thanks!", "good game", "Hi Bob,", "I think so", "go 7c", "I will", "I"]
+)
 def test_not_commands(line: str) -> None:
     assert parse_line(line) is None
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -118,13 +118,19 @@ class ServeProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def wait_up(self, timeout: float = 30.0) -> None:
-        """Until the daemon runs its loop (SQLite: its pid is in the lock file)."""
+    def wait_up(self, timeout: float = 30.0, ready: Callable[[], bool] | None = None) -> None:
+        """Until the daemon runs its loop: ``ready()`` holds, or (SQLite) its pid is in the
+        lock file."""
         lock = self.lock_file
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.running():
                 raise AssertionError(f"pbem serve exited early: {self.tail()}")
+            if ready is not None:
+                if ready():
+                    return
+                time.sleep(0.02)
+                continue
             if lock is None:
                 return
             try:

@@ -220,6 +220,7 @@ class ImapPlayer:
     imap_port: int
     level: str = "random"
     identity: str = ""
+    levels: dict[int, str] = field(default_factory=dict)  # per game, else ``level``
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     on_mail: Callable[[ImapPlayer, EmailMessage, float], None] | None = None
     moves: list[Move] = field(default_factory=list)
@@ -270,7 +271,8 @@ class ImapPlayer:
                 if count in state.answered or not acts_now(view):
                     continue
                 state.answered.add(count)
-                action = decide_move(view, self.identity, self.level)
+                level = self.levels.get(game_id, self.level)
+                action = decide_move(view, self.identity, level)
                 raw_reply = quoted_reply(
                     msg, self.address, self.name, command_for(action), self.clock()
                 )

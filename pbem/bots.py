@@ -103,16 +103,39 @@ def thread_order(messages: list[email.message.Message]) -> list[email.message.Me
     """``messages`` with every reply after the messages it answers (In-Reply-To and
     References), otherwise in the order given.
 
-    File times in a Maildir are too coarse to order mail delivered in one burst, but a
-    thread says which message came later, as a mail client's thread view shows it.
+    File times in a Maildir are too coarse to order mail delivered in one burst, and a
+    mail server may deliver two mails sent a moment apart in the other order, but a
+    thread says which message came later, as a mail client's thread view shows it. A
+    reply need not name every message before it (game mails name the thread and the
+    previous mail only), so a message's place is its depth in the thread: one more than
+    the deepest message among ``messages`` that it answers.
     """
-    own = {str(m.get("Message-ID", "")).strip() for m in messages} - {""}
+    by_id = {str(m.get("Message-ID", "")).strip(): m for m in messages}
+    by_id.pop("", None)
 
-    def ancestors(msg: email.message.Message) -> int:
+    def parents(msg: email.message.Message) -> list[email.message.Message]:
         refs = set(_ids(msg.get("In-Reply-To"))) | set(_ids(msg.get("References")))
-        return len(refs & own)
+        return [by_id[ref] for ref in refs if ref in by_id and by_id[ref] is not msg]
 
-    return sorted(messages, key=ancestors)
+    depths: dict[int, int] = {}
+    for start in messages:
+        stack: list[email.message.Message] = [start]
+        on_path: set[int] = set()
+        while stack:  # depth-first without recursion; a loop of references is cut
+            msg = stack[-1]
+            if id(msg) in depths:
+                stack.pop()
+                continue
+            waiting = [p for p in parents(msg) if id(p) not in depths and id(p) not in on_path]
+            if waiting and id(msg) not in on_path:
+                on_path.add(id(msg))
+                stack.extend(waiting)
+                continue
+            known = [depths[id(p)] for p in parents(msg) if id(p) in depths]
+            depths[id(msg)] = 1 + max(known, default=-1)
+            on_path.discard(id(msg))
+            stack.pop()
+    return sorted(messages, key=lambda msg: depths[id(msg)])
 
 
 def maildir_fetch(folder: Path) -> Callable[[], list[email.message.Message]]:

@@ -9,14 +9,16 @@ that player's own reply address."""
 
 from __future__ import annotations
 
+import imaplib
 from collections import Counter
 
 import pytest
 
 from engine.archive import load
+from pbem.bots import ImapFetch, MailboxPlayer, view_of
 from pbem.mail.tokens import parse_message_id
 from tests.e2e.helpers import cli_env, run_cli
-from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY, RealMail, RealPlayer
+from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY, RealMail, RealPlayer, parse
 
 
 def check_mailboxes(real: RealMail, game_id: int, players: list[RealPlayer]) -> None:
@@ -108,3 +110,56 @@ def test_whole_game_on_postgresql(realmail: RealMail) -> None:
     check_replays(realmail, game_id)
     check_mailboxes(realmail, game_id, people)
     check_inbound(realmail)
+
+
+def test_the_newest_of_mails_read_out_of_order_is_answered(realmail: RealMail) -> None:
+    """Postfix may deliver two game mails in the other order. Of ``your turn: discard``,
+    ``waiting for …`` and ``your turn: play`` read in one fetch as discard, play, waiting,
+    the player answers the play: the last of the thread, though not the last to arrive."""
+    real = realmail
+    alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
+    real.new_game([alice, bob], seed="out-of-order")
+    real.settle()
+    view = view_of(alice.latest_game_mail())
+    assert view is not None
+    leader, other = (bob, alice) if view.dealer == 0 else (alice, bob)
+    deal = leader.latest_game_mail()
+    leader.send(leader.reply(leader.legal_command()))
+    real.until_processed(1)
+    real.settle()
+    waiting = leader.latest_game_mail()
+    other.send(other.reply(other.legal_command()))
+    real.until_processed(2)
+    real.settle()
+    play = leader.latest_game_mail()
+    states = [view_of(m) for m in (deal, waiting, play)]
+    assert [(v.phase, v.my_turn) for v in states if v] == [
+        ("discard", True),
+        ("discard", False),
+        ("pegging", True),
+    ]
+    assert play["In-Reply-To"] == waiting["Message-ID"]
+
+    # The three, copied into a folder in the order deal, play, waiting (new UIDs).
+    with imaplib.IMAP4(real.stack.imap_host, real.stack.imap_port) as client:
+        client.login(leader.address, leader.password)
+        client.create("Reordered")
+        client.select("INBOX")
+        for msg in (deal, play, waiting):
+            wanted = f'"{msg["Message-ID"]}"'
+            _, found = client.uid("SEARCH", "HEADER", "Message-ID", wanted)
+            [uid] = found[0].split()
+            assert client.uid("COPY", uid, "Reordered")[0] == "OK"
+    sent: list[bytes] = []
+    reader = ImapFetch(
+        real.stack.imap_host, real.stack.imap_port, leader.address, leader.password, "Reordered"
+    )
+    try:
+        bot = MailboxPlayer(leader.address, leader.name, reader, sent.append)
+        assert [m["Message-ID"] for m in bot.play()] == [
+            m["Message-ID"] for m in (deal, play, waiting)
+        ]
+    finally:
+        reader.close()
+    [answer] = sent
+    assert parse(answer)["In-Reply-To"] == play["Message-ID"]

@@ -41,6 +41,7 @@ from pbem.store.outbox import (
     record_sent,
     release_interrupted,
 )
+from pbem.store.players import record_bounce
 from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, reports_each_result
 
 log = logging.getLogger("pbem.outbox")
@@ -127,6 +128,11 @@ class OutboxSender:
                 )
                 if following is not None:
                     note_in_flight(session, following, now=now)
+                if result.address_refused:
+                    # Refused at RCPT TO, so no bounce will come back: this is the bounce.
+                    record_bounce(
+                        session, result.recipient, result.error or "address refused", now=now
+                    )
             log.warning(
                 "delivery of outbox %s to %s failed (%s): %s",
                 result.id,

@@ -139,7 +139,9 @@ class DeliveryResult:
     """What happened to one message for one recipient.
 
     ``temporary`` tells a failure worth retrying (4xx, connection trouble) from a final
-    one (5xx, an impossible address); it is False when ``ok``.
+    one (5xx, an impossible address); it is False when ``ok``. ``address_refused`` says
+    the server refused the recipient's address itself for good (a 5xx to ``RCPT TO``):
+    no bounce will follow, so this is the bounce.
     """
 
     id: str
@@ -147,6 +149,7 @@ class DeliveryResult:
     ok: bool
     temporary: bool = False
     error: str | None = None
+    address_refused: bool = False
 
 
 @runtime_checkable

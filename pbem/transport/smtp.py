@@ -236,6 +236,7 @@ class SmtpOutbound:
                     ok=False,
                     temporary=_is_temporary(exc.code),
                     error=f"recipient refused: {_reply_error(exc)}",
+                    address_refused=not _is_temporary(exc.code),
                 )
             else:
                 accepted.append(recipient)

@@ -110,3 +110,30 @@ def test_loops_are_ignored(realmail: RealMail) -> None:
     assert len(real.game(game_id).actions) == moves
     assert len(alice.mailbox()) == mails
     assert view_of(alice.latest_game_mail()) is not None
+
+
+def test_an_address_postfix_refuses_is_recorded_as_a_bounce(realmail: RealMail) -> None:
+    """A player address that does not exist at the test domain: Postfix refuses it at
+    RCPT TO (550 5.1.1), so no DSN will come. The refusal is the bounce: recorded on the
+    player, the mail kept as failed, and nothing else sent."""
+    real = realmail
+    alice = real.player("alice", "Alice")
+    ghost = f"ghost-{secrets.token_hex(4)}@{real.settings.domain}"
+    real.service.new_game([(alice.address, "Alice"), (ghost, "Ghost")], target=61)
+    real.step()
+    outbox = {r.recipient: r for r in real.outbox()}
+    assert outbox[alice.address].status == "sent"
+    refused = outbox[ghost]
+    assert refused.status == "failed"
+    assert (refused.last_error or "").startswith("recipient refused: 550 5.1.1")
+
+    player = real.player_row(ghost)
+    assert player is not None and player.bounce_count == 1
+    assert "550 5.1.1" in (player.last_bounce_reason or "")
+    assert real.player_row(alice.address).bounce_count == 0  # type: ignore[union-attr]
+    real.assert_quiet(1.0)
+    assert real.inbound() == []  # no DSN: Postfix never took the mail
+
+    result = run_cli(cli_env(real.settings.data_dir, real.settings.db_url), "players")
+    [line] = [ln for ln in result.stdout.splitlines() if ghost in ln]
+    assert " 1 " in line and "550" in line

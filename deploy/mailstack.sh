@@ -439,6 +439,14 @@ configure_postfix() {
         "biff = no"
         "append_dot_mydomain = no"
         "message_size_limit = 52428800"
+        # Mail deferred while Dovecot restarts is retried within seconds, not minutes, and
+        # Dovecot is not held for dead longer than that.
+        "queue_run_delay = 1s"
+        "minimal_backoff_time = 1s"
+        "maximal_backoff_time = 5s"
+        # smtpd exits at once when Dovecot's SASL socket is gone (Dovecot restarting); the
+        # master would then refuse to start it again for a minute.
+        "service_throttle_time = 1s"
         "smtpd_client_connection_count_limit = 0"
         "smtpd_client_connection_rate_limit = 0"
         "anvil_rate_time_unit = 60s"

@@ -93,6 +93,7 @@ class ImapInbound:
         self._done: set[int] = set()  # acknowledged, but above the cursor
         self._backoff = 0.0
         self._closed = False
+        self._idling_now = False  # inside IDLE: the server awaits DONE, not a command
 
     def __repr__(self) -> str:
         return f"ImapInbound({self.config.masked_url()!r})"
@@ -201,6 +202,7 @@ class ImapInbound:
         self.cursor_store.save(self.mailbox_name, uidvalidity, end)
 
     def _drop(self) -> None:
+        self._idling_now = False
         client, self._client = self._client, None
         _shutdown(client)
 
@@ -429,9 +431,11 @@ class ImapInbound:
     @contextlib.contextmanager
     def _idling(self, client: IMAPClient) -> Iterator[None]:
         """IDLE for the block; ended with DONE unless the block failed (the link is dropped)."""
+        self._idling_now = True  # first: a signal may come before idle() returns
         client.idle()
         yield
         client.idle_done()
+        self._idling_now = False
 
     def _idle_until(self, client: IMAPClient, until: float) -> bool:
         """Inside IDLE: True on news of the folder, False when ``until`` passes."""
@@ -456,7 +460,12 @@ class ImapInbound:
             return
         self._closed = True
         client, self._client = self._client, None
-        if client is not None:
+        if client is not None and self._idling_now:
+            # Left inside IDLE (a signal ended the wait): the server would not answer a
+            # LOGOUT before DONE, and the logout would wait out its timeout.
+            self._idling_now = False
+            _shutdown(client)
+        elif client is not None:
             try:
                 client.logout()
             except Exception:  # closing a dead link is fine

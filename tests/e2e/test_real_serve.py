@@ -155,3 +155,33 @@ def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
         db.dispose()
         alice.close()
         bob.close()
+
+
+@SQLITE_ONLY
+def test_a_second_signal_stops_at_once(mailstack: MailStack, db_url: str, tmp_path: Path) -> None:
+    """The first signal lets the wait for mail run out (up to poll_seconds); a second one,
+    arriving while the daemon idles in IMAP IDLE, ends it at once."""
+    address, password = mailstack.new_user("svc")
+    config = tmp_path / "pbem.toml"
+    write_config(config, mailstack, address, password, db_url)
+    alice = new_player(mailstack, "alice", "Alice")
+    try:
+        pbem(config, "init")
+        pbem(config, "game", "new", alice.address, "--computer", "--to", "61")
+        proc = serve(config)
+        try:
+            alice.wait_for(1, timeout=30)
+            time.sleep(1.0)  # sent, nothing more to do: waiting in IDLE
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.2)
+            seconds, out, err = stop(proc, signal.SIGINT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err and "stopped" in out
+        assert seconds < 3.0, seconds
+    finally:
+        alice.close()

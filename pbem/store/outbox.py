@@ -189,8 +189,9 @@ def release_interrupted(session: Session, *, now: datetime) -> list[int]:
     On SQLite only one sender runs (the daemon holds a lock file), so call this when it
     starts: every 'sending' row is then a dead sender's. On PostgreSQL a row counts as a
     dead sender's when nobody holds its advisory lock (checked with a transaction lock,
-    so the caller's own claims count as alive). The attempt is kept in the count; the row
-    says it was interrupted, and whether the server may already have the message.
+    so the caller's own claims count as alive). The row says it was interrupted, and
+    whether the server may already have the message; only a row that was in flight
+    keeps the claim in its count of attempts (the others were never tried).
     """
     statement = select(Outbox).where(Outbox.status == OutboxStatus.SENDING.value)
     postgres = is_postgresql(session)
@@ -219,6 +220,7 @@ def release_interrupted(session: Session, *, now: datetime) -> list[int]:
             )
         else:
             row.last_error = f"{INTERRUPTED} before it was sent"
+            row.attempts = max(0, row.attempts - 1)  # claimed, never tried: no attempt
         row.status = OutboxStatus.PENDING.value
         row.next_attempt_at = now
         session.add(row)

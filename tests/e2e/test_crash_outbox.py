@@ -45,6 +45,7 @@ class Recorder:
         self.inner = inner
         self.before_report = before_report
         self.delivered: Counter[str] = Counter()
+        self.sequence: list[tuple[str, int]] = []  # (recipient, outbox id) as delivered
 
     async def send_batch(
         self,
@@ -56,6 +57,7 @@ class Recorder:
         for item in items:
             [result] = await self.inner.send_batch([item])
             self.delivered[item.id] += 1
+            self.sequence.append((item.recipients[0], int(item.id)))
             if self.before_report is not None:
                 self.before_report(sum(self.delivered.values()))
             results.append(result)
@@ -86,6 +88,7 @@ def test_a_crash_mid_batch_sends_again_only_what_was_not_recorded(harness: Harne
 
     first = Recorder(h.daemon.sender.sink, die_before_the_third)
     h.daemon.sender.sink = first
+    h.daemon.sender.lanes = 1  # one message on the wire at a time
     with pytest.raises(Killed):
         h.daemon.sender.drain()
     rows = outbox(h.db)
@@ -97,13 +100,57 @@ def test_a_crash_mid_batch_sends_again_only_what_was_not_recorded(harness: Harne
     assert sorted(h.daemon.sender.recover_interrupted()) == ids[2:]
     rows = outbox(h.db)
     assert "may have accepted it" in (rows[ids[2]].last_error or "")
+    assert rows[ids[2]].attempts == 1  # it was tried
     assert rows[ids[3]].last_error == f"{INTERRUPTED} before it was sent"
+    assert rows[ids[3]].attempts == 0  # claimed, never tried
     second = Recorder(h.daemon.sender.sink)
     h.daemon.sender.sink = second
     assert h.daemon.sender.drain() == 2
     assert sorted(int(i) for i in second.delivered) == ids[2:]  # the recorded two: never again
     assert {r.status for r in outbox(h.db).values()} == {"sent"}
     assert h.daemon.sender.recover_interrupted() == []
+
+
+def test_lanes_keep_each_recipients_order_and_a_crash_repeats_only_what_was_in_flight(
+    harness: Harness,
+) -> None:
+    h = harness
+    queue_mail(h)
+    h.new_game((ALICE, CAROL), seed="crash-outbox-3", deliver=False)
+    h.new_game((BOB, DAVE), seed="crash-outbox-4", deliver=False)
+    ids = sorted(outbox(h.db))
+    assert len(ids) == 8
+
+    def die_at_the_fifth(n: int) -> None:
+        if n == 5:
+            raise Killed
+
+    first = Recorder(h.daemon.sender.sink, die_at_the_fifth)
+    h.daemon.sender.sink = first
+    assert h.daemon.sender.lanes == 3
+    with pytest.raises(Killed):
+        h.daemon.sender.drain()
+    rows = outbox(h.db)
+    recorded = {i for i in ids if rows[i].status == "sent"}
+    in_flight = {i for i in ids if (rows[i].last_error or "").startswith(IN_FLIGHT)}
+    assert 1 <= len(in_flight) <= 3  # at most one per lane
+    killed = first.sequence[4][1]  # delivered, then the process died
+    assert killed in in_flight and killed not in recorded
+
+    h.restart()
+    h.daemon.sender.recover_interrupted()
+    second = Recorder(h.daemon.sender.sink)
+    h.daemon.sender.sink = second
+    h.daemon.sender.drain()
+    assert {r.status for r in outbox(h.db).values()} == {"sent"}
+    again = {int(i) for i in second.delivered}
+    assert not again & recorded  # what was recorded never goes out again
+    twice = {int(i) for i, n in (first.delivered + second.delivered).items() if n > 1}
+    assert twice <= in_flight  # a second copy only of a message that was on the wire
+    for run in (first, second):  # one recipient's mail goes out in order
+        for address in {a for a, _ in run.sequence}:
+            mine = [i for a, i in run.sequence if a == address]
+            assert mine == sorted(mine)
 
 
 def test_rows_a_crash_left_sending_are_due_when_the_daemon_starts(harness: Harness) -> None:
@@ -137,6 +184,7 @@ def test_a_worker_takes_over_a_dead_workers_rows_never_a_live_ones(harness: Harn
             raise Killed
 
     h.daemon.sender.sink = Recorder(h.daemon.sender.sink, while_sending)
+    h.daemon.sender.lanes = 1
     try:
         with pytest.raises(Killed):
             h.daemon.sender.drain()

@@ -176,8 +176,12 @@ class Daemon:
                         done.append(key)
             # Acknowledge outside that transaction: an IMAP ack saves the inbox cursor in a
             # transaction of its own, which on SQLite would wait for this one's write lock.
-            for key in done:
-                self.inbox.ack(key)
+            ack_many = getattr(self.inbox, "ack_many", None)
+            if ack_many is not None and done:
+                ack_many(done)  # one command for the whole batch
+            else:
+                for key in done:
+                    self.inbox.ack(key)
         stats.sent = self.sender.drain()
         stats.timers = self.service.run_timers()
         if stats.timers:

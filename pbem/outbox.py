@@ -1,19 +1,24 @@
 """Drain the outbox through a transport: at least once, stable Message-IDs, retries.
 
 Rows are claimed in one short transaction (marked 'sending' with a lease, so a
-sender that dies leaves them to be claimed again), sent outside any transaction
-through one connection for the whole batch, and each per-recipient result is
-recorded the moment the transport reports it, in a short transaction of its own,
-before the next message goes out: delivered, retried later with backoff and
-jitter (temporary failure), or failed (permanent, or out of attempts).
+sender that dies leaves them to be claimed again), sent outside any transaction,
+and each per-recipient result is recorded the moment the transport reports it, in
+a short transaction of its own, before the next message of its lane goes out:
+delivered, retried later with backoff and jitter (temporary failure), or failed
+(permanent, or out of attempts).
+
+A batch goes out over a few connections at once ("lanes", 3 by default), so the
+server's round trips for one message overlap another's; all mail to one recipient
+takes one lane, in order. (A sink that reports results only at the end of a batch
+gets the batch whole, over one connection.)
 
 Recording each delivery at once keeps the window in which a crash makes the
 sender transmit a message twice down to the instant between the server's "250
 OK" and that commit. The row in that window carries an "in flight" note, so
-after a crash the one message that may have reached the server is known (see
-``pbem.store.outbox``). SMTP has no way to ask a server whether it already
-accepted a message, so that instant cannot be closed from this side: the
-stable Message-ID lets the recipient's mail system drop the copy.
+after a crash the one message per lane that may have reached the server is
+known (see ``pbem.store.outbox``). SMTP has no way to ask a server whether it
+already accepted a message, so that instant cannot be closed from this side:
+the stable Message-ID lets the recipient's mail system drop the copy.
 
 After a crash the rows a dead sender left 'sending' are made due again by
 :meth:`OutboxSender.recover_interrupted` (the daemon calls it), rather than
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -46,6 +52,9 @@ from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, repo
 
 log = logging.getLogger("pbem.outbox")
 
+# A batch opens one more connection (lane) for every this many messages, up to ``lanes``.
+LANE_MIN = 4
+
 
 class OutboxSender:
     """Sends what is due.  ``drain`` returns how many rows were delivered."""
@@ -60,6 +69,7 @@ class OutboxSender:
         backoff: timedelta = timedelta(seconds=30),
         batch: int = 50,
         lease: timedelta = DEFAULT_LEASE,
+        lanes: int = 3,
     ) -> None:
         self.db = db
         self.sink = sink
@@ -68,6 +78,7 @@ class OutboxSender:
         self.backoff = backoff
         self.batch = batch
         self.lease = lease
+        self.lanes = lanes
         self._postgres = db.dialect.name == "postgresql"
         self._lock_engine: Engine | None = None
         self._lock_conn: Connection | None = None
@@ -93,11 +104,13 @@ class OutboxSender:
     # -- one batch ---------------------------------------------------------------------
 
     async def _send(self, items: list[OutgoingMail]) -> tuple[int, bool]:
-        """Send one claimed batch, recording each result at once.
+        """Send one claimed batch over its lanes, recording each result at once.
 
         Returns (delivered, whether a temporary failure says to stop for now).
         """
-        order = [int(item.id) for item in items]
+        lanes = self._lanes(items)
+        reporting = reports_each_result(self.sink)
+        lane_of = {int(item.id): lane for lane in lanes for item in lane}
         recorded: set[int] = set()
         delivered = 0
         trouble = False
@@ -108,7 +121,8 @@ class OutboxSender:
             if row_id in recorded:
                 return
             recorded.add(row_id)
-            following = next((i for i in order if i not in recorded), None)
+            lane = lane_of.get(row_id, [])
+            following = next((int(i.id) for i in lane if int(i.id) not in recorded), None)
             now = self.clock()
             if result.ok:
                 with self.db.begin() as connection:
@@ -141,28 +155,46 @@ class OutboxSender:
                 result.error,
             )
 
-        try:
-            if reports_each_result(self.sink):
-                results = await self.sink.send_batch(items, on_result=record)  # type: ignore[call-arg]
-            else:
-                results = await self.sink.send_batch(items)
-        except Exception as exc:
-            log.warning("sending a batch failed: %s", exc)
-            error = f"{type(exc).__name__}: {exc}"
-            for item in items:
+        async def send_lane(lane: list[OutgoingMail]) -> None:
+            try:
+                if reporting:
+                    results = await self.sink.send_batch(lane, on_result=record)  # type: ignore[call-arg]
+                else:
+                    results = await self.sink.send_batch(lane)
+            except Exception as exc:
+                log.warning("sending a batch failed: %s", exc)
+                error = f"{type(exc).__name__}: {exc}"
+                for item in lane:
+                    if int(item.id) not in recorded:
+                        record(DeliveryResult(item.id, item.recipients[0], False, True, error))
+                return
+            for result in results:
+                record(result)
+            for item in lane:
                 if int(item.id) not in recorded:
-                    record(DeliveryResult(item.id, item.recipients[0], False, True, error))
-            return delivered, True
-        for result in results:
-            record(result)
-        for item in items:
-            if int(item.id) not in recorded:
-                recipient = item.recipients[0]
-                record(DeliveryResult(item.id, recipient, False, True, "no result from transport"))
+                    recipient = item.recipients[0]
+                    record(DeliveryResult(item.id, recipient, False, True, "no result"))
+
+        await asyncio.gather(*(send_lane(lane) for lane in lanes))
         return delivered, trouble
 
+    def _lanes(self, items: list[OutgoingMail]) -> list[list[OutgoingMail]]:
+        """``items`` split into up to ``lanes`` lists, one recipient's mail all in one (in
+        order). A lane is worth its connection from ``LANE_MIN`` messages on; one list
+        unless the sink reports each result as it goes."""
+        if not items:
+            return []
+        count = min(self.lanes, len(items) // LANE_MIN)
+        if count <= 1 or not reports_each_result(self.sink):
+            return [items]
+        split: list[list[OutgoingMail]] = [[] for _ in range(count)]
+        for item in items:
+            key = zlib.crc32(item.recipients[0].lower().encode()) % count
+            split[key].append(item)
+        return [lane for lane in split if lane]
+
     def _claim(self) -> list[OutgoingMail]:
-        """Claim up to ``batch`` due rows; the first is noted in flight.
+        """Claim up to ``batch`` due rows; the first of each lane is noted in flight.
 
         On PostgreSQL the claim runs on this sender's own connection, which holds each
         claimed row's advisory lock until :meth:`_release_locks` (so another worker can
@@ -184,8 +216,8 @@ class OutboxSender:
             for r in rows
             if r.id is not None
         ]
-        if items:
-            note_in_flight(session, int(items[0].id), now=now)
+        for lane in self._lanes(items):
+            note_in_flight(session, int(lane[0].id), now=now)
         return items
 
     # -- PostgreSQL row locks and recovery -----------------------------------------------

@@ -28,7 +28,7 @@ import contextlib
 import imaplib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from imapclient import IMAPClient
@@ -171,8 +171,9 @@ class ImapInbound:
         self._client = client
         self._backoff = 0.0
         self._start_cursor(int(info[b"UIDVALIDITY"]), info.get(b"UIDNEXT"))
-        log.info("%r: connected (UIDVALIDITY %s, last UID %s)", self, self._uidvalidity,
-                 self._last_uid)
+        log.info(
+            "%r: connected (UIDVALIDITY %s, last UID %s)", self, self._uidvalidity, self._last_uid
+        )
 
     def _start_cursor(self, uidvalidity: int, uidnext: int | None) -> None:
         assert self._client is not None
@@ -187,8 +188,12 @@ class ImapInbound:
             self._high_uid = max(self._high_uid, self._last_uid)
             return
         if saved is not None:
-            log.warning("%r: UIDVALIDITY changed from %s to %s; rescanning unseen messages",
-                        self, saved[0], uidvalidity)
+            log.warning(
+                "%r: UIDVALIDITY changed from %s to %s; rescanning unseen messages",
+                self,
+                saved[0],
+                uidvalidity,
+            )
         if uidnext is None:
             uids = self._client.search(["ALL"])
             end = max(uids, default=0)
@@ -257,8 +262,11 @@ class ImapInbound:
     def _fetch(self, client: IMAPClient) -> list[InboundMessage]:
         self._check_uidvalidity(client)
         unseen = set(client.search(["UNSEEN", "NOT", "DELETED"]))
-        above = {uid for uid in client.search(["UID", f"{self._last_uid + 1}:*", "NOT", "DELETED"])
-                 if uid > self._last_uid}
+        above = {
+            uid
+            for uid in client.search(["UID", f"{self._last_uid + 1}:*", "NOT", "DELETED"])
+            if uid > self._last_uid
+        }
         uids = sorted((unseen | above) - self._done)[: self.config.batch]
         if not uids:
             return []
@@ -287,11 +295,10 @@ class ImapInbound:
             if uid in bodies:
                 messages.append(InboundMessage(key, bodies[uid], size=sizes[uid]))
             elif uid in headers:
-                log.warning("%r: message UID %d is %d bytes, over the cap of %s", self, uid,
-                            sizes[uid], cap)
-                messages.append(
-                    InboundMessage(key, headers[uid], size=sizes[uid], oversize=True)
+                log.warning(
+                    "%r: message UID %d is %d bytes, over the cap of %s", self, uid, sizes[uid], cap
                 )
+                messages.append(InboundMessage(key, headers[uid], size=sizes[uid], oversize=True))
         for message in messages:
             uid = int(message.key.rpartition(":")[2])
             self._pending.add(uid)
@@ -309,23 +316,39 @@ class ImapInbound:
             ValueError: ``key`` is not a key this source hands out.
             TransportError: a permanent failure (say, the login is now refused).
         """
-        uidvalidity, uid = _parse_key(key)
-        if self._client is not None and uidvalidity != self._uidvalidity:
-            log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
+        self.ack_many([key])
+
+    def ack_many(self, keys: Sequence[str]) -> None:
+        """:meth:`ack` for several messages at once: one command for all of them (and one
+        cursor update), instead of a round trip and a cursor save per message."""
+        parsed = [(key, *_parse_key(key)) for key in keys]
+        if self._client is not None:
+            for key, uidvalidity, _ in parsed:
+                if uidvalidity != self._uidvalidity:
+                    log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
+            parsed = [item for item in parsed if item[1] == self._uidvalidity]
+        if not parsed:
             return
+        uidvalidity = parsed[0][1]
+        if any(item[1] != uidvalidity for item in parsed):
+            for uidvalidity_group in sorted({item[1] for item in parsed}):
+                self.ack_many([key for key, v, _ in parsed if v == uidvalidity_group])
+            return
+        uids = sorted({uid for _, _, uid in parsed})
+        where = ", ".join(key for key, _, _ in parsed)
 
         def mark(client: IMAPClient) -> bool:
             if uidvalidity != self._uidvalidity:
                 return False
-            client.add_flags([uid], [SEEN], silent=True)
+            client.add_flags(uids, [SEEN], silent=True)
             if self.config.processed:
                 if client.has_capability("MOVE"):
-                    client.move([uid], self.config.processed)
+                    client.move(uids, self.config.processed)
                 else:
-                    client.copy([uid], self.config.processed)
-                    client.add_flags([uid], [b"\\Deleted"], silent=True)
+                    client.copy(uids, self.config.processed)
+                    client.add_flags(uids, [b"\\Deleted"], silent=True)
                     if client.has_capability("UIDPLUS"):
-                        client.uid_expunge([uid])
+                        client.uid_expunge(uids)
                     else:
                         client.expunge()
             return True
@@ -335,14 +358,15 @@ class ImapInbound:
         except TransportError as exc:
             if not exc.temporary:
                 raise
-            log.warning("%s; message %s stays unseen and will be fetched again", exc, key)
+            log.warning("%s; messages %s stay unseen and will be fetched again", exc, where)
             return
         if not done:
-            log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, key)
+            log.warning("%r: ignoring ack of %s from an older UIDVALIDITY", self, where)
             return
-        self._pending.discard(uid)
-        if uid > self._last_uid:
-            self._done.add(uid)
+        for uid in uids:
+            self._pending.discard(uid)
+            if uid > self._last_uid:
+                self._done.add(uid)
         self._advance_cursor()
 
     def _advance_cursor(self) -> None:
@@ -485,14 +509,13 @@ def _parse_key(key: str) -> tuple[int, int]:
 
 def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _text(exc: BaseException) -> str:
     """An exception's message as text (imaplib carries bytes)."""
     parts = [
-        arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
-        for arg in exc.args
+        arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg) for arg in exc.args
     ]
     return " ".join(parts) or type(exc).__name__
 

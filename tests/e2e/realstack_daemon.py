@@ -79,7 +79,7 @@ class ServeProcess:
     config: Path
     log_path: Path
     db_url: str
-    extra_args: tuple[str, ...] = ()
+    python_args: tuple[str, ...] = ()  # before "-m pbem.cli", e.g. a profiler's
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     kills: int = 0
@@ -100,7 +100,7 @@ class ServeProcess:
         self._log.flush()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pbem.cli", "--config", str(self.config), "serve"],
+            [*self.command(), "serve"],
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -109,6 +109,10 @@ class ServeProcess:
             start_new_session=True,
         )
         self.starts += 1
+
+    def command(self) -> list[str]:
+        """``python [python_args] -m pbem.cli --config FILE`` (add the subcommand)."""
+        return [sys.executable, *self.python_args, "-m", "pbem.cli", "--config", str(self.config)]
 
     @property
     def pid(self) -> int:
@@ -204,6 +208,20 @@ def flush_postfix_queue() -> None:
     subprocess.run(["postqueue", "-f"], capture_output=True, timeout=60, check=False)
 
 
+def heal_postfix(stack: MailStack) -> None:
+    """After Dovecot restarted: Postfix's smtpd fails to start while Dovecot's SASL socket
+    is away ("no SASL authentication mechanisms"), and Postfix then stops starting smtpd
+    for a minute; a reload, as an operator would do, lets it start them again at once."""
+    for _ in range(3):
+        try:
+            wait_smtp(stack, timeout=3.0 if _ == 0 else 10.0)
+            return
+        except OSError:
+            subprocess.run(["postfix", "reload"], capture_output=True, timeout=60, check=False)
+    # Still no banner (another test session may be restarting the servers too): the
+    # players and the daemon retry on their own, and the checks at the end will tell.
+
+
 def wait_smtp(stack: MailStack, timeout: float = 30.0) -> None:
     """Until Postfix answers on its SMTP port."""
     import smtplib
@@ -211,10 +229,10 @@ def wait_smtp(stack: MailStack, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with smtplib.SMTP(stack.smtp_host, stack.smtp_port, timeout=5) as smtp:
+            with smtplib.SMTP(stack.smtp_host, stack.smtp_port, timeout=2) as smtp:
                 smtp.noop()
             return
-        except OSError:
+        except (OSError, smtplib.SMTPException):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)

@@ -39,6 +39,7 @@ from tests.e2e.realstack_daemon import (
     action_logs,
     duplicate_ids,
     flush_postfix_queue,
+    heal_postfix,
     in_flight_rows,
     inbound_statuses,
     mailbox_ids,
@@ -129,6 +130,7 @@ def test_sigkill_at_random_moments_changes_nothing(mailstack: MailStack, tmp_pat
             daemon.wait_up()
             if cycle == DOVECOT_RESTART_AT:
                 stack.restart("dovecot")
+                heal_postfix(stack)
                 flush_postfix_queue()  # deliveries deferred while Dovecot was away
             if cycle == POSTFIX_DOWN[0]:
                 postfix("stop")

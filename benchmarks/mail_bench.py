@@ -1,0 +1,469 @@
+"""Moves per second and end-to-end latency through the real Postfix and Dovecot.
+
+    python benchmarks/mail_bench.py --games 10 --moves 300
+    python benchmarks/mail_bench.py --games 100 --moves 2500 --rate 35
+    python benchmarks/mail_bench.py --games 100 --workers 2 \
+        --db postgresql://postgres@127.0.0.1:5432/pbem_mail_bench
+
+Plays ``--games`` concurrent 2-player games through the real mail stack (started with
+``deploy/mailstack.sh`` if it is not running; root needed). The daemon runs as it does in
+production: ``pbem serve`` processes (one on SQLite; ``--workers`` on PostgreSQL) with a
+TOML config — their own Dovecot mailbox read over IMAP with IDLE (processed mail moved to
+``Done``, as in ``deploy/pbem.example.toml``), Postfix over SMTP.
+Every player has its own Dovecot mailbox, reads it over IMAP and replies over SMTP with
+the quoted reply a mail client writes (decisions from the mail's own view).
+
+Latency of one move: from the moment Postfix accepted the player's reply (SMTP ``250``)
+to the moment the next email of that game is visible in BOTH players' IMAP mailboxes.
+Visibility is found by polling (``NOOP``) each mailbox that expects mail (a move of
+its game is under way): every ``--poll`` seconds at first, then every tenth of the
+time waited so far, so a latency is reported at most max(``--poll``, 10 %) late, never
+early. ``--rate`` caps the
+offered load (moves per second, all games together); by default players answer at once.
+
+Moves per second counts the player moves SMTP accepted in the measured window (the first
+``--warmup`` share of moves is left out), and the latency trend over the window's
+quarters shows whether latency rises as the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email
+import json
+import os
+import queue
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import Message
+from email.utils import getaddresses
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from sqlalchemy import create_engine, text  # noqa: E402
+
+from pbem.bots import command_for, quoted_reply, view_of  # noqa: E402
+from pbem.config import load_settings  # noqa: E402
+from pbem.mail.tokens import parse_message_id  # noqa: E402
+from pbem.service import Service  # noqa: E402
+from pbem.store.db import make_engine, migrate  # noqa: E402
+from tests.e2e.realstack_daemon import ServeProcess, service_config  # noqa: E402
+from tests.e2e.realstack_players import (  # noqa: E402
+    MailboxReader,
+    SmtpLink,
+    acts_now,
+    decide_move,
+)
+from tests.fixtures.mailstack import MailStack, _start  # noqa: E402
+
+_TURN = ("turn", "gameover")
+
+
+@dataclass
+class Game:
+    id: int
+    addresses: tuple[str, str]
+    level: str
+    last_move: int = -1  # the action count the newest move sent answers
+    moved_at: float = 0.0  # when SMTP accepted that move
+    over: bool = False
+
+
+@dataclass
+class Move:
+    game_id: int
+    answers: int
+    accepted_at: float
+
+
+@dataclass
+class Player:
+    address: str
+    password: str
+    name: str
+    reader: MailboxReader
+    games: dict[int, Game] = field(default_factory=dict)
+    latest: dict[int, int] = field(default_factory=dict)
+    answered: dict[int, set[int]] = field(default_factory=dict)
+    arrivals: list[tuple[int, int, float]] = field(default_factory=list)  # game, count, seen
+    errors: int = 0
+    next_poll: float = 0.0
+
+    def waiting_since(self) -> float | None:
+        """Since when this player waits for mail of a move under way (None: it does not)."""
+        times = [
+            game.moved_at
+            for game in self.games.values()
+            if not game.over and self.latest.get(game.id, -1) <= game.last_move
+        ]
+        return min(times) if times else None
+
+    def tick(self, domain: str, out: queue.Queue[Any]) -> int:
+        """Read new mail; queue a reply for each game whose newest mail asks for a move."""
+        new = self.reader.poll()
+        seen = time.monotonic()
+        newest: dict[int, tuple[int, Message]] = {}
+        for raw in new:
+            msg = email.message_from_bytes(raw)  # compat32: a fifth of the default's cost
+            ours = parse_message_id(str(msg.get("Message-ID", "")), domain)
+            if ours is None or not ours.seq.startswith("a") or "." not in ours.seq:
+                continue
+            number, kind = ours.seq[1:].split(".", 1)
+            if kind not in _TURN or not number.isdigit():
+                continue
+            count = int(number)
+            self.arrivals.append((ours.game_id, count, seen))
+            if count > self.latest.get(ours.game_id, -1):
+                self.latest[ours.game_id] = count
+                newest[ours.game_id] = (count, msg)
+        for game_id, (count, msg) in newest.items():
+            game = self.games.get(game_id)
+            view = view_of(msg)
+            if game is None or view is None:
+                continue
+            if view.outcome is not None:
+                game.over = True
+                continue
+            done = self.answered.setdefault(game_id, set())
+            if count in done or not acts_now(view):
+                continue
+            done.add(count)
+            action = decide_move(view, self.address, game.level)
+            raw = quoted_reply(msg, self.address, self.name, command_for(action), datetime.now(UTC))
+            answer_to = msg.get("Reply-To") or msg.get("From") or ""
+            to = [addr for _, addr in getaddresses([str(answer_to)])]
+            out.put((self, game, count, to, raw))
+        return len(new)
+
+
+class Bucket:
+    """At most ``rate`` sends per second (0: no limit), shared by the sender threads."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.next_at = time.monotonic()
+        self.lock = threading.Lock()
+
+    def take(self) -> None:
+        if self.rate <= 0:
+            return
+        with self.lock:
+            now = time.monotonic()
+            at = max(now, self.next_at)
+            self.next_at = at + 1.0 / self.rate
+        if at > now:
+            time.sleep(at - now)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, stack: MailStack) -> None:
+        self.args = args
+        self.stack = stack
+        self.players: list[Player] = []
+        self.games: dict[int, Game] = {}
+        self.moves: list[Move] = []
+        self.moves_lock = threading.Lock()
+        self.outbox: queue.Queue[Any] = queue.Queue()
+        self.stop = threading.Event()
+        self.bucket = Bucket(args.rate)
+        self.send_errors = 0
+
+    # -- players ---------------------------------------------------------------------
+
+    def poller(self, mine: list[Player]) -> None:
+        """Poll each mailbox that waits for mail, every ``--poll`` seconds at first and then
+        every tenth of the time waited so far (a latency is found at most that late)."""
+        while not self.stop.is_set():
+            busy = False
+            now = time.monotonic()
+            for player in mine:
+                since = player.waiting_since()
+                if since is None or now < player.next_poll:
+                    continue
+                try:
+                    busy = player.tick(self.stack.domain, self.outbox) > 0 or busy
+                except Exception:
+                    player.errors += 1
+                player.next_poll = now + max(self.args.poll, 0.1 * (now - since))
+            if not busy:
+                self.stop.wait(self.args.poll / 2)
+
+    def sender(self) -> None:
+        link = SmtpLink(self.stack.smtp_host, self.stack.smtp_port)
+        try:
+            while not self.stop.is_set():
+                try:
+                    player, game, count, to, raw = self.outbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                self.bucket.take()
+                while True:
+                    try:
+                        link.send(player.address, to, raw)
+                        break
+                    except Exception:
+                        self.send_errors += 1
+                        if self.stop.wait(0.2):
+                            return
+                accepted = time.monotonic()
+                if count > game.last_move:
+                    game.moved_at = accepted
+                    game.last_move = count
+                with self.moves_lock:
+                    self.moves.append(Move(game.id, count, accepted))
+        finally:
+            link.close()
+
+    # -- the run -----------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        args = self.args
+        work = Path(tempfile.mkdtemp(prefix="pbem-mail-bench-"))
+        db_url = self.database(work)
+        address, password = self.stack.new_user("bench-svc")
+        configs = [
+            service_config(
+                work / f"worker{i}.toml",
+                self.stack,
+                address,
+                password,
+                db_url,
+                poll_seconds=args.daemon_poll,
+                inbound_url=self.stack.imap_url(address, password, **self.imap_params()),
+            )
+            for i in range(args.workers)
+        ]
+        settings = load_settings(configs[0])
+        db = make_engine(db_url)
+        service = Service(settings, db)
+        rng = random.Random(args.seed)
+        print(f"creating {2 * args.games} players and {args.games} games …", file=sys.stderr)
+        for g in range(args.games):
+            pair = []
+            for seat in range(2):
+                who, secret = self.stack.new_user(f"bench-{g}-{seat}")
+                reader = MailboxReader(self.stack.imap_host, self.stack.imap_port, who, secret)
+                pair.append(Player(who, secret, f"P{g}.{seat}", reader))
+            level = args.level if args.level != "mixed" else rng.choice(["random", "good"])
+            game_id = service.new_game(
+                [(p.address, p.name) for p in pair],
+                target=args.target,
+                seed=f"bench-{args.seed}-{g}",
+            )
+            game = Game(game_id, (pair[0].address, pair[1].address), level)
+            self.games[game_id] = game
+            for p in pair:
+                p.games[game_id] = game
+            self.players.extend(pair)
+        db.dispose()
+
+        workers = [
+            ServeProcess(
+                config,
+                work / f"worker{i}.log",
+                db_url,
+                ("-m", "cProfile", "-o", str(work / f"worker{i}.prof")) if args.profile else (),
+            )
+            for i, config in enumerate(configs)
+        ]
+        threads = [
+            threading.Thread(target=self.poller, args=(self.players[i :: args.threads],))
+            for i in range(args.threads)
+        ] + [threading.Thread(target=self.sender) for _ in range(args.senders)]
+        started = time.monotonic()
+        for game in self.games.values():
+            game.moved_at = started  # the first mails are on their way
+        cpu_start = os.times()
+        for worker in workers:
+            worker.start()
+        for thread in threads:
+            thread.daemon = True
+            thread.start()
+        try:
+            while True:
+                with self.moves_lock:
+                    made = len(self.moves)
+                if made >= args.moves or all(g.over for g in self.games.values()):
+                    break
+                if time.monotonic() - started > args.seconds:
+                    print("time limit reached", file=sys.stderr)
+                    break
+                time.sleep(0.5)
+            time.sleep(min(5.0, 3 * args.poll + 2.0))  # let the last moves' mails arrive
+        finally:
+            worker_cpu = [_cpu(worker.pid) for worker in workers if worker.running()]
+            self.stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+            for worker in workers:
+                worker.stop()
+                worker.close()
+            for player in self.players:
+                player.reader.close()
+        elapsed = time.monotonic() - started
+        bench_cpu = sum(os.times()[:2]) - sum(cpu_start[:2])
+        return self.report(elapsed, worker_cpu, bench_cpu, work)
+
+    def imap_params(self) -> dict[str, str]:
+        params = {"idle": "yes" if self.args.idle else "no", "poll": str(self.args.daemon_poll)}
+        if self.args.processed:
+            params["processed"] = self.args.processed
+        return params
+
+    def database(self, work: Path) -> str:
+        args = self.args
+        if args.db == "sqlite":
+            url = f"sqlite:///{work / 'pbem.sqlite'}"
+        else:
+            url = args.db
+            base, _, name = url.rpartition("/")
+            admin = create_engine(
+                f"{base}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+                isolation_level="AUTOCOMMIT",
+            )
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+            admin.dispose()
+        migrate(url)
+        return url
+
+    def report(
+        self, elapsed: float, worker_cpu: list[float], bench_cpu: float, work: Path
+    ) -> dict[str, Any]:
+        args = self.args
+        seen: dict[tuple[str, int], list[tuple[int, float]]] = {}
+        for player in self.players:
+            for game_id, count, at in player.arrivals:
+                seen.setdefault((player.address, game_id), []).append((count, at))
+        moves = sorted(self.moves, key=lambda m: m.accepted_at)
+        moves = moves[: args.moves]  # those made while the run waited for stragglers: out
+        skip = int(len(moves) * args.warmup)
+        measured = moves[skip:]
+        latencies: list[tuple[float, float]] = []  # (accepted_at, latency)
+        unanswered = 0
+        for move in measured:
+            game = self.games[move.game_id]
+            times = []
+            for address in game.addresses:
+                later = [
+                    at
+                    for count, at in seen.get((address, move.game_id), [])
+                    if count > move.answers
+                ]
+                if later:
+                    times.append(min(later))
+            if len(times) == 2:
+                latencies.append((move.accepted_at, max(times) - move.accepted_at))
+            else:
+                unanswered += 1
+        window = (measured[-1].accepted_at - measured[0].accepted_at) if len(measured) > 1 else 0.0
+        values = sorted(lat for _, lat in latencies)
+        quarters = []
+        if latencies and window > 0:
+            start = measured[0].accepted_at
+            for q in range(4):
+                lo, hi = start + q * window / 4, start + (q + 1) * window / 4
+                part = [lat for at, lat in latencies if lo <= at < hi or (q == 3 and at == hi)]
+                count = sum(
+                    1
+                    for m in measured
+                    if lo <= m.accepted_at < hi or (q == 3 and m.accepted_at == hi)
+                )
+                quarters.append(
+                    {
+                        "moves_per_s": round(count / (window / 4), 1),
+                        "median_ms": round(statistics.median(part) * 1000) if part else None,
+                        "p95_ms": round(_pct(sorted(part), 95) * 1000) if part else None,
+                    }
+                )
+        return {
+            "games": args.games,
+            "db": "sqlite" if args.db == "sqlite" else "postgresql",
+            "workers": args.workers,
+            "idle": args.idle,
+            "processed_folder": args.processed or None,
+            "rate_cap": args.rate,
+            "target": args.target,
+            "moves_total": len(moves),
+            "moves_measured": len(measured),
+            "window_s": round(window, 1),
+            "moves_per_s": round(len(measured) / window, 1) if window else None,
+            "latency_ms": {
+                "median": round(statistics.median(values) * 1000) if values else None,
+                "p95": round(_pct(values, 95) * 1000) if values else None,
+                "p99": round(_pct(values, 99) * 1000) if values else None,
+                "max": round(values[-1] * 1000) if values else None,
+            },
+            "quarters": quarters,
+            "moves_without_both_mails_seen": unanswered,
+            "poll_s": args.poll,
+            "elapsed_s": round(elapsed, 1),
+            "daemon_cpu_s": [round(c, 1) for c in worker_cpu],
+            "bench_cpu_s": round(bench_cpu, 1),
+            "player_errors": sum(p.errors for p in self.players),
+            "send_retries": self.send_errors,
+            "work_dir": str(work),
+        }
+
+
+def _pct(values: list[float], pct: float) -> float:
+    if not values:
+        return 0.0
+    index = min(len(values) - 1, max(0, round(pct / 100 * len(values) + 0.5) - 1))
+    return values[index]
+
+
+def _cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=100, help="concurrent 2-player games")
+    parser.add_argument("--moves", type=int, default=2000, help="stop after this many moves")
+    parser.add_argument("--db", default="sqlite", help="sqlite, or a postgresql:// URL")
+    parser.add_argument("--workers", type=int, default=1, help="pbem serve processes (PostgreSQL)")
+    parser.add_argument("--rate", type=float, default=0.0, help="cap on moves/s (0: none)")
+    parser.add_argument("--target", type=int, default=121, choices=(61, 121))
+    parser.add_argument("--level", default="random", choices=("random", "good", "mixed"))
+    parser.add_argument("--poll", type=float, default=0.025, help="players' IMAP poll (s)")
+    parser.add_argument("--threads", type=int, default=6, help="player polling threads")
+    parser.add_argument("--senders", type=int, default=4, help="player SMTP threads")
+    parser.add_argument("--warmup", type=float, default=0.1, help="share of moves left out")
+    parser.add_argument("--seconds", type=float, default=600.0, help="time limit")
+    parser.add_argument("--daemon-poll", type=float, default=5.0, help="poll_seconds")
+    parser.add_argument("--no-idle", dest="idle", action="store_false", help="daemon polls")
+    parser.add_argument(
+        "--processed", default="Done", help="folder processed mail moves to ('': flag only)"
+    )
+    parser.add_argument("--seed", default="1")
+    parser.add_argument("--profile", action="store_true", help="cProfile each pbem serve")
+    args = parser.parse_args()
+    if args.workers > 1 and args.db == "sqlite":
+        parser.error("--workers needs a PostgreSQL --db (SQLite allows one pbem serve)")
+    stack = _start()
+    result = Bench(args, stack).run()
+    result["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -26,7 +26,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 
 from pbem.outbox import OutboxSender
-from pbem.service import Service
+from pbem.service import ALREADY_PROCESSED, Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.transport.base import InboundSource, TransportError
@@ -166,7 +166,10 @@ class Daemon:
             )
             stats.new += int(created)
             stored.append((message.key, inbound_id))
-        stats.processed = len(self.service.process_pending())
+        outcomes = self.service.process_pending()
+        # Messages another worker holds are not work done here: counting them would keep
+        # this worker stepping in a tight loop until that worker commits.
+        stats.processed = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
         if stored:
             done: list[str] = []
             with session_scope(self.service.db) as session:

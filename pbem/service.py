@@ -95,6 +95,11 @@ class Outcome:
     applied: tuple[str, ...] = ()
 
 
+ALREADY_PROCESSED = Outcome("ignored", "already processed")
+"""What :meth:`Service.process` returns for a message it did not touch: another worker's
+transaction holds it, or it is no longer pending."""
+
+
 @dataclass
 class _Seated:
     seat: m.Seat
@@ -167,7 +172,7 @@ class Service:
                 with session_scope(self.db) as session:
                     row = self._lock_inbound(session, inbound_id)
                     if row is None:
-                        return Outcome("ignored", "already processed")
+                        return ALREADY_PROCESSED
                     outcome = self._process(session, row)
                     self.fault("before-commit")
                 self._remember_staged()

@@ -1,6 +1,8 @@
-"""The daemon's batching on the real servers: one IMAP command acknowledges a whole fetch,
-and the outbox sends one batch over several SMTP connections at once (the order of one
-recipient's mail on its lane is checked in ``test_crash_outbox``)."""
+"""How the daemon batches and shares work: one IMAP command acknowledges a whole fetch
+(real Dovecot); the outbox sends one batch over several SMTP connections at once (real
+Postfix; the order of one recipient's mail on its lane is checked in
+``test_crash_outbox``); and a PostgreSQL worker does not spin on messages another worker
+is processing."""
 
 from __future__ import annotations
 
@@ -9,13 +11,17 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
+from sqlmodel import Session, select
 
 from pbem.outbox import OutboxSender
+from pbem.runtime import build_daemon
 from pbem.service import utcnow
+from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.outbox import enqueue_outbox
 from pbem.transport.base import MemoryCursorStore, open_inbound, open_outbound
 from pbem.transport.imap import ImapInbound
+from tests.e2e.helpers import ALICE, Harness, reply
 from tests.fixtures.mailstack import (
     MailStack,
     message_flags,
@@ -23,8 +29,6 @@ from tests.fixtures.mailstack import (
     send_raw,
     wait_for_messages,
 )
-
-pytestmark = pytest.mark.mailstack
 
 
 class CountingCursors(MemoryCursorStore):
@@ -44,6 +48,7 @@ def _mail(sender: str, to: str, n: int) -> bytes:
     ).encode()
 
 
+@pytest.mark.mailstack
 @pytest.mark.parametrize("processed", [None, "Done"])
 def test_one_command_acknowledges_a_whole_fetch(
     mailstack: MailStack, processed: str | None
@@ -76,6 +81,7 @@ def test_one_command_acknowledges_a_whole_fetch(
         inbox.ack_many(fetched)  # twice is harmless
 
 
+@pytest.mark.mailstack
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_a_batch_over_three_lanes_reaches_everyone_once(
     mailstack: MailStack, tmp_path: Path, db_engine: Engine
@@ -94,3 +100,29 @@ def test_a_batch_over_three_lanes_reaches_everyone_once(
         raws = wait_for_messages(mailstack, address, password, 6)
         ids = [str(email.message_from_bytes(raw)["Message-ID"]) for raw in raws]
         assert sorted(ids) == sorted(f"<batch-{n}.{address}>" for n in range(6))
+
+
+@pytest.mark.parametrize(
+    "db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_a_worker_does_not_spin_on_messages_another_worker_holds(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="spin")  # h.daemon reads the inbox from now on
+    h.send(reply(h.latest(ALICE[0]), ALICE[0], "Alice", "hand"))  # into the inbox Maildir
+    for message in h.daemon.inbox.fetch():  # stored by the reader, not yet processed
+        h.service.receive(message.raw, "maildir")
+    [pending] = h.service.pending_ids()
+    worker = build_daemon(h.settings, h.db, clock=h.clock)  # a second worker
+    try:
+        with Session(h.db) as holder:  # the reader is processing that message right now
+            holder.exec(select(m.Inbound).where(m.Inbound.id == pending).with_for_update()).one()
+            stats = worker.step()
+            assert not worker.is_reader()
+            assert stats.processed == 0
+            assert not stats.busy  # so its loop waits instead of stepping again at once
+        stats = worker.step()
+        assert stats.processed == 1 and h.last_inbound().status == "applied"
+        assert h.game_row(game).status == "active"
+    finally:
+        worker._drop_reader()
+        worker.sender.close()

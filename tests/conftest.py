@@ -3,7 +3,7 @@
 # Imported at collection on purpose: Python 3.11.7 can fail to compile a module
 # late in a session ("AST constructor recursion depth mismatch"), and the
 # hypothesis plugin would otherwise import this lazily in the terminal summary.
-import hypothesis  # noqa: F401
+import hypothesis
 import hypothesis.internal.observability  # noqa: F401
 
 pytest_plugins = [

@@ -1,7 +1,8 @@
 """The loop: receive → process → send, and the timers (reminders, timeouts).
 
 One ``step`` fetches what the inbox holds, stores each message raw (committed),
-processes every pending message (one transaction each), and only then acks the
+processes every pending message (one transaction each; the outbox is drained after
+every ten, so the first moves of a long batch go out early), and only then acks the
 fetched messages to the inbox (Maildir: flagged seen; IMAP: \\Seen or moved).
 Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
 on the inbox (IMAP IDLE, or a poll) in between, until stopped.
@@ -35,6 +36,10 @@ log = logging.getLogger("pbem.daemon")
 
 # How often a PostgreSQL worker looks for outbox rows left 'sending' by a dead worker.
 RECOVER_SECONDS = 2.0
+# A step processes up to PROCESS_LIMIT pending messages, sending the mail of every
+# PROCESS_CHUNK of them before going on.
+PROCESS_LIMIT = 100
+PROCESS_CHUNK = 10
 
 
 class DaemonError(RuntimeError):
@@ -166,10 +171,18 @@ class Daemon:
             )
             stats.new += int(created)
             stored.append((message.key, inbound_id))
-        outcomes = self.service.process_pending()
-        # Messages another worker holds are not work done here: counting them would keep
-        # this worker stepping in a tight loop until that worker commits.
-        stats.processed = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
+        # Process in chunks, sending each chunk's mail before the next: the first moves of
+        # a long batch are not held back until the whole batch is processed.
+        for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):
+            outcomes = self.service.process_pending(PROCESS_CHUNK)
+            # Messages another worker holds are not work done here: counting them would
+            # keep this worker stepping in a tight loop until that worker commits.
+            done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
+            stats.processed += done_here
+            if done_here:
+                stats.sent += self.sender.drain()
+            if len(outcomes) < PROCESS_CHUNK or not done_here:
+                break
         if stored:
             done: list[str] = []
             with session_scope(self.service.db) as session:
@@ -185,7 +198,7 @@ class Daemon:
             else:
                 for key in done:
                     self.inbox.ack(key)
-        stats.sent = self.sender.drain()
+        stats.sent += self.sender.drain()
         stats.timers = self.service.run_timers()
         if stats.timers:
             stats.sent += self.sender.drain()

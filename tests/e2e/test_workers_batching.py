@@ -1,8 +1,9 @@
 """How the daemon batches and shares work: one IMAP command acknowledges a whole fetch
 (real Dovecot); the outbox sends one batch over several SMTP connections at once (real
 Postfix; the order of one recipient's mail on its lane is checked in
-``test_crash_outbox``); and a PostgreSQL worker does not spin on messages another worker
-is processing."""
+``test_crash_outbox``); a long batch sends the mail of its first moves before the rest
+are processed; and a PostgreSQL worker does not spin on messages another worker is
+processing."""
 
 from __future__ import annotations
 
@@ -15,11 +16,17 @@ from sqlmodel import Session, select
 
 from pbem.outbox import OutboxSender
 from pbem.runtime import build_daemon
-from pbem.service import utcnow
+from pbem.service import Outcome, utcnow
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.outbox import enqueue_outbox
-from pbem.transport.base import MemoryCursorStore, open_inbound, open_outbound
+from pbem.transport.base import (
+    DeliveryResult,
+    MemoryCursorStore,
+    OutgoingMail,
+    open_inbound,
+    open_outbound,
+)
 from pbem.transport.imap import ImapInbound
 from tests.e2e.helpers import ALICE, Harness, reply
 from tests.fixtures.mailstack import (
@@ -126,3 +133,32 @@ def test_a_worker_does_not_spin_on_messages_another_worker_holds(harness: Harnes
     finally:
         worker._drop_reader()
         worker.sender.close()
+
+
+def test_a_long_batch_sends_the_mail_of_its_first_moves_early(harness: Harness) -> None:
+    h = harness
+    for i in range(25):
+        h.new_game(seed=f"chunk-{i}")
+    for mail in h.received(ALICE[0]):  # one game mail each: 25 replies wait in the inbox
+        h.send(reply(mail, ALICE[0], "Alice", "hand"))
+    processed: list[int] = []
+    process = h.daemon.service.process
+
+    def counting(inbound_id: int) -> Outcome:
+        processed.append(inbound_id)
+        return process(inbound_id)
+
+    sent_after: list[int] = []
+    sink = h.daemon.sender.sink
+
+    class Watching:
+        async def send_batch(self, items: list[OutgoingMail]) -> list[DeliveryResult]:
+            sent_after.append(len(processed))
+            return await sink.send_batch(items)
+
+    h.daemon.service.process = counting  # type: ignore[method-assign]
+    h.daemon.sender.sink = Watching()
+    stats = h.step()
+    assert stats.processed == 25 and stats.sent == 25
+    assert sent_after[0] <= 10  # the first replies left before the rest were processed
+    assert {r.status for r in h.inbound()} == {"applied"}

@@ -34,6 +34,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,6 +77,7 @@ class Game:
     last_move: int = -1  # the action count the newest move sent answers
     moved_at: float = 0.0  # when SMTP accepted that move
     over: bool = False
+    watcher: Player | None = None  # polled first; the other player once it has the mail
 
 
 @dataclass
@@ -98,12 +100,20 @@ class Player:
     errors: int = 0
     next_poll: float = 0.0
 
+    def waits_for(self, game: Game) -> bool:
+        return not game.over and self.latest.get(game.id, -1) <= game.last_move
+
     def waiting_since(self) -> float | None:
-        """Since when this player waits for mail of a move under way (None: it does not)."""
+        """Since when this player waits for mail of a move under way (None: it does not).
+
+        Both mails of a move leave the daemon together, so a game's watcher is polled
+        until it sees its mail, and only then the other player (whose mail is then
+        usually there already): half the polling, and never a latency found early."""
         times = [
             game.moved_at
             for game in self.games.values()
-            if not game.over and self.latest.get(game.id, -1) <= game.last_move
+            if self.waits_for(game)
+            and (game.watcher is None or game.watcher is self or not game.watcher.waits_for(game))
         ]
         return min(times) if times else None
 
@@ -259,7 +269,7 @@ class Bench:
                 target=args.target,
                 seed=f"bench-{args.seed}-{g}",
             )
-            game = Game(game_id, (pair[0].address, pair[1].address), level)
+            game = Game(game_id, (pair[0].address, pair[1].address), level, watcher=pair[0])
             self.games[game_id] = game
             for p in pair:
                 p.games[game_id] = game
@@ -311,7 +321,11 @@ class Bench:
                 player.reader.close()
         elapsed = time.monotonic() - started
         bench_cpu = sum(os.times()[:2]) - sum(cpu_start[:2])
-        return self.report(elapsed, worker_cpu, bench_cpu, work)
+        result = self.report(elapsed, worker_cpu, bench_cpu, work)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+            result.pop("work_dir")
+        return result
 
     def imap_params(self) -> dict[str, str]:
         params = {"idle": "yes" if self.args.idle else "no", "poll": str(self.args.daemon_poll)}
@@ -452,6 +466,7 @@ def main() -> None:
     )
     parser.add_argument("--seed", default="1")
     parser.add_argument("--profile", action="store_true", help="cProfile each pbem serve")
+    parser.add_argument("--keep", action="store_true", help="keep the database and logs")
     args = parser.parse_args()
     if args.workers > 1 and args.db == "sqlite":
         parser.error("--workers needs a PostgreSQL --db (SQLite allows one pbem serve)")

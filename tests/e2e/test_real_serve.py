@@ -118,7 +118,7 @@ def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
         try:
             alice.wait_for(1, timeout=30)
             bob.wait_for(1, timeout=30)
-            assert alice.play() == 1 and alice.bot.replies == 1
+            alice.answer()
             wait_until(lambda: statuses(db) == ["applied"], proc)
             bob.wait_for(2, timeout=30)  # Alice's discard, told to Bob
             seconds, out, err = stop(proc, signal.SIGTERM)
@@ -132,7 +132,7 @@ def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
         assert seconds < STOP_WITHIN, seconds
 
         # SIGINT (Ctrl-C), with a reply waiting to be read when it starts.
-        assert bob.play() >= 1 and bob.bot.replies == 1
+        bob.answer()
         proc = serve(config)
         try:
             wait_until(lambda: statuses(db) == ["applied", "applied"], proc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from engine import (
@@ -9,6 +11,7 @@ from engine import (
     Card,
     Claim,
     Discard,
+    Game,
     Go,
     IllegalActionError,
     InvalidSyntaxError,
@@ -78,11 +81,13 @@ def test_subject_command_read_first() -> None:
     assert [c.verb for c in parsed.commands] == ["play", "go"]
 
 
-def _game_holding(predicate: object, players: int = 2) -> tuple[object, int]:
+def _game_holding(
+    predicate: Callable[[tuple[Card, ...]], bool], players: int = 2
+) -> tuple[Game, int]:
     for i in range(500):
         game = new_game(players, seed=f"cmd{i}")
         for seat in range(players):
-            if predicate(game.holding(seat)):  # type: ignore[operator]
+            if predicate(game.holding(seat)):
                 return game, seat
     raise AssertionError("no seed found")
 
@@ -117,14 +122,11 @@ def test_play_rank_ambiguous_when_two_held() -> None:
         return any(ranks.count(r) == 2 for r in ranks)
 
     game, seat = _game_holding(has_pair)
-    rank = next(
-        c.rank
-        for c in game.holding(seat)  # type: ignore[attr-defined]
-        if [x.rank for x in game.holding(seat)].count(c.rank) == 2
-    )  # type: ignore[attr-defined]
+    held = game.holding(seat)
+    rank = next(c.rank for c in held if [x.rank for x in held].count(c.rank) == 2)
     label = Card(rank, Suit.CLUBS).label
     with pytest.raises(AmbiguousActionError) as info:
-        to_action(game, seat, Command("play", (label,), ""))  # type: ignore[arg-type]
+        to_action(game, seat, Command("play", (label,), ""))
     assert len(info.value.candidates) == 2
 
 

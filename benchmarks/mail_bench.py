@@ -289,6 +289,8 @@ class Bench:
             threading.Thread(target=self.poller, args=(self.players[i :: args.threads],))
             for i in range(args.threads)
         ] + [threading.Thread(target=self.sender) for _ in range(args.senders)]
+        logs = self.stack_logs()
+        marks = {path: path.stat().st_size if path.exists() else 0 for path in logs}
         started = time.monotonic()
         for game in self.games.values():
             game.moved_at = started  # the first mails are on their way
@@ -322,10 +324,30 @@ class Bench:
         elapsed = time.monotonic() - started
         bench_cpu = sum(os.times()[:2]) - sum(cpu_start[:2])
         result = self.report(elapsed, worker_cpu, bench_cpu, work)
+        result["stack_disruptions"] = self.disruptions(marks)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
             result.pop("work_dir")
         return result
+
+    def stack_logs(self) -> list[Path]:
+        return [self.stack.state_dir / "log" / name for name in ("dovecot.log", "postfix.log")]
+
+    def disruptions(self, marks: dict[Path, int]) -> dict[str, int]:
+        """What else happened to the shared mail stack during the run (other test sessions
+        restart it): Dovecot starts, Postfix stops and smtpd throttling."""
+        found = {"dovecot_restarts": 0, "postfix_stops": 0, "smtpd_throttled": 0}
+        for path, mark in marks.items():
+            try:
+                with path.open("rb") as fh:
+                    fh.seek(mark)
+                    text = fh.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            found["dovecot_restarts"] += text.count("starting up for")
+            found["postfix_stops"] += text.count("stopping the Postfix mail system")
+            found["smtpd_throttled"] += text.count("bad command startup -- throttling")
+        return found
 
     def imap_params(self) -> dict[str, str]:
         params = {"idle": "yes" if self.args.idle else "no", "poll": str(self.args.daemon_poll)}

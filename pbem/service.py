@@ -62,11 +62,24 @@ from pbem.render import (
     render_turn,
 )
 from pbem.store import models as m
+from pbem.store._sql import update_row
 from pbem.store.db import session_scope
 from pbem.store.errors import ConcurrentUpdateError
-from pbem.store.games import append_actions, create_game, load_actions, seat_by_token
-from pbem.store.inbound import mark_inbound, message_key, store_inbound
-from pbem.store.outbox import enqueue_outbox
+from pbem.store.games import (
+    append_actions,
+    create_game,
+    load_actions,
+    seat_players,
+    table_by_token,
+)
+from pbem.store.inbound import (
+    count_recent_from,
+    insert_inbound,
+    lock_pending_inbound,
+    mark_inbound,
+    message_key,
+)
+from pbem.store.outbox import enqueue_outbox, queue_mail
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -139,17 +152,9 @@ class Service:
             # Only the header section was fetched: processing answers "too large".
             source = f"{source}:oversize"
         with session_scope(self.db) as session:
-            row, created = store_inbound(
-                session,
-                raw,
-                source,
-                key,
-                now=self.clock(),
-                sender=sender,
-                subject=subject,
+            return insert_inbound(
+                session, raw, source, key, now=self.clock(), sender=sender, subject=subject
             )
-            assert row.id is not None
-            return row.id, created
 
     def pending_ids(self, limit: int = 100) -> list[int]:
         with Session(self.db) as session:
@@ -170,7 +175,7 @@ class Service:
             try:
                 self._staged.clear()
                 with session_scope(self.db) as session:
-                    row = self._lock_inbound(session, inbound_id)
+                    row = lock_pending_inbound(session, inbound_id)
                     if row is None:
                         return ALREADY_PROCESSED
                     outcome = self._process(session, row)
@@ -192,15 +197,6 @@ class Service:
                 return Outcome("failed", str(exc))
         return Outcome("pending", "the game kept changing under this message; will retry")
 
-    def _lock_inbound(self, session: Session, inbound_id: int) -> m.Inbound | None:
-        statement = select(m.Inbound).where(m.Inbound.id == inbound_id)
-        if session.get_bind().dialect.name == "postgresql":
-            statement = statement.with_for_update(skip_locked=True)
-        row = session.exec(statement).first()
-        if row is None or row.status != m.InboundStatus.PENDING.value:
-            return None
-        return row
-
     # -- the pipeline for one message ------------------------------------------------
 
     def _process(self, session: Session, row: m.Inbound) -> Outcome:
@@ -221,8 +217,8 @@ class Service:
             return self._finish(session, row, "ignored", reason, sender=sender)
         if not sender:
             return self._finish(session, row, "ignored", mail.problem or "no sender address")
-        player = get_player_by_email(session, sender)
         if row.source.endswith(":oversize") or len(row.raw) > self.settings.max_message_bytes:
+            player = get_player_by_email(session, sender)
             if player is not None:
                 limit = self.settings.max_message_bytes // 1000
                 self._error_reply(
@@ -257,8 +253,9 @@ class Service:
                 "in an hour",
                 sender=sender,
             )
-        found = self._authenticate(session, mail)
-        if found is None:
+        table = self._authenticate(session, mail)
+        if table is None:
+            player = get_player_by_email(session, sender)
             if player is None:
                 return self._finish(
                     session,
@@ -284,8 +281,9 @@ class Service:
                 now,
             )
             return self._finish(session, row, "rejected", "no valid game token", sender=sender)
-        seat_row, game_row, seat_player = found
-        if seat_player.email != sender:
+        game_row, seats, seat = table
+        if seats[seat].player.email != sender:
+            player = get_player_by_email(session, sender)
             if player is None:
                 return self._finish(
                     session,
@@ -324,32 +322,23 @@ class Service:
         )
         parsed = parse_reply(mail.reply_text or "", subject)
         return self._apply_commands(
-            session, row, game_row, seat_row, parsed.commands, parsed.ignored, sender, now
+            session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
         )
 
     def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
         """Whether ``sender`` sent more than the hourly cap before this message."""
-        from sqlmodel import func
-
-        since = now - timedelta(hours=1)
-        count = session.exec(
-            select(func.count())
-            .select_from(m.Inbound)
-            .where(
-                m.Inbound.sender == sender,
-                m.Inbound.received_at >= since,
-                m.Inbound.id < inbound_id,  # type: ignore[operator]
-            )
-        ).one()
-        return int(count) >= self.settings.max_per_sender_per_hour
+        count = count_recent_from(session, sender, now - timedelta(hours=1), before=inbound_id)
+        return count >= self.settings.max_per_sender_per_hour
 
     def _authenticate(
         self, session: Session, mail: IncomingMail
-    ) -> tuple[m.Seat, m.Game, m.Player] | None:
+    ) -> tuple[m.Game, list[_Seated], int] | None:
+        """The game a reply token of the mail names, its seats, and the token's seat."""
         for token in find_tokens(mail, self.settings.local_part, self.settings.domain):
-            found = seat_by_token(session, token)
+            found = table_by_token(session, token)
             if found is not None:
-                return found
+                game_row, seated, seat = found
+                return game_row, [_Seated(s, p) for s, p in seated], seat
         return None
 
     def _apply_commands(
@@ -357,7 +346,8 @@ class Service:
         session: Session,
         row: m.Inbound,
         game_row: m.Game,
-        seat_row: m.Seat,
+        seats: list[_Seated],
+        seat: int,
         commands: Sequence[Command],
         ignored: Sequence[str],
         sender: str,
@@ -365,11 +355,11 @@ class Service:
     ) -> Outcome:
         assert row.id is not None and game_row.id is not None
         if session.get_bind().dialect.name == "postgresql":
-            # Moves of one game are applied strictly one transaction at a time.
+            # Moves of one game are applied strictly one transaction at a time: lock the
+            # game, then read it and its seats again (another move may have committed).
             session.exec(select(m.Game.id).where(m.Game.id == game_row.id).with_for_update()).one()
             session.refresh(game_row)
-        seats = self._seats(session, game_row.id)
-        seat = seat_row.seat
+            seats = [_Seated(s, p) for s, p in seat_players(session, game_row.id, fresh=True)]
         notices: list[Notice] = []
         if not commands:
             notices.append(
@@ -441,7 +431,6 @@ class Service:
                 now=now,
                 state_hash=game.state_hash(),
             )
-            session.refresh(game_row)
             self._stage(game_row.id, game)
             self._after_moves(session, game_row, game, now)
             self.fault("before-render")
@@ -510,19 +499,24 @@ class Service:
         return out
 
     def _after_moves(self, session: Session, game_row: m.Game, game: Game, now: datetime) -> None:
-        game_row.last_move_at = now
-        game_row.reminders_sent = 0
+        """Restart the game's clocks after a move; record the outcome when it is over."""
         reminder = timedelta(hours=self.settings.reminder_hours)
-        game_row.next_reminder_at = now + reminder if self.settings.reminder_hours else None
         timeout = timedelta(days=self.settings.timeout_days)
-        game_row.deadline_at = now + timeout if self.settings.timeout_days else None
+        values: dict[str, Any] = {
+            "last_move_at": now,
+            "reminders_sent": 0,
+            "next_reminder_at": now + reminder if self.settings.reminder_hours else None,
+            "deadline_at": now + timeout if self.settings.timeout_days else None,
+        }
         if game.is_over and game.outcome is not None:
-            game_row.status = m.GameStatus.FINISHED.value
-            game_row.outcome = game.outcome.to_json()
-            game_row.finished_at = now
-            game_row.next_reminder_at = None
-            game_row.deadline_at = None
-        session.add(game_row)
+            values.update(
+                status=m.GameStatus.FINISHED.value,
+                outcome=game.outcome.to_json(),
+                finished_at=now,
+                next_reminder_at=None,
+                deadline_at=None,
+            )
+        update_row(session, game_row, **values)
 
     def _finish(
         self,
@@ -567,12 +561,7 @@ class Service:
             self._games.popitem(last=False)
 
     def _seats(self, session: Session, game_id: int) -> list[_Seated]:
-        rows = session.exec(
-            select(m.Seat, m.Player)
-            .where(m.Seat.game_id == game_id, m.Seat.player_id == m.Player.id)
-            .order_by(m.Seat.seat)  # type: ignore[arg-type]
-        ).all()
-        return [_Seated(seat, player) for seat, player in rows]
+        return [_Seated(seat, player) for seat, player in seat_players(session, game_id)]
 
     def new_game(
         self,
@@ -1052,22 +1041,17 @@ class Service:
         )
         # Every id is new in this transaction (it names the game state and the kind of
         # mail), so a plain insert; the unique index still guards against a duplicate.
-        session.add(
-            m.Outbox(
-                message_id=msg_id,
-                game_id=game_row.id,
-                recipient=seated.player.email,
-                sender=self.settings.address,
-                kind=kind,
-                raw=raw,
-                status=m.OutboxStatus.PENDING.value,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
-            )
+        queue_mail(
+            session,
+            msg_id,
+            seated.player.email,
+            self.settings.address,
+            kind,
+            raw,
+            game_row.id,
+            now=now,
         )
-        seated.seat.last_mail_id = bare
-        session.add(seated.seat)
+        update_row(session, seated.seat, last_mail_id=bare)
 
 
 def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from email.utils import getaddresses, parseaddr
+from functools import lru_cache
 
 from pbem.mail.decoding import decode_rfc2047
 
@@ -14,6 +15,7 @@ _LOCAL = re.compile(rf"{_LOCAL_ATOM}(?:\.{_LOCAL_ATOM})*")
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9\u0080-\U0010ffff-]{1,63}(?<!-)")
 
 
+@lru_cache(maxsize=4096)  # the stdlib's address parser is slow; the same values recur
 def normalize_address(value: str | None) -> str:
     """The bare address in ``value`` ("Bob <Bob@Example.org>" → "bob@example.org").
 
@@ -56,6 +58,11 @@ def parse_addresses(values: list[str]) -> list[tuple[str, str]]:
     decoded after the split so that an encoded comma cannot split an address.
     Entries without an address are dropped; duplicates keep their first place.
     """
+    return list(_parse_addresses(tuple(values)))
+
+
+@lru_cache(maxsize=4096)
+def _parse_addresses(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     seen: set[str] = set()
     result: list[tuple[str, str]] = []
     for name, addr in getaddresses(values):
@@ -64,4 +71,4 @@ def parse_addresses(values: list[str]) -> list[tuple[str, str]]:
             continue
         seen.add(normalized)
         result.append((decode_rfc2047(name).strip(), normalized))
-    return result
+    return tuple(result)

@@ -111,7 +111,40 @@ def _header(name: str, value: str) -> str:
         return line
     if value.isascii():
         return f"{name}: " + Header(value, "us-ascii", header_name=name).encode(linesep="\r\n")
-    return f"{name}: " + Header(value, "utf-8", header_name=name).encode(linesep="\r\n")
+    return f"{name}: " + "\r\n ".join(_encoded_words(value, 78 - len(name) - 2))
+
+
+# Characters an RFC 2047 "Q" encoded-word may carry as they are in unstructured text.
+_Q_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!*+-/")
+_Q_BYTE = {b: chr(b) if b in _Q_SAFE else "_" if b == 0x20 else f"={b:02X}" for b in range(256)}
+_WORD_OVERHEAD = len("=?utf-8?q??=")
+_Q_CHAR: dict[str, str] = {}
+
+
+def _q_char(char: str) -> str:
+    encoded = "".join(_Q_BYTE[b] for b in char.encode("utf-8"))
+    if len(_Q_CHAR) < 4096:
+        _Q_CHAR[char] = encoded
+    return encoded
+
+
+def _encoded_words(value: str, first_room: int) -> list[str]:
+    """``value`` as RFC 2047 encoded-words (UTF-8, "Q"), one per folded line, each at
+    most 75 characters long (the first at most ``first_room``), never splitting a
+    character's bytes."""
+    words: list[str] = []
+    room = min(first_room, 75) - _WORD_OVERHEAD
+    current: list[str] = []
+    used = 0
+    for char in value:
+        encoded = _Q_CHAR.get(char) or _q_char(char)
+        if used + len(encoded) > room and current:
+            words.append("=?utf-8?q?" + "".join(current) + "?=")
+            current, used, room = [], 0, 75 - _WORD_OVERHEAD
+        current.append(encoded)
+        used += len(encoded)
+    words.append("=?utf-8?q?" + "".join(current) + "?=")
+    return words
 
 
 def _text_part(text: str, subtype: str) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engine import PlayerView
 from pbem.render.words import People, clean_name
@@ -19,6 +20,11 @@ class Track:
     label: str
     color: str
     segments: tuple[tuple[str, str], ...]  # (kind: hole|front|back, characters)
+
+    @property
+    def holes(self) -> str:
+        """The track as one line of characters (for plain text)."""
+        return "".join(chars for _, chars in self.segments)
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Board:
     home: tuple[ScoreLine, ...]  # sides pegged into the game hole
 
 
+@lru_cache(maxsize=4096)
 def _track(first: int, last: int, front: int, back: int) -> tuple[tuple[str, str], ...]:
     segments: list[tuple[str, str]] = []
     for hole in range(first, last + 1):

@@ -32,6 +32,7 @@ RED = "#c62828"
 # -- template filters -------------------------------------------------------------------
 
 
+@cache
 def _card_html(card: Card) -> Markup:
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
     color = RED if red else "#1a1a1a"
@@ -40,6 +41,7 @@ def _card_html(card: Card) -> Markup:
     )
 
 
+@cache
 def _tile_html(card: Card) -> Markup:
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
     return Markup(
@@ -51,22 +53,36 @@ def _tile_html(card: Card) -> Markup:
 
 def _tiles_filter(value: Phrase) -> Markup:
     """HTML only: a phrase with its cards drawn as small white cards."""
-    return Markup("").join(_tile_html(x) if isinstance(x, Card) else escape(x) for x in value)
+    return Markup("".join([_tile_html(x) if isinstance(x, Card) else escape(x) for x in value]))
 
 
 @pass_eval_context
 def _phrase_filter(eval_ctx: EvalContext, value: Phrase | Card | str) -> str | Markup:
     parts: Sequence[Part] = (value,) if isinstance(value, str | Card) else value
     if not eval_ctx.autoescape:
-        return "".join(str(x) for x in parts)
-    return Markup("").join(_card_html(x) if isinstance(x, Card) else escape(x) for x in parts)
+        return "".join([x if isinstance(x, str) else str(x) for x in parts])
+    return Markup("".join([_card_html(x) if isinstance(x, Card) else escape(x) for x in parts]))
+
+
+# Characters textwrap turns into spaces (or breaks at): a line without them that fits
+# is its own wrapping.
+_WRAP_SPECIAL = re.compile(r"[\t\n\x0b\x0c\r]")
 
 
 def _wrap(text: str, first: str = "", rest: str | None = None, width: int = WIDTH) -> str:
     """Wrap plain text; lines start with ``first`` then ``rest`` (default: as wide, blank)."""
+    text = str(text)
+    if (
+        len(first) + len(text) <= width
+        and text
+        and not text[-1].isspace()
+        and not text.isspace()
+        and _WRAP_SPECIAL.search(text) is None
+    ):
+        return first + text  # what textwrap would make of it, without its cost
     rest = " " * len(first) if rest is None else rest
     out: list[str] = []
-    for i, para in enumerate(str(text).split("\n")):
+    for i, para in enumerate(text.split("\n")):
         lines = textwrap.wrap(
             para,
             width=width,
@@ -88,6 +104,7 @@ def _environment(folder: str) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # templates are read once per process
     )
     env.filters["phrase"] = _phrase_filter
     env.filters["tiles"] = _tiles_filter

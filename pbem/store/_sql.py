@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
+from sqlalchemy import Update, bindparam, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlmodel import Session, SQLModel
 
 
 def dialect_name(session: Session) -> str:
@@ -15,7 +18,16 @@ def dialect_name(session: Session) -> str:
 
 def upsert(session: Session, table: Any) -> postgresql.Insert | sqlite.Insert:
     """An INSERT for `table` that supports ``ON CONFLICT`` on the session's backend."""
-    if dialect_name(session) == "postgresql":
+    return insert_for(dialect_name(session), table)
+
+
+def insert_for(dialect: str, table: Any) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT for `table` that supports ``ON CONFLICT`` on backend `dialect`.
+
+    Statements built once per backend and executed with parameters skip SQLAlchemy's
+    per-call statement building: the hot path of the service uses them.
+    """
+    if dialect == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
 
@@ -23,3 +35,28 @@ def upsert(session: Session, table: Any) -> postgresql.Insert | sqlite.Insert:
 def is_postgresql(session: Session) -> bool:
     """Whether the session talks to PostgreSQL (row locks, SKIP LOCKED)."""
     return dialect_name(session) == "postgresql"
+
+
+def update_row(session: Session, row: SQLModel, **values: Any) -> None:
+    """Write `values` to `row`'s columns with one UPDATE by primary key, now.
+
+    Unlike changing attributes and flushing, only the named columns are sent and the ORM's
+    unit of work is not involved; `row`'s attributes are set to the new values as if they
+    had been loaded, so it stays current and is not left dirty.
+    """
+    table = row.__table__  # type: ignore[attr-defined]
+    session.connection().execute(
+        _update_by_id(table, tuple(sorted(values))),
+        {"row_id": row.id, **values},  # type: ignore[attr-defined]
+    )
+    for name, value in values.items():
+        set_committed_value(row, name, value)
+
+
+@cache
+def _update_by_id(table: Any, columns: tuple[str, ...]) -> Update:
+    return (
+        update(table)
+        .where(table.c.id == bindparam("row_id"))
+        .values({name: bindparam(name) for name in columns})
+    )

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any, NamedTuple
 
-from sqlalchemy import or_, update
+from sqlalchemy import Update, bindparam, insert, or_, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, col, select
 
 from pbem.store.errors import ConcurrentUpdateError
@@ -112,30 +115,68 @@ def seats_for_game(session: Session, game_id: int) -> list[Seat]:
     return list(session.exec(statement))
 
 
-def seat_players(session: Session, game_id: int) -> list[tuple[Seat, Player]]:
-    """The seats of a game with their players, seat 0 first."""
-    statement = (
-        select(Seat, Player)
-        .join(Player, col(Player.id) == col(Seat.player_id))
-        .where(Seat.game_id == game_id)
-        .order_by(col(Seat.seat))
+def seat_players(
+    session: Session, game_id: int, *, fresh: bool = False
+) -> list[tuple[Seat, Player]]:
+    """The seats of a game with their players, seat 0 first.
+
+    With `fresh`, objects the session holds already are read again from the database.
+    """
+    statement = _SEAT_PLAYERS_FRESH if fresh else _SEAT_PLAYERS
+    return [(seat, player) for seat, player in session.exec(statement, params={"game": game_id})]
+
+
+_SEAT_PLAYERS = (
+    select(Seat, Player)
+    .join(Player, col(Player.id) == col(Seat.player_id))
+    .where(Seat.game_id == bindparam("game"))
+    .order_by(col(Seat.seat))
+)
+
+
+_SEAT_PLAYERS_FRESH = _SEAT_PLAYERS.execution_options(populate_existing=True)
+
+
+def table_by_token(
+    session: Session, token: str
+) -> tuple[Game, list[tuple[Seat, Player]], int] | None:
+    """The game whose seat holds this reply token, all its seats with their players (seat
+    0 first), and the number of the token's seat, in one query; None if unknown."""
+    rows = session.exec(_TABLE_BY_TOKEN, params={"token": token}).all()
+    if not rows:
+        return None
+    seated = [(seat, player) for seat, player, _ in rows]
+    mine = next(seat.seat for seat, _ in seated if seat.token == token)
+    return rows[0][2], seated, mine
+
+
+_TABLE_BY_TOKEN = (
+    select(Seat, Player, Game)
+    .join(Player, col(Player.id) == col(Seat.player_id))
+    .join(Game, col(Game.id) == col(Seat.game_id))
+    .where(
+        col(Seat.game_id)
+        == select(Seat.game_id).where(Seat.token == bindparam("token")).scalar_subquery()
     )
-    return [(seat, player) for seat, player in session.exec(statement)]
+    .order_by(col(Seat.seat))
+)
 
 
 def seat_by_token(session: Session, token: str) -> tuple[Seat, Game, Player] | None:
     """The seat holding this reply token, with its game and player; None if unknown."""
-    statement = (
-        select(Seat, Game, Player)
-        .join(Game, col(Game.id) == col(Seat.game_id))
-        .join(Player, col(Player.id) == col(Seat.player_id))
-        .where(Seat.token == token)
-    )
-    row = session.exec(statement).first()
+    row = session.exec(_SEAT_BY_TOKEN, params={"token": token}).first()
     if row is None:
         return None
     seat, game, player = row
     return seat, game, player
+
+
+_SEAT_BY_TOKEN = (
+    select(Seat, Game, Player)
+    .join(Game, col(Game.id) == col(Seat.game_id))
+    .join(Player, col(Player.id) == col(Seat.player_id))
+    .where(Seat.token == bindparam("token"))
+)
 
 
 def append_actions(
@@ -151,9 +192,12 @@ def append_actions(
     """Log `actions` as numbers first_seq, first_seq + 1, … of the game.
 
     `first_seq` must equal the game's `action_count` (the number of actions logged so far);
-    the count is advanced, `updated_at` set to `now` and, if given, `state_hash` stored.
+    the count is advanced, `updated_at` set to `now` and, if given, `state_hash` stored
+    (on a `Game` of the session too). Returns the logged rows (not loaded back: no ids).
     Raises ConcurrentUpdateError if another transaction logged these numbers first (or the
-    game does not exist); the session stays usable, with nothing of this call applied.
+    game does not exist): the session then stays usable, with nothing of this call
+    applied. Rows already logged behind the counter (a damaged log) also raise it; roll
+    the transaction back then.
     """
     if first_seq < 0:
         raise ValueError(f"first_seq must be >= 0, not {first_seq}")
@@ -162,34 +206,49 @@ def append_actions(
     values: dict[str, Any] = {"action_count": first_seq + len(actions), "updated_at": now}
     if state_hash is not None:
         values["state_hash"] = state_hash
-    rows = [
-        ActionLog(
-            game_id=game_id,
-            seq=first_seq + offset,
-            seat=seat,
-            action=dict(action),
-            auto=auto,
-            inbound_id=inbound_id,
-            created_at=now,
-        )
+    rows: list[dict[str, Any]] = [
+        {
+            "game_id": game_id,
+            "seq": first_seq + offset,
+            "seat": seat,
+            "action": dict(action),
+            "auto": auto,
+            "inbound_id": inbound_id,
+            "created_at": now,
+        }
         for offset, (seat, action, auto) in enumerate(actions)
     ]
+    connection = session.connection()
+    result = connection.execute(
+        _advance(tuple(sorted(values))), {"row_id": game_id, "expected": first_seq, **values}
+    )
+    if result.rowcount != 1:
+        raise _conflict(session, game_id, first_seq)
     try:
-        with session.begin_nested():
-            result = session.exec(
-                update(Game)
-                .where(col(Game.id) == game_id, col(Game.action_count) == first_seq)
-                .values(**values)
-            )
-            if result.rowcount != 1:
-                raise _conflict(session, game_id, first_seq)
-            session.add_all(rows)
-            session.flush()
+        connection.execute(_LOG_ACTION, rows)
     except IntegrityError as exc:
         raise ConcurrentUpdateError(
             f"game {game_id}: action #{first_seq} (or a later one) is already logged"
         ) from exc
-    return rows
+    game = session.identity_map.get(identity_key(Game, game_id))
+    if game is not None:
+        for name, value in values.items():
+            set_committed_value(game, name, value)
+    return [ActionLog(**row) for row in rows]
+
+
+_GAME = Game.__table__  # type: ignore[attr-defined]
+_LOG_ACTION = insert(ActionLog.__table__)  # type: ignore[attr-defined]
+
+
+@cache
+def _advance(columns: tuple[str, ...]) -> Update:
+    """UPDATE game SET columns WHERE it is the game and its count is the expected one."""
+    return (
+        update(_GAME)
+        .where(_GAME.c.id == bindparam("row_id"), _GAME.c.action_count == bindparam("expected"))
+        .values({name: bindparam(name) for name in columns})
+    )
 
 
 def _conflict(session: Session, game_id: int, first_seq: int) -> ConcurrentUpdateError:

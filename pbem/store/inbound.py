@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from functools import cache
+from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam
+from sqlmodel import Session, col, func, select
 
-from pbem.store._sql import is_postgresql, upsert
+from pbem.store._sql import dialect_name, insert_for, is_postgresql, update_row
 from pbem.store.models import Inbound, InboundStatus
+
+_TABLE = Inbound.__table__  # type: ignore[attr-defined]
 
 _FINAL_STATUSES = frozenset(
     {InboundStatus.APPLIED, InboundStatus.REJECTED, InboundStatus.IGNORED, InboundStatus.FAILED}
@@ -43,31 +48,95 @@ def store_inbound(
     """
     if key is None:
         key = message_key(raw)
-    statement = (
-        upsert(session, Inbound)
-        .values(
-            message_key=key,
-            raw=raw,
-            source=source,
-            received_at=now,
-            status=InboundStatus.PENDING.value,
-            sender=sender,
-            subject=subject,
-            attempts=0,
-        )
-        .on_conflict_do_nothing(index_elements=["message_key"])
-        .returning(col(Inbound.id))
-    )
-    inserted_id = session.exec(statement).scalar_one_or_none()
+    _, created = insert_inbound(session, raw, source, key, now=now, sender=sender, subject=subject)
     row = session.exec(
         select(Inbound).where(Inbound.message_key == key).execution_options(populate_existing=True)
     ).one()
-    return row, inserted_id is not None
+    return row, created
+
+
+def insert_inbound(
+    session: Session,
+    raw: bytes,
+    source: str,
+    key: str,
+    *,
+    now: datetime,
+    sender: str | None = None,
+    subject: str | None = None,
+) -> tuple[int, bool]:
+    """`store_inbound` without loading the row back: (its id, whether this call created it)."""
+    params = {
+        "message_key": key,
+        "raw": raw,
+        "source": source,
+        "received_at": now,
+        "status": InboundStatus.PENDING.value,
+        "sender": sender,
+        "subject": subject,
+        "attempts": 0,
+    }
+    connection = session.connection()
+    inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
+    if inserted is not None:
+        return int(inserted), True
+    found = connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()
+    return int(found), False
+
+
+@cache
+def _insert_new(dialect: str) -> Any:
+    return (
+        insert_for(dialect, _TABLE)
+        .on_conflict_do_nothing(index_elements=["message_key"])
+        .returning(_TABLE.c.id)
+    )
+
+
+_ID_BY_KEY = select(_TABLE.c.id).where(_TABLE.c.message_key == bindparam("key"))
+_BY_ID = select(Inbound).where(col(Inbound.id) == bindparam("id"))
+
+
+def count_recent_from(session: Session, sender: str, since: datetime, *, before: int) -> int:
+    """How many messages from `sender` were received at or after `since`, among those
+    stored before message id `before` (the hourly cap per sender)."""
+    params = {"sender": sender, "since": since, "before": before}
+    return int(session.connection().execute(_COUNT_RECENT, params).scalar_one())
+
+
+_COUNT_RECENT = (
+    select(func.count())
+    .select_from(_TABLE)
+    .where(
+        _TABLE.c.sender == bindparam("sender"),
+        _TABLE.c.received_at >= bindparam("since"),
+        _TABLE.c.id < bindparam("before"),
+    )
+)
 
 
 def get_inbound(session: Session, inbound_id: int) -> Inbound | None:
     """The inbound message with this id, or None."""
     return session.get(Inbound, inbound_id)
+
+
+def lock_pending_inbound(session: Session, inbound_id: int) -> Inbound | None:
+    """The message with this id if it is still pending, locked for this transaction.
+
+    On PostgreSQL a row another transaction holds is skipped (``FOR UPDATE SKIP LOCKED``):
+    None then means another worker has it. On SQLite the write transaction already
+    excludes every other writer.
+    """
+    statement = _BY_ID
+    if is_postgresql(session):
+        statement = _BY_ID_LOCKED
+    row = session.exec(statement, params={"id": inbound_id}).first()
+    if row is None or row.status != InboundStatus.PENDING.value:
+        return None
+    return row
+
+
+_BY_ID_LOCKED = _BY_ID.with_for_update(skip_locked=True)
 
 
 def claim_pending_inbound(session: Session, limit: int = 10) -> list[Inbound]:
@@ -109,18 +178,16 @@ def mark_inbound(
         new_status = InboundStatus(status)
     except ValueError:
         raise ValueError(f"unknown inbound status {status!r}") from None
-    inbound.status = new_status.value
-    inbound.reason = reason
-    if game_id is not None:
-        inbound.game_id = game_id
-    if sender is not None:
-        inbound.sender = sender
-    if subject is not None:
-        inbound.subject = subject
-    inbound.attempts += 1
-    inbound.processed_at = now if new_status in _FINAL_STATUSES else None
-    session.add(inbound)
-    session.flush()
+    values: dict[str, Any] = {
+        "status": new_status.value,
+        "reason": reason,
+        "game_id": inbound.game_id if game_id is None else game_id,
+        "sender": inbound.sender if sender is None else sender,
+        "subject": inbound.subject if subject is None else subject,
+        "attempts": inbound.attempts + 1,
+        "processed_at": now if new_status in _FINAL_STATUSES else None,
+    }
+    update_row(session, inbound, **values)
     return inbound
 
 

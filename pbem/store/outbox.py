@@ -23,7 +23,7 @@ import random
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Update, text, update
+from sqlalchemy import Connection, Update, insert, text, update
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, upsert
@@ -84,6 +84,42 @@ def enqueue_outbox(
         .execution_options(populate_existing=True)
     ).one()
     return row, inserted_id is not None
+
+
+def queue_mail(
+    session: Session,
+    message_id: str,
+    recipient: str,
+    sender: str,
+    kind: str,
+    raw: bytes,
+    game_id: int | None = None,
+    *,
+    now: datetime,
+) -> None:
+    """Queue a rendered message whose Message-ID is new, for delivery at `now`.
+
+    A plain INSERT (the service's hot path): a Message-ID queued already raises
+    IntegrityError. Use `enqueue_outbox` where the message may be queued already.
+    """
+    session.connection().execute(
+        _QUEUE,
+        {
+            "message_id": message_id,
+            "game_id": game_id,
+            "recipient": recipient,
+            "sender": sender,
+            "kind": kind,
+            "raw": raw,
+            "status": OutboxStatus.PENDING.value,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        },
+    )
+
+
+_QUEUE = insert(Outbox.__table__)  # type: ignore[attr-defined]
 
 
 def claim_due_outbox(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, select
 
 from pbem.store._sql import upsert
@@ -24,8 +25,10 @@ def normalize_email(email: str) -> str:
 
 def get_player_by_email(session: Session, email: str) -> Player | None:
     """The player with this address (any case), or None."""
-    statement = select(Player).where(Player.email == normalize_email(email))
-    return session.exec(statement).first()
+    return session.exec(_BY_EMAIL, params={"email": normalize_email(email)}).first()
+
+
+_BY_EMAIL = select(Player).where(Player.email == bindparam("email"))
 
 
 def get_player(session: Session, player_id: int) -> Player | None:

@@ -211,8 +211,7 @@ def _positive_float(url: str, params: dict[str, str], name: str, default: float)
         value = -1.0
     if not value > 0 or value == float("inf"):
         raise TransportConfigError(
-            f"{mask_url(url)!r}: {name} must be a positive number of seconds, "
-            f"not {params[name]!r}"
+            f"{mask_url(url)!r}: {name} must be a positive number of seconds, not {params[name]!r}"
         )
     return value
 
@@ -318,9 +317,7 @@ def _parse_imap(url: str) -> ImapConfig:
     if not username:
         raise TransportConfigError(f"{mask_url(url)!r}: IMAP needs a user (imap://user:pass@…)")
     if password is None:
-        raise TransportConfigError(
-            f"{mask_url(url)!r}: IMAP needs a password (imap://user:pass@…)"
-        )
+        raise TransportConfigError(f"{mask_url(url)!r}: IMAP needs a password (imap://user:pass@…)")
     folder = unquote(parts.path.lstrip("/")) or "INBOX"
     processed = params.get("processed")
     if processed is not None:

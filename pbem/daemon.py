@@ -1,9 +1,10 @@
 """The loop: receive → process → send, and the timers (reminders, timeouts).
 
 One ``step`` fetches what the inbox holds, stores each message raw (committed),
-processes every pending message (one transaction each; the outbox is drained after
-every ten, so the first moves of a long batch go out early), and only then acks the
-fetched messages to the inbox (Maildir: flagged seen; IMAP: \\Seen or moved).
+processes every pending message (ten to a transaction, each in a savepoint of its
+own; the outbox is drained after each transaction, so the first moves of a long
+batch go out early), and only then acks the fetched messages to the inbox
+(Maildir: flagged seen; IMAP: \\Seen or moved).
 Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
 on the inbox (IMAP IDLE, or a poll) in between, until stopped.
 
@@ -40,6 +41,8 @@ RECOVER_SECONDS = 2.0
 # PROCESS_CHUNK of them before going on.
 PROCESS_LIMIT = 100
 PROCESS_CHUNK = 10
+# Fetched messages are stored RECEIVE_CHUNK to a transaction.
+RECEIVE_CHUNK = 50
 
 
 class DaemonError(RuntimeError):
@@ -165,12 +168,14 @@ class Daemon:
         fetched = self.inbox.fetch() if self.is_reader() else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
-        for message in fetched:
-            inbound_id, created = self.service.receive(
-                message.raw, self.source, oversize=message.oversize
+        for start in range(0, len(fetched), RECEIVE_CHUNK):
+            chunk = fetched[start : start + RECEIVE_CHUNK]
+            received = self.service.receive_many(
+                [(message.raw, message.oversize) for message in chunk], self.source
             )
-            stats.new += int(created)
-            stored.append((message.key, inbound_id))
+            for message, (inbound_id, created) in zip(chunk, received, strict=True):
+                stats.new += int(created)
+                stored.append((message.key, inbound_id))
         # Process in chunks, sending each chunk's mail before the next: the first moves of
         # a long batch are not held back until the whole batch is processed.
         for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):

@@ -76,6 +76,7 @@ from pbem.store.inbound import (
     count_recent_from,
     insert_inbound,
     lock_pending_inbound,
+    lock_pending_inbound_many,
     mark_inbound,
     message_key,
 )
@@ -145,16 +146,11 @@ class Service:
     # -- receiving -----------------------------------------------------------------
 
     def receive(self, raw: bytes, source: str, *, oversize: bool = False) -> tuple[int, bool]:
-        """Store a raw message (first, before anything else). Returns (inbound id, is new)."""
-        sender, subject, msg_id = _peek_headers(raw)
-        key = message_key(raw, msg_id)
-        if oversize:
-            # Only the header section was fetched: processing answers "too large".
-            source = f"{source}:oversize"
-        with session_scope(self.db) as session:
-            return insert_inbound(
-                session, raw, source, key, now=self.clock(), sender=sender, subject=subject
-            )
+        """Store a raw message (first, before anything else). Returns (inbound id, is new).
+
+        ``oversize``: only the header section was fetched; processing answers "too large".
+        """
+        return self.receive_many([(raw, oversize)], source)[0]
 
     def pending_ids(self, limit: int = 100) -> list[int]:
         with Session(self.db) as session:
@@ -166,8 +162,85 @@ class Service:
             ).all()
         return [r for r in rows if r is not None]
 
+    def receive_many(
+        self, messages: Sequence[tuple[bytes, bool]], source: str
+    ) -> list[tuple[int, bool]]:
+        """Store several raw messages ``(raw, oversize)`` in one transaction, as `receive`
+        would one by one. Returns (inbound id, is new) for each, in order."""
+        now = self.clock()
+        out: list[tuple[int, bool]] = []
+        with session_scope(self.db) as session:
+            for raw, oversize in messages:
+                sender, subject, msg_id = _peek_headers(raw)
+                where = f"{source}:oversize" if oversize else source
+                key = message_key(raw, msg_id)
+                out.append(
+                    insert_inbound(
+                        session, raw, where, key, now=now, sender=sender, subject=subject
+                    )
+                )
+        return out
+
     def process_pending(self, limit: int = 100) -> list[Outcome]:
-        return [self.process(inbound_id) for inbound_id in self.pending_ids(limit)]
+        return self.process_many(self.pending_ids(limit))
+
+    def process_many(self, inbound_ids: Sequence[int]) -> list[Outcome]:
+        """Process several stored messages in one transaction (a group commit).
+
+        Each message is processed in a savepoint of its own, exactly as `process` would in
+        a transaction of its own: one that fails unexpectedly is rolled back alone and
+        recorded as failed; one that meets a concurrent move of its game (PostgreSQL) is
+        rolled back alone and processed again by itself after the commit. Nothing is done
+        until the commit: a crash before it leaves every message pending, to be processed
+        again, never twice.
+        """
+        if len(inbound_ids) < 2:
+            return [self.process(inbound_id) for inbound_id in inbound_ids]
+        outcomes: dict[int, Outcome] = {}
+        again: list[int] = []
+        self._staged.clear()
+        try:
+            with session_scope(self.db) as session:
+                rows = lock_pending_inbound_many(session, inbound_ids)
+                for inbound_id in inbound_ids:
+                    row = rows.get(inbound_id)
+                    if row is None:
+                        outcomes[inbound_id] = ALREADY_PROCESSED
+                        continue
+                    staged = dict(self._staged)
+                    try:
+                        with session.begin_nested():
+                            outcomes[inbound_id] = self._process(session, row)
+                    except InjectedFault:
+                        raise
+                    except ConcurrentUpdateError:
+                        self._undo(session, staged)
+                        again.append(inbound_id)
+                    except Exception as exc:
+                        self._undo(session, staged)
+                        outcomes[inbound_id] = self._failed(session, row, exc)
+                self.fault("before-commit")
+        except BaseException:
+            self._staged.clear()
+            raise
+        self._remember_staged()
+        for inbound_id in again:
+            outcomes[inbound_id] = self.process(inbound_id)
+        return [outcomes[inbound_id] for inbound_id in inbound_ids]
+
+    def _undo(self, session: Session, staged: dict[int, Game]) -> None:
+        """After a savepoint rolled back: forget what it staged and what the session read
+        in it (values written with plain statements are not tracked by the session)."""
+        self._staged = staged
+        session.expire_all()
+
+    def _failed(self, session: Session, row: m.Inbound, exc: Exception) -> Outcome:
+        """Record an unexpected error on a message whose processing was rolled back."""
+        log.exception("processing inbound %s failed", row.id)
+        detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        if row.status == m.InboundStatus.PENDING.value:
+            mark_inbound(session, row, "failed", detail[:4000], now=self.clock())
+        return Outcome("failed", str(exc))
 
     def process(self, inbound_id: int) -> Outcome:
         """Process one stored message in one transaction (retried on a concurrent move)."""
@@ -188,13 +261,11 @@ class Service:
             except InjectedFault:
                 raise
             except Exception as exc:
-                log.exception("processing inbound %s failed", inbound_id)
-                detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
                 with session_scope(self.db) as session:
                     row = session.get(m.Inbound, inbound_id)
-                    if row is not None and row.status == m.InboundStatus.PENDING.value:
-                        mark_inbound(session, row, "failed", detail[:4000], now=self.clock())
-                return Outcome("failed", str(exc))
+                    if row is None:
+                        raise
+                    return self._failed(session, row, exc)
         return Outcome("pending", "the game kept changing under this message; will retry")
 
     # -- the pipeline for one message ------------------------------------------------
@@ -539,6 +610,9 @@ class Service:
         """The engine game of ``game_row``: a copy of the cached one when it is current,
         else rebuilt by replaying the logged actions."""
         assert game_row.id is not None
+        staged = self._staged.get(game_row.id)  # moved earlier in this transaction
+        if staged is not None and len(staged.actions) == game_row.action_count:
+            return staged.copy()
         cached = self._games.get(game_row.id)
         if cached is not None and len(cached.actions) == game_row.action_count:
             self._games.move_to_end(game_row.id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -137,6 +138,25 @@ def lock_pending_inbound(session: Session, inbound_id: int) -> Inbound | None:
 
 
 _BY_ID_LOCKED = _BY_ID.with_for_update(skip_locked=True)
+
+
+def lock_pending_inbound_many(session: Session, ids: Sequence[int]) -> dict[int, Inbound]:
+    """`lock_pending_inbound` for several messages in one query: those still pending (and,
+    on PostgreSQL, not held by another transaction), by id."""
+    statement = _PENDING_BY_IDS_LOCKED if is_postgresql(session) else _PENDING_BY_IDS
+    rows = session.exec(statement, params={"ids": list(ids)})
+    return {row.id: row for row in rows if row.id is not None}
+
+
+_PENDING_BY_IDS = (
+    select(Inbound)
+    .where(
+        col(Inbound.id).in_(bindparam("ids", expanding=True)),
+        Inbound.status == InboundStatus.PENDING.value,
+    )
+    .order_by(col(Inbound.id))
+)
+_PENDING_BY_IDS_LOCKED = _PENDING_BY_IDS.with_for_update(skip_locked=True)
 
 
 def claim_pending_inbound(session: Session, limit: int = 10) -> list[Inbound]:

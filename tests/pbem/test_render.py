@@ -19,6 +19,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import (
     DISCARD,
@@ -910,3 +912,29 @@ def test_an_earlier_claim_this_hand_is_not_taken_for_the_crib_claim() -> None:
     without = dataclasses.replace(view, events=view.events[:-1])  # the crib claim left out
     for flat in flats(render_turn(without, ctx_for(game, pone, since=1))):
         assert f"— {NAMES[dealer]}'s count is waiting for muggins or accept" in flat
+
+
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab —\t\n♥5 ")), max_size=120),
+    first=st.sampled_from(["", "  - ", ">>> "]),
+    rest=st.sampled_from([None, "    ", ""]),
+)
+def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | None) -> None:
+    """The short cut for a line that fits gives exactly what textwrap gives."""
+    import textwrap
+
+    from pbem.render.mail import WIDTH, _wrap
+
+    indent = " " * len(first) if rest is None else rest
+    expected: list[str] = []
+    for i, para in enumerate(text.split("\n")):
+        lines = textwrap.wrap(
+            para,
+            width=WIDTH,
+            initial_indent=first if i == 0 else indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        expected.extend(lines or [indent.rstrip()])
+    assert _wrap(text, first, rest) == "\n".join(expected)

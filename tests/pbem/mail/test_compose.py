@@ -199,3 +199,28 @@ def test_tokens_survive_the_round_trip_as_a_reply() -> None:
         f"In-Reply-To: <{ours.message_id}>\nReferences: <{ours.message_id}>\n\nplay 7c\n"
     ).encode()
     assert find_tokens(read_message(reply), "play", DOMAIN) == [TOKEN]
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "[Cribbage 12] Hand 3 — your turn: play",
+        " ".join(["Ünïcødé"] * 20),
+        "a—" + "x" * 200,
+        "♥" * 60,
+        "mixed ascii words and one é at the end of a long enough line to fold it twice over",
+    ],
+)
+def test_a_non_ascii_subject_is_encoded_folded_and_read_back(subject: str) -> None:
+    raw = build(subject=subject)
+    lines = raw.split(b"\r\n\r\n", 1)[0].decode("ascii").split("\r\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("Subject: "))
+    folded = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(" "):
+            break
+        folded.append(line)
+    assert all(len(line) <= 78 for line in folded)
+    words = [folded[0][len("Subject: ") :]] + [line[1:] for line in folded[1:]]
+    assert all(len(word) <= 75 and word.startswith("=?utf-8?q?") for word in words)
+    assert email.message_from_bytes(raw, policy=default)["Subject"] == subject

@@ -1,0 +1,130 @@
+"""Several messages to one transaction (`Service.process_many`, as the daemon processes a
+batch): each message still ends exactly as it would alone, a failing one is rolled back
+alone, and a crash before the commit loses nothing and applies nothing twice."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem import service as service_module
+from pbem.service import InjectedFault, Outcome
+from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, reply
+from tests.e2e.test_exactly_once import FaultOnce, assert_no_duplicates, discard
+
+A, B, C = ALICE[0], BOB[0], CAROL[0]
+
+
+def _stored(h: Harness, *raws: bytes) -> list[int]:
+    return [inbound_id for inbound_id, _ in h.service.receive_many([(r, False) for r in raws], "t")]
+
+
+def test_a_batch_applies_refuses_and_ignores_each_message_as_alone(harness: Harness) -> None:
+    h = harness
+    first = h.new_game(seed="batch-1")
+    second = h.new_game((CAROL, DAVE), seed="batch-2")
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, first, 0)),
+        reply(h.latest(C), C, "Carol", "play 5h"),  # nobody plays during the discard
+        reply(h.latest(A), "mallory@example.net", "Mallory", discard(h, first, 0)),
+    )
+    outcomes = h.service.process_many(ids)
+    assert [o.status for o in outcomes] == ["applied", "rejected", "ignored"]
+    assert [o.game_id for o in outcomes] == [first, second, first]
+    assert len(h.log(first)) == 1 and h.log(second) == []
+    assert [row.status for row in h.inbound()] == ["applied", "rejected", "ignored"]
+    h.step()
+    assert_no_duplicates(h, A, B, C)
+
+
+def test_two_moves_of_one_game_in_one_batch_apply_in_order(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="batch-same-game")
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, game, 0)),
+        reply(h.latest(B), B, "Bob", discard(h, game, 1)),
+    )
+    assert [o.status for o in h.service.process_many(ids)] == ["applied", "applied"]
+    log = h.log(game)
+    assert [seq for seq, *_ in log][:2] == [0, 1] and [seat for _, seat, *_ in log][:2] == [0, 1]
+    assert h.game(game).state_hash() == h.game_row(game).state_hash
+    h.step()
+    assert h.view(A).phase == "pegging"
+
+
+def test_an_unexpected_error_fails_only_its_own_message(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    first = h.new_game(seed="batch-err-1")
+    second = h.new_game((CAROL, DAVE), seed="batch-err-2")
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, first, 0)),
+        reply(h.latest(C), C, "Carol", discard(h, second, 0)),
+        reply(h.latest(B), B, "Bob", discard(h, first, 1)),
+    )
+    real = service_module.parse_reply
+    calls = {"n": 0}
+
+    def flaky(text: str, subject: str = "") -> object:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("the parser broke on this one")
+        return real(text, subject)
+
+    monkeypatch.setattr(service_module, "parse_reply", flaky)
+    outcomes = h.service.process_many(ids)
+    assert [o.status for o in outcomes] == ["applied", "failed", "applied"]
+    assert "the parser broke" in outcomes[1].reason
+    failed = next(row for row in h.inbound() if row.id == ids[1])
+    assert failed.status == "failed" and "RuntimeError" in (failed.reason or "")
+    assert len(h.log(first)) == 2 and h.log(second) == []
+
+
+@pytest.mark.parametrize("step", ["before-log", "before-mark", "before-commit"])
+def test_a_crash_in_a_batch_keeps_every_message_pending(harness: Harness, step: str) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB, CAROL), seed="batch-crash")
+    outbox_before = len(h.outbox())
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, game, 0)),
+        reply(h.latest(B), B, "Bob", discard(h, game, 1)),
+        reply(h.latest(C), C, "Carol", discard(h, game, 2)),
+    )
+    fault = FaultOnce(step)
+    h.service.fault = fault
+    with pytest.raises(InjectedFault):
+        h.service.process_many(ids)
+    assert fault.fired
+    assert [row.status for row in h.inbound()] == ["pending"] * 3
+    assert h.log(game) == [] and len(h.outbox()) == outbox_before
+
+    outcomes = h.service.process_many(ids)  # the same process goes on
+    assert [o.status for o in outcomes] == ["applied"] * 3
+    assert len([a for a in h.log(game) if a[1] is not None and not a[3]]) == 3
+    assert h.game(game).state_hash() == h.game_row(game).state_hash
+    assert (
+        h.service.process_many(ids)
+        == [
+            Outcome("ignored", "already processed"),
+        ]
+        * 3
+    )
+    h.step()
+    assert_no_duplicates(h, A, B, C)
+
+
+def test_receive_many_stores_each_message_once(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="receive-many")
+    raw = reply(h.latest(A), A, "Alice", discard(h, game, 0))
+    stored = h.service.receive_many(
+        [(raw, False), (raw, False), (b"Subject: x\r\n\r\nhi", True)], "t"
+    )
+    assert [created for _, created in stored] == [True, False, True]
+    assert stored[0][0] == stored[1][0]
+    rows = h.inbound()
+    assert [row.source for row in rows] == ["t", "t:oversize"]

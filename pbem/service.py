@@ -80,7 +80,7 @@ from pbem.store.inbound import (
     mark_inbound,
     message_key,
 )
-from pbem.store.outbox import enqueue_outbox, queue_mail
+from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -142,6 +142,8 @@ class Service:
     cache_size: int = 2000
     _games: OrderedDict[int, Game] = field(default_factory=OrderedDict, init=False, repr=False)
     _staged: dict[int, Game] = field(default_factory=dict, init=False, repr=False)
+    # While a batch runs: its mail, queued in one statement before the commit.
+    _deferred: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
 
     # -- receiving -----------------------------------------------------------------
 
@@ -190,15 +192,16 @@ class Service:
         Each message is processed in a savepoint of its own, exactly as `process` would in
         a transaction of its own: one that fails unexpectedly is rolled back alone and
         recorded as failed; one that meets a concurrent move of its game (PostgreSQL) is
-        rolled back alone and processed again by itself after the commit. Nothing is done
-        until the commit: a crash before it leaves every message pending, to be processed
-        again, never twice.
+        rolled back alone and processed again by itself after the commit. The batch's mail
+        is queued in one statement before the commit. Nothing is done until the commit: a
+        crash before it leaves every message pending, to be processed again, never twice.
         """
         if len(inbound_ids) < 2:
             return [self.process(inbound_id) for inbound_id in inbound_ids]
         outcomes: dict[int, Outcome] = {}
         again: list[int] = []
         self._staged.clear()
+        self._deferred = []
         try:
             with session_scope(self.db) as session:
                 rows = lock_pending_inbound_many(session, inbound_ids)
@@ -208,30 +211,38 @@ class Service:
                         outcomes[inbound_id] = ALREADY_PROCESSED
                         continue
                     staged = dict(self._staged)
+                    deferred = len(self._deferred)
                     try:
                         with session.begin_nested():
                             outcomes[inbound_id] = self._process(session, row)
                     except InjectedFault:
                         raise
                     except ConcurrentUpdateError:
-                        self._undo(session, staged)
+                        self._undo(session, staged, deferred)
                         again.append(inbound_id)
                     except Exception as exc:
-                        self._undo(session, staged)
+                        self._undo(session, staged, deferred)
                         outcomes[inbound_id] = self._failed(session, row, exc)
+                mail, self._deferred = self._deferred, None
+                queue_mails(session, mail)
                 self.fault("before-commit")
         except BaseException:
             self._staged.clear()
             raise
+        finally:
+            self._deferred = None
         self._remember_staged()
         for inbound_id in again:
             outcomes[inbound_id] = self.process(inbound_id)
         return [outcomes[inbound_id] for inbound_id in inbound_ids]
 
-    def _undo(self, session: Session, staged: dict[int, Game]) -> None:
-        """After a savepoint rolled back: forget what it staged and what the session read
-        in it (values written with plain statements are not tracked by the session)."""
+    def _undo(self, session: Session, staged: dict[int, Game], deferred: int) -> None:
+        """After a savepoint rolled back: forget what it staged, the mail it deferred and
+        what the session read in it (values written with plain statements are not tracked
+        by the session)."""
         self._staged = staged
+        if self._deferred is not None:
+            del self._deferred[deferred:]
         session.expire_all()
 
     def _failed(self, session: Session, row: m.Inbound, exc: Exception) -> Outcome:
@@ -425,12 +436,7 @@ class Service:
         now: datetime,
     ) -> Outcome:
         assert row.id is not None and game_row.id is not None
-        if session.get_bind().dialect.name == "postgresql":
-            # Moves of one game are applied strictly one transaction at a time: lock the
-            # game, then read it and its seats again (another move may have committed).
-            session.exec(select(m.Game.id).where(m.Game.id == game_row.id).with_for_update()).one()
-            session.refresh(game_row)
-            seats = [_Seated(s, p) for s, p in seat_players(session, game_row.id, fresh=True)]
+        # On PostgreSQL `table_by_token` locked the game: its moves apply one at a time.
         notices: list[Notice] = []
         if not commands:
             notices.append(
@@ -675,9 +681,12 @@ class Service:
                 for email, (_, name) in zip(emails, players, strict=True)
             ]
             thread = f"game-{secrets.token_hex(6)}@{self.settings.domain}"
+            stored = settings.to_json()
+            if computer:
+                stored["computer"] = sorted(computer)
             game_row = create_game(
                 session,
-                settings.to_json(),
+                stored,
                 seed,
                 rows,
                 [new_token() for _ in rows],
@@ -685,15 +694,12 @@ class Service:
                 thread_id=thread,
             )
             assert game_row.id is not None
-            if computer:
-                game_row.settings = {**settings.to_json(), "computer": sorted(computer)}
             game = Game(settings, seed)
             auto = self._auto_moves(game, game_row)
             if auto:
                 append_actions(
                     session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash()
                 )
-                session.refresh(game_row)
             self._after_moves(session, game_row, game, now)
             seats = self._seats(session, game_row.id)
             self._send_turn_mails(session, game_row, game, seats, 0, {}, None, now)
@@ -820,7 +826,6 @@ class Service:
                 append_actions(
                     session, game_row.id, 0, actions, None, now=now, state_hash=game.state_hash()
                 )
-                session.refresh(game_row)
             if game.is_over and game.outcome is not None:
                 game_row.status = m.GameStatus.FINISHED.value
                 game_row.outcome = game.outcome.to_json()
@@ -901,7 +906,6 @@ class Service:
             now=now,
             state_hash=game.state_hash(),
         )
-        session.refresh(game_row)
         self._after_moves(session, game_row, game, now)
         note = Notice(
             "info",
@@ -952,21 +956,18 @@ class Service:
         now: datetime,
     ) -> None:
         kind = "gameover" if game.is_over else "turn"
+        tag = f"a{game_row.action_count}"
         for seated in seats:
             seat = seated.seat.seat
+            if self._is_computer(game_row, seat):
+                continue  # the computer plays in-process; it has no mailbox
             view = player_view(game, seat, since)
             ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
+            view_json = view.to_json()
+            envelope = self._envelope(session, game_row, seated, kind, tag, now, view_json)
             mail = render_turn(view, ctx)
-            self._enqueue(
-                session,
-                game_row,
-                seated,
-                mail,
-                kind,
-                f"a{game_row.action_count}",
-                now,
-                view_json=view.to_json(),
-            )
+            raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+            self._queue(session, envelope, kind, game_row.id, raw, now)
 
     def _reply_view(
         self,
@@ -1078,54 +1079,83 @@ class Service:
         now: datetime,
         view_json: dict[str, Any] | None = None,
     ) -> None:
-        assert game_row.id is not None
-        if seated.seat.seat in game_row.settings.get("computer", ()):
+        """Queue ``mail`` to ``seated``, threaded after the seat's last mail."""
+        if self._is_computer(game_row, seated.seat.seat):
             return  # the computer plays in-process; it has no mailbox
+        envelope = self._envelope(session, game_row, seated, kind, tag, now, view_json)
+        raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+        self._queue(session, envelope, kind, game_row.id, raw, now)
+
+    @staticmethod
+    def _is_computer(game_row: m.Game, seat: int) -> bool:
+        return seat in game_row.settings.get("computer", ())
+
+    def _envelope(
+        self,
+        session: Session,
+        game_row: m.Game,
+        seated: _Seated,
+        kind: str,
+        tag: str,
+        now: datetime,
+        view_json: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The arguments of `compose` but the subject and the bodies, for a mail to
+        ``seated``: its Message-ID (naming the game state and the kind of mail), threading
+        after the seat's last mail, the seat's reply address, and the view as an
+        attachment. The seat's last mail becomes this one."""
+        assert game_row.id is not None
         token = seated.seat.token
         msg_id = message_id(token, game_row.id, f"{tag}.{kind}", self.settings.domain)
-        bare = msg_id.strip("<>")
         previous = seated.seat.last_mail_id
         references = [f"<{game_row.thread_id}>"] if game_row.thread_id else []
         if previous:
             references.append(f"<{previous}>")
         attachments = []
         if view_json is not None:
-            attachments.append(
-                (
-                    "view.json",
-                    "application/json",
-                    json.dumps(view_json, ensure_ascii=False).encode(),
-                )
-            )
-        raw = compose(
-            sender=self.settings.address,
-            sender_name=self.settings.from_name,
-            to=seated.player.email,
-            to_name=seated.name,
-            subject=mail.subject,
-            text=mail.text,
-            html=mail.html,
-            message_id=msg_id,
-            in_reply_to=f"<{previous}>" if previous else (references[0] if references else None),
-            references=references,
-            reply_to=reply_address(self.settings.local_part, token, self.settings.domain),
-            loop_value=self.settings.loop_value,
-            date=now,
-            attachments=attachments,
-        )
+            data = json.dumps(view_json, ensure_ascii=False).encode()
+            attachments.append(("view.json", "application/json", data))
+        update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
+        return {
+            "sender": self.settings.address,
+            "sender_name": self.settings.from_name,
+            "to": seated.player.email,
+            "to_name": seated.name,
+            "message_id": msg_id,
+            "in_reply_to": f"<{previous}>" if previous else (references[0] if references else None),
+            "references": references,
+            "reply_to": reply_address(self.settings.local_part, token, self.settings.domain),
+            "loop_value": self.settings.loop_value,
+            "date": now,
+            "attachments": attachments,
+        }
+
+    def _queue(
+        self,
+        session: Session,
+        envelope: dict[str, Any],
+        kind: str,
+        game_id: int | None,
+        raw: bytes,
+        now: datetime,
+    ) -> None:
+        """Put a composed mail in the outbox (in a batch: with the batch's other mail,
+        just before the commit)."""
         # Every id is new in this transaction (it names the game state and the kind of
         # mail), so a plain insert; the unique index still guards against a duplicate.
-        queue_mail(
-            session,
-            msg_id,
-            seated.player.email,
+        row = outbox_row(
+            envelope["message_id"],
+            envelope["to"],
             self.settings.address,
             kind,
             raw,
-            game_row.id,
+            game_id,
             now=now,
         )
-        update_row(session, seated.seat, last_mail_id=bare)
+        if self._deferred is not None:
+            self._deferred.append(row)
+        else:
+            queue_mails(session, [row])
 
 
 def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:

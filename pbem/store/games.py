@@ -18,6 +18,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, col, select
 
+from pbem.store._sql import is_postgresql
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.models import ActionLog, Game, GameStatus, Player, Seat
 
@@ -115,15 +116,11 @@ def seats_for_game(session: Session, game_id: int) -> list[Seat]:
     return list(session.exec(statement))
 
 
-def seat_players(
-    session: Session, game_id: int, *, fresh: bool = False
-) -> list[tuple[Seat, Player]]:
-    """The seats of a game with their players, seat 0 first.
-
-    With `fresh`, objects the session holds already are read again from the database.
-    """
-    statement = _SEAT_PLAYERS_FRESH if fresh else _SEAT_PLAYERS
-    return [(seat, player) for seat, player in session.exec(statement, params={"game": game_id})]
+def seat_players(session: Session, game_id: int) -> list[tuple[Seat, Player]]:
+    """The seats of a game with their players, seat 0 first."""
+    return [
+        (seat, player) for seat, player in session.exec(_SEAT_PLAYERS, params={"game": game_id})
+    ]
 
 
 _SEAT_PLAYERS = (
@@ -134,15 +131,18 @@ _SEAT_PLAYERS = (
 )
 
 
-_SEAT_PLAYERS_FRESH = _SEAT_PLAYERS.execution_options(populate_existing=True)
-
-
 def table_by_token(
     session: Session, token: str
 ) -> tuple[Game, list[tuple[Seat, Player]], int] | None:
     """The game whose seat holds this reply token, all its seats with their players (seat
-    0 first), and the number of the token's seat, in one query; None if unknown."""
-    rows = session.exec(_TABLE_BY_TOKEN, params={"token": token}).all()
+    0 first), and the number of the token's seat, in one query; None if unknown.
+
+    On PostgreSQL the game and seat rows are locked for the transaction (and read as the
+    newest committed versions): the moves of one game are applied one transaction at a
+    time.
+    """
+    statement = _TABLE_BY_TOKEN_LOCKED if is_postgresql(session) else _TABLE_BY_TOKEN
+    rows = session.exec(statement, params={"token": token}).all()
     if not rows:
         return None
     seated = [(seat, player) for seat, player, _ in rows]
@@ -160,6 +160,9 @@ _TABLE_BY_TOKEN = (
     )
     .order_by(col(Seat.seat))
 )
+_TABLE_BY_TOKEN_LOCKED = _TABLE_BY_TOKEN.with_for_update(
+    of=[Seat.__table__, Game.__table__]  # type: ignore[attr-defined]
+).execution_options(populate_existing=True)
 
 
 def seat_by_token(session: Session, token: str) -> tuple[Seat, Game, Player] | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, Update, insert, text, update
 from sqlmodel import Session, col, select
@@ -86,8 +87,7 @@ def enqueue_outbox(
     return row, inserted_id is not None
 
 
-def queue_mail(
-    session: Session,
+def outbox_row(
     message_id: str,
     recipient: str,
     sender: str,
@@ -96,27 +96,30 @@ def queue_mail(
     game_id: int | None = None,
     *,
     now: datetime,
-) -> None:
-    """Queue a rendered message whose Message-ID is new, for delivery at `now`.
+) -> dict[str, Any]:
+    """The column values of a rendered message to queue for delivery at `now`."""
+    return {
+        "message_id": message_id,
+        "game_id": game_id,
+        "recipient": recipient,
+        "sender": sender,
+        "kind": kind,
+        "raw": raw,
+        "status": OutboxStatus.PENDING.value,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+
+
+def queue_mails(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Queue messages (`outbox_row` values) whose Message-IDs are new, in one statement.
 
     A plain INSERT (the service's hot path): a Message-ID queued already raises
     IntegrityError. Use `enqueue_outbox` where the message may be queued already.
     """
-    session.connection().execute(
-        _QUEUE,
-        {
-            "message_id": message_id,
-            "game_id": game_id,
-            "recipient": recipient,
-            "sender": sender,
-            "kind": kind,
-            "raw": raw,
-            "status": OutboxStatus.PENDING.value,
-            "attempts": 0,
-            "next_attempt_at": now,
-            "created_at": now,
-        },
-    )
+    if rows:
+        session.connection().execute(_QUEUE, list(rows))
 
 
 _QUEUE = insert(Outbox.__table__)  # type: ignore[attr-defined]

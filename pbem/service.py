@@ -62,7 +62,7 @@ from pbem.render import (
     render_turn,
 )
 from pbem.store import models as m
-from pbem.store._sql import update_row
+from pbem.store._sql import is_transient, update_row
 from pbem.store.db import session_scope
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
@@ -217,12 +217,14 @@ class Service:
                             outcomes[inbound_id] = self._process(session, row)
                     except InjectedFault:
                         raise
-                    except ConcurrentUpdateError:
-                        self._undo(session, staged, deferred)
-                        again.append(inbound_id)
                     except Exception as exc:
                         self._undo(session, staged, deferred)
-                        outcomes[inbound_id] = self._failed(session, row, exc)
+                        if isinstance(exc, ConcurrentUpdateError) or is_transient(exc):
+                            # Another worker has the game (or a lock clashed): this message
+                            # goes alone after the commit, waiting for the game if need be.
+                            again.append(inbound_id)
+                        else:
+                            outcomes[inbound_id] = self._failed(session, row, exc)
                 mail, self._deferred = self._deferred, None
                 queue_mails(session, mail)
                 self.fault("before-commit")
@@ -245,11 +247,11 @@ class Service:
             del self._deferred[deferred:]
         session.expire_all()
 
-    def _failed(self, session: Session, row: m.Inbound, exc: Exception) -> Outcome:
+    def _failed(self, session: Session, row: m.Inbound | None, exc: Exception) -> Outcome:
         """Record an unexpected error on a message whose processing was rolled back."""
-        log.exception("processing inbound %s failed", row.id)
+        log.exception("processing inbound %s failed", row.id if row else "?")
         detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        if row.status == m.InboundStatus.PENDING.value:
+        if row is not None and row.status == m.InboundStatus.PENDING.value:
             mark_inbound(session, row, "failed", detail[:4000], now=self.clock())
         return Outcome("failed", str(exc))
 
@@ -273,10 +275,7 @@ class Service:
                 raise
             except Exception as exc:
                 with session_scope(self.db) as session:
-                    row = session.get(m.Inbound, inbound_id)
-                    if row is None:
-                        raise
-                    return self._failed(session, row, exc)
+                    return self._failed(session, session.get(m.Inbound, inbound_id), exc)
         return Outcome("pending", "the game kept changing under this message; will retry")
 
     # -- the pipeline for one message ------------------------------------------------
@@ -417,7 +416,8 @@ class Service:
     ) -> tuple[m.Game, list[_Seated], int] | None:
         """The game a reply token of the mail names, its seats, and the token's seat."""
         for token in find_tokens(mail, self.settings.local_part, self.settings.domain):
-            found = table_by_token(session, token)
+            # In a batch, a game another worker holds is not waited for (see process_many).
+            found = table_by_token(session, token, wait=self._deferred is None)
             if found is not None:
                 game_row, seated, seat = found
                 return game_row, [_Seated(s, p) for s, p in seated], seat

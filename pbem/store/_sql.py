@@ -37,6 +37,17 @@ def is_postgresql(session: Session) -> bool:
     return dialect_name(session) == "postgresql"
 
 
+# PostgreSQL errors that only say another transaction was in the way: a lock not granted
+# at once (NOWAIT), a deadlock broken, a serialization failure. Trying again later works.
+_TRANSIENT_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a database error only reports a clash with a concurrent transaction."""
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES
+
+
 def update_row(session: Session, row: SQLModel, **values: Any) -> None:
     """Write `values` to `row`'s columns with one UPDATE by primary key, now.
 

@@ -13,12 +13,12 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import Update, bindparam, insert, or_, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, col, select
 
-from pbem.store._sql import is_postgresql
+from pbem.store._sql import is_postgresql, is_transient
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.models import ActionLog, Game, GameStatus, Player, Seat
 
@@ -132,17 +132,25 @@ _SEAT_PLAYERS = (
 
 
 def table_by_token(
-    session: Session, token: str
+    session: Session, token: str, *, wait: bool = True
 ) -> tuple[Game, list[tuple[Seat, Player]], int] | None:
     """The game whose seat holds this reply token, all its seats with their players (seat
     0 first), and the number of the token's seat, in one query; None if unknown.
 
     On PostgreSQL the game and seat rows are locked for the transaction (and read as the
     newest committed versions): the moves of one game are applied one transaction at a
-    time.
+    time. Without `wait`, a game another transaction holds raises ConcurrentUpdateError
+    at once (roll back to a savepoint then) instead of waiting for it.
     """
-    statement = _TABLE_BY_TOKEN_LOCKED if is_postgresql(session) else _TABLE_BY_TOKEN
-    rows = session.exec(statement, params={"token": token}).all()
+    statement = _TABLE_BY_TOKEN
+    if is_postgresql(session):
+        statement = _TABLE_BY_TOKEN_LOCKED if wait else _TABLE_BY_TOKEN_NOWAIT
+    try:
+        rows = session.exec(statement, params={"token": token}).all()
+    except DBAPIError as exc:
+        if is_transient(exc):
+            raise ConcurrentUpdateError(f"the game of token {token[:4]}… is busy") from exc
+        raise
     if not rows:
         return None
     seated = [(seat, player) for seat, player, _ in rows]
@@ -160,8 +168,12 @@ _TABLE_BY_TOKEN = (
     )
     .order_by(col(Seat.seat))
 )
-_TABLE_BY_TOKEN_LOCKED = _TABLE_BY_TOKEN.with_for_update(
-    of=[Seat.__table__, Game.__table__]  # type: ignore[attr-defined]
+_LOCKED_TABLES = [Seat.__table__, Game.__table__]  # type: ignore[attr-defined]
+_TABLE_BY_TOKEN_LOCKED = _TABLE_BY_TOKEN.with_for_update(of=_LOCKED_TABLES).execution_options(
+    populate_existing=True
+)
+_TABLE_BY_TOKEN_NOWAIT = _TABLE_BY_TOKEN.with_for_update(
+    of=_LOCKED_TABLES, nowait=True
 ).execution_options(populate_existing=True)
 
 

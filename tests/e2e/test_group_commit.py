@@ -4,7 +4,11 @@ alone, and a crash before the commit loses nothing and applies nothing twice."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from sqlalchemy import text
 
 from pbem import service as service_module
 from pbem.service import InjectedFault, Outcome
@@ -128,3 +132,38 @@ def test_receive_many_stores_each_message_once(harness: Harness) -> None:
     assert stored[0][0] == stored[1][0]
     rows = h.inbound()
     assert [row.source for row in rows] == ["t", "t:oversize"]
+
+
+@pytest.mark.parametrize(
+    "db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_a_batch_does_not_wait_for_a_game_another_worker_holds(harness: Harness) -> None:
+    """PostgreSQL: a batch skips a game another transaction has locked (no waiting, no
+    deadlock between two workers' batches); its message is applied alone afterwards."""
+    h = harness
+    busy = h.new_game(seed="held")
+    free = h.new_game((CAROL, DAVE), seed="free")
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, busy, 0)),
+        reply(h.latest(C), C, "Carol", discard(h, free, 0)),
+    )
+    holder = h.db.connect()
+    holder.execute(text("SELECT id FROM game WHERE id = :id FOR UPDATE"), {"id": busy})
+    result: list[list[Outcome]] = []
+    worker = threading.Thread(target=lambda: result.append(h.service.process_many(ids)))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(h.log(free)) == 0:
+            time.sleep(0.05)
+        # The free game's move committed while the other game was still held.
+        assert len(h.log(free)) == 1
+        assert [row.status for row in h.inbound()] == ["pending", "applied"]
+    finally:
+        holder.rollback()
+        holder.close()
+        worker.join(10)
+    assert not worker.is_alive()
+    assert [o.status for o in result[0]] == ["applied", "applied"]
+    assert len(h.log(busy)) == 1

@@ -80,6 +80,11 @@ def _wrap(text: str, first: str = "", rest: str | None = None, width: int = WIDT
         and _WRAP_SPECIAL.search(text) is None
     ):
         return first + text  # what textwrap would make of it, without its cost
+    return _textwrap(text, first, rest, width)
+
+
+def _textwrap(text: str, first: str = "", rest: str | None = None, width: int = WIDTH) -> str:
+    """`_wrap` without its short cut: every paragraph through `textwrap`."""
     rest = " " * len(first) if rest is None else rest
     out: list[str] = []
     for i, para in enumerate(text.split("\n")):

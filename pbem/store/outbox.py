@@ -63,18 +63,7 @@ def enqueue_outbox(
     """
     statement = (
         upsert(session, Outbox)
-        .values(
-            message_id=message_id,
-            game_id=game_id,
-            recipient=recipient,
-            sender=sender,
-            kind=kind,
-            raw=raw,
-            status=OutboxStatus.PENDING.value,
-            attempts=0,
-            next_attempt_at=now,
-            created_at=now,
-        )
+        .values(outbox_row(message_id, recipient, sender, kind, raw, game_id, now=now))
         .on_conflict_do_nothing(index_elements=["message_id"])
         .returning(col(Outbox.id))
     )

@@ -921,20 +921,6 @@ def test_an_earlier_claim_this_hand_is_not_taken_for_the_crib_claim() -> None:
 )
 def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | None) -> None:
     """The short cut for a line that fits gives exactly what textwrap gives."""
-    import textwrap
+    from pbem.render.mail import _textwrap, _wrap
 
-    from pbem.render.mail import WIDTH, _wrap
-
-    indent = " " * len(first) if rest is None else rest
-    expected: list[str] = []
-    for i, para in enumerate(text.split("\n")):
-        lines = textwrap.wrap(
-            para,
-            width=WIDTH,
-            initial_indent=first if i == 0 else indent,
-            subsequent_indent=indent,
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
-        expected.extend(lines or [indent.rstrip()])
-    assert _wrap(text, first, rest) == "\n".join(expected)
+    assert _wrap(text, first, rest) == _textwrap(text, first, rest)

@@ -499,17 +499,8 @@ class Service:
             notices.append(Notice("ignored", line, "not a command, ignored"))
         if new_actions:
             self.fault("before-log")
-            append_actions(
-                session,
-                game_row.id,
-                game_row.action_count,
-                new_actions,
-                row.id,
-                now=now,
-                state_hash=game.state_hash(),
-            )
+            self._log_moves(session, game_row, game, new_actions, row.id, now)
             self._stage(game_row.id, game)
-            self._after_moves(session, game_row, game, now)
             self.fault("before-render")
             self._send_turn_mails(
                 session, game_row, game, seats, since, {seat: notices}, row.id, now
@@ -575,8 +566,34 @@ class Service:
             out.append((action.seat, action_to_json(action), True))
         return out
 
+    def _log_moves(
+        self,
+        session: Session,
+        game_row: m.Game,
+        game: Game,
+        actions: Sequence[tuple[int | None, dict[str, Any], bool]],
+        inbound_id: int | None,
+        now: datetime,
+    ) -> None:
+        """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game)."""
+        assert game_row.id is not None
+        append_actions(
+            session,
+            game_row.id,
+            game_row.action_count,
+            actions,
+            inbound_id,
+            now=now,
+            state_hash=game.state_hash(),
+            also=self._clock_values(game, now),
+        )
+
     def _after_moves(self, session: Session, game_row: m.Game, game: Game, now: datetime) -> None:
         """Restart the game's clocks after a move; record the outcome when it is over."""
+        update_row(session, game_row, **self._clock_values(game, now))
+
+    def _clock_values(self, game: Game, now: datetime) -> dict[str, Any]:
+        """The game row's clocks after a move (and its outcome when it is over)."""
         reminder = timedelta(hours=self.settings.reminder_hours)
         timeout = timedelta(days=self.settings.timeout_days)
         values: dict[str, Any] = {
@@ -593,7 +610,7 @@ class Service:
                 next_reminder_at=None,
                 deadline_at=None,
             )
-        update_row(session, game_row, **values)
+        return values
 
     def _finish(
         self,
@@ -897,16 +914,7 @@ class Service:
         new_actions.extend(self._auto_moves(game, game_row))
         if not new_actions:
             return 0
-        append_actions(
-            session,
-            game_row.id,
-            game_row.action_count,
-            new_actions,
-            None,
-            now=now,
-            state_hash=game.state_hash(),
-        )
-        self._after_moves(session, game_row, game, now)
+        self._log_moves(session, game_row, game, new_actions, None, now)
         note = Notice(
             "info",
             "",

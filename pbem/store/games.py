@@ -203,12 +203,14 @@ def append_actions(
     *,
     now: datetime,
     state_hash: str | None = None,
+    also: Mapping[str, Any] | None = None,
 ) -> list[ActionLog]:
     """Log `actions` as numbers first_seq, first_seq + 1, … of the game.
 
     `first_seq` must equal the game's `action_count` (the number of actions logged so far);
-    the count is advanced, `updated_at` set to `now` and, if given, `state_hash` stored
-    (on a `Game` of the session too). Returns the logged rows (not loaded back: no ids).
+    the count is advanced, `updated_at` set to `now` and, if given, `state_hash` stored,
+    with the other columns in `also` written by the same UPDATE (on a `Game` of the
+    session too). Returns the logged rows (not loaded back: no ids).
     Raises ConcurrentUpdateError if another transaction logged these numbers first (or the
     game does not exist): the session then stays usable, with nothing of this call
     applied. Rows already logged behind the counter (a damaged log) also raise it; roll
@@ -218,7 +220,11 @@ def append_actions(
         raise ValueError(f"first_seq must be >= 0, not {first_seq}")
     if not actions:
         return []
-    values: dict[str, Any] = {"action_count": first_seq + len(actions), "updated_at": now}
+    values: dict[str, Any] = {
+        **(also or {}),
+        "action_count": first_seq + len(actions),
+        "updated_at": now,
+    }
     if state_hash is not None:
         values["state_hash"] = state_hash
     rows: list[dict[str, Any]] = [

@@ -196,3 +196,26 @@ def test_stalled_games(session: Session, now: datetime) -> None:
     assert stalled_games(session, now) == [reminder_due, deadline_due]
     assert stalled_games(session, now, limit=1) == [reminder_due]
     assert stalled_games(session, now + 2 * hour) == [reminder_due, deadline_due, not_yet]
+
+
+def test_append_actions_writes_other_game_columns_in_the_same_update(
+    session: Session, now: datetime
+) -> None:
+    game = _game(session, now)
+    assert game.id is not None
+    later = now + timedelta(hours=2)
+    append_actions(
+        session,
+        game.id,
+        0,
+        [(0, {"type": "go"}, False)],
+        now=later,
+        also={"reminders_sent": 0, "next_reminder_at": later + timedelta(hours=24)},
+    )
+    assert game.next_reminder_at == later + timedelta(hours=24)  # the session's row too
+    session.commit()
+    session.expire_all()
+    reloaded = get_game(session, game.id)
+    assert reloaded is not None
+    assert reloaded.action_count == 1 and reloaded.updated_at == later
+    assert reloaded.next_reminder_at == later + timedelta(hours=24)

@@ -48,7 +48,7 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
 from pbem.config import Settings
 from pbem.mail.autoreply import AutoKind
-from pbem.mail.compose import compose
+from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, clean_subject, read_message
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
 from pbem.render import (
@@ -317,6 +317,7 @@ class Service:
                         )
                     ],
                     now,
+                    answering=mail.message_id,
                 )
             return self._finish(
                 session,
@@ -360,6 +361,7 @@ class Service:
                     )
                 ],
                 now,
+                answering=mail.message_id,
             )
             return self._finish(session, row, "rejected", "no valid game token", sender=sender)
         game_row, seats, seat = table
@@ -389,6 +391,7 @@ class Service:
                     )
                 ],
                 now,
+                answering=mail.message_id,
             )
             return self._finish(
                 session,
@@ -1044,8 +1047,10 @@ class Service:
         title: str,
         notices: Sequence[Notice],
         now: datetime,
+        answering: str | None = None,
     ) -> None:
-        """A reply to a known player whose mail named no game of theirs (throttled)."""
+        """A reply to a known player whose mail named no game of theirs (throttled),
+        threaded after that mail (its Message-ID: ``answering``)."""
         if not error_throttle_allows(session, player.email, kind, now):
             return
         ctx = MailContext(
@@ -1057,6 +1062,7 @@ class Service:
         )
         mail = render_error(ctx, None, title)
         msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
+        ref = reply_reference(answering)
         raw = compose(
             sender=self.settings.address,
             sender_name=self.settings.from_name,
@@ -1066,8 +1072,8 @@ class Service:
             text=mail.text,
             html=mail.html,
             message_id=msg_id,
-            in_reply_to=None,
-            references=[],
+            in_reply_to=ref,
+            references=[ref] if ref else [],
             reply_to=None,
             loop_value=self.settings.loop_value,
             date=now,

@@ -19,7 +19,7 @@ from typing import Any
 from pbem.mail.address import is_valid_address
 from pbem.mail.autoreply import LOOP_HEADER
 
-__all__ = ["MAX_REFERENCES", "compose"]
+__all__ = ["MAX_REFERENCES", "compose", "reply_reference"]
 
 #: References kept in a thread: the first (the game's opening mail) and the newest.
 MAX_REFERENCES = 20
@@ -67,6 +67,15 @@ _SMTP = _policy()
 
 def _one_line(value: str) -> str:
     return " ".join(value.split())
+
+
+def reply_reference(message_id: str | None) -> str | None:
+    """``<id>`` for threading a reply after a received message's Message-ID, or None when
+    it has none we can repeat safely (not printable ASCII, or too long)."""
+    if not message_id:
+        return None
+    bare = message_id.strip().strip("<>").strip()
+    return f"<{bare}>" if _MESSAGE_ID.fullmatch(bare) else None
 
 
 def _bracketed(value: str, what: str) -> str:

@@ -238,3 +238,30 @@ def test_the_hourly_cap_per_sender(harness: Harness) -> None:
     assert "in an hour" in (h.inbound()[-1].reason or "")
     assert h.count(A) == before + 1  # and the "which game?" answers are throttled too
     assert_all_acknowledged(h)
+
+
+def test_error_replies_thread_after_the_mail_they_answer(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="bad-thread")
+    move = "discard " + " ".join(c.ascii for c in sorted(h.game(game).holding(0))[:2])
+    fake = f"cribbage+{'x' * 20}@{h.settings.domain}"
+    h.deliver(
+        reply(h.latest(A), A, "Alice", move, to=fake, threading=False, message_id="<q1@a.example>")
+    )
+    answer = h.latest(A)
+    assert "Which game?" in str(answer["Subject"])
+    assert str(answer["In-Reply-To"]) == "<q1@a.example>"
+    assert str(answer["References"]) == "<q1@a.example>"
+
+
+def test_an_unrepeatable_message_id_is_not_threaded_but_still_answered(harness: Harness) -> None:
+    h = harness
+    game = h.new_game(seed="bad-thread-2")
+    move = "discard " + " ".join(c.ascii for c in sorted(h.game(game).holding(0))[:2])
+    fake = f"cribbage+{'y' * 20}@{h.settings.domain}"
+    odd = "<bad id with spaces and ünïcode@a.example>"
+    h.deliver(reply(h.latest(A), A, "Alice", move, to=fake, threading=False, message_id=odd))
+    assert h.last_inbound().status == "rejected"
+    answer = h.latest(A)
+    assert "Which game?" in str(answer["Subject"])
+    assert answer["In-Reply-To"] is None and answer["References"] is None

@@ -62,7 +62,13 @@ from pbem.render import (
     render_turn,
 )
 from pbem.store import models as m
-from pbem.store._sql import is_transient, update_row
+from pbem.store._sql import (
+    WriteConflict,
+    hold_writes,
+    is_transient,
+    release_writes,
+    update_row,
+)
 from pbem.store.db import session_scope
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
@@ -74,6 +80,7 @@ from pbem.store.games import (
 )
 from pbem.store.inbound import (
     count_recent_from,
+    count_recent_many,
     insert_inbound,
     lock_pending_inbound,
     lock_pending_inbound_many,
@@ -144,6 +151,8 @@ class Service:
     _staged: dict[int, Game] = field(default_factory=dict, init=False, repr=False)
     # While a batch runs: its mail, queued in one statement before the commit.
     _deferred: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    # While a batch runs: per message, its stored sender and its hourly count.
+    _recent: dict[int, tuple[str, int]] | None = field(default=None, init=False, repr=False)
 
     # -- receiving -----------------------------------------------------------------
 
@@ -192,9 +201,13 @@ class Service:
         Each message is processed in a savepoint of its own, exactly as `process` would in
         a transaction of its own: one that fails unexpectedly is rolled back alone and
         recorded as failed; one that meets a concurrent move of its game (PostgreSQL) is
-        rolled back alone and processed again by itself after the commit. The batch's mail
-        is queued in one statement before the commit. Nothing is done until the commit: a
-        crash before it leaves every message pending, to be processed again, never twice.
+        rolled back alone and processed again by itself after the commit. The batch's
+        writes are held back and sent together before the commit (one statement per kind
+        of write: the moves logged, the games, seats and messages updated, the mail
+        queued). Nothing is done until the commit: a crash before it leaves every message
+        pending, to be processed again, never twice. Should the held-back writes find a
+        game moved on by another transaction, the batch is rolled back and each message
+        processed alone.
         """
         if len(inbound_ids) < 2:
             return [self.process(inbound_id) for inbound_id in inbound_ids]
@@ -204,7 +217,9 @@ class Service:
         self._deferred = []
         try:
             with session_scope(self.db) as session:
+                behind = hold_writes(session)
                 rows = lock_pending_inbound_many(session, inbound_ids)
+                self._recent = self._recent_counts(session, list(rows.values()))
                 for inbound_id in inbound_ids:
                     row = rows.get(inbound_id)
                     if row is None:
@@ -212,6 +227,7 @@ class Service:
                         continue
                     staged = dict(self._staged)
                     deferred = len(self._deferred)
+                    point = behind.mark()
                     try:
                         with session.begin_nested():
                             outcomes[inbound_id] = self._process(session, row)
@@ -219,33 +235,51 @@ class Service:
                         raise
                     except Exception as exc:
                         self._undo(session, staged, deferred)
+                        behind.rewind(point)
+                        behind.flush(session)  # the earlier messages' writes
+                        session.expire_all()  # re-read what the failed one changed
                         if isinstance(exc, ConcurrentUpdateError) or is_transient(exc):
                             # Another worker has the game (or a lock clashed): this message
                             # goes alone after the commit, waiting for the game if need be.
                             again.append(inbound_id)
                         else:
                             outcomes[inbound_id] = self._failed(session, row, exc)
+                behind.flush(session)
+                release_writes(session)
                 mail, self._deferred = self._deferred, None
                 queue_mails(session, mail)
                 self.fault("before-commit")
+        except WriteConflict:
+            # Another transaction moved a game of the batch on (it cannot when every
+            # writer locks the games it moves): nothing was committed; one by one instead.
+            log.warning("a game moved on under a batch; processing its messages one by one")
+            self._staged.clear()
+            self._deferred = self._recent = None
+            return [self.process(inbound_id) for inbound_id in inbound_ids]
         except BaseException:
             self._staged.clear()
             raise
         finally:
-            self._deferred = None
+            self._deferred = self._recent = None
         self._remember_staged()
         for inbound_id in again:
             outcomes[inbound_id] = self.process(inbound_id)
         return [outcomes[inbound_id] for inbound_id in inbound_ids]
 
+    def _recent_counts(
+        self, session: Session, rows: Sequence[m.Inbound]
+    ) -> dict[int, tuple[str, int]]:
+        """For each message of a batch: its stored sender and what `_over_rate` counts."""
+        messages = [(row.id, row.sender) for row in rows if row.id is not None and row.sender]
+        since = self.clock() - timedelta(hours=1)
+        counts = count_recent_many(session, messages, since)
+        return {inbound_id: (sender, counts[inbound_id]) for inbound_id, sender in messages}
+
     def _undo(self, session: Session, staged: dict[int, Game], deferred: int) -> None:
-        """After a savepoint rolled back: forget what it staged, the mail it deferred and
-        what the session read in it (values written with plain statements are not tracked
-        by the session)."""
+        """After a savepoint rolled back: forget what it staged and the mail it deferred."""
         self._staged = staged
         if self._deferred is not None:
             del self._deferred[deferred:]
-        session.expire_all()
 
     def _failed(self, session: Session, row: m.Inbound | None, exc: Exception) -> Outcome:
         """Record an unexpected error on a message whose processing was rolled back."""
@@ -410,8 +444,15 @@ class Service:
         )
 
     def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
-        """Whether ``sender`` sent more than the hourly cap before this message."""
-        count = count_recent_from(session, sender, now - timedelta(hours=1), before=inbound_id)
+        """Whether ``sender`` sent more than the hourly cap before this message (in a batch,
+        counted for all its messages at once, in the hour before the batch began)."""
+        counted = self._recent.get(inbound_id) if self._recent is not None else None
+        if counted is not None and counted[0] == sender:
+            count = counted[1]
+        else:
+            count = count_recent_from(
+                session, sender, now - timedelta(hours=1), before=inbound_id
+            )
         return count >= self.settings.max_per_sender_per_hour
 
     def _authenticate(

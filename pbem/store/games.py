@@ -18,9 +18,21 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 from sqlmodel import Session, col, select
 
-from pbem.store._sql import is_postgresql, is_transient
+from pbem.store._sql import is_postgresql, is_transient, write_behind
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.models import ActionLog, Game, GameStatus, Player, Seat
+
+
+class LoggedAction(NamedTuple):
+    """One action as `append_actions` logged it (the row's columns but its id)."""
+
+    game_id: int
+    seq: int
+    seat: int | None
+    action: dict[str, Any]
+    auto: bool
+    inbound_id: int | None
+    created_at: datetime
 
 
 class NewAction(NamedTuple):
@@ -204,13 +216,13 @@ def append_actions(
     now: datetime,
     state_hash: str | None = None,
     also: Mapping[str, Any] | None = None,
-) -> list[ActionLog]:
+) -> list[LoggedAction]:
     """Log `actions` as numbers first_seq, first_seq + 1, … of the game.
 
     `first_seq` must equal the game's `action_count` (the number of actions logged so far);
     the count is advanced, `updated_at` set to `now` and, if given, `state_hash` stored,
     with the other columns in `also` written by the same UPDATE (on a `Game` of the
-    session too). Returns the logged rows (not loaded back: no ids).
+    session too). Returns what was logged (not loaded back: no ids).
     Raises ConcurrentUpdateError if another transaction logged these numbers first (or the
     game does not exist): the session then stays usable, with nothing of this call
     applied. Rows already logged behind the counter (a damaged log) also raise it; roll
@@ -239,23 +251,29 @@ def append_actions(
         }
         for offset, (seat, action, auto) in enumerate(actions)
     ]
-    connection = session.connection()
-    result = connection.execute(
-        _advance(tuple(sorted(values))), {"row_id": game_id, "expected": first_seq, **values}
-    )
-    if result.rowcount != 1:
-        raise _conflict(session, game_id, first_seq)
-    try:
-        connection.execute(_LOG_ACTION, rows)
-    except IntegrityError as exc:
-        raise ConcurrentUpdateError(
-            f"game {game_id}: action #{first_seq} (or a later one) is already logged"
-        ) from exc
+    behind = write_behind(session)
+    if behind is not None:
+        # Held back with the batch's other writes; the count is checked when they are sent.
+        behind.update(_GAME, game_id, values, expected=("action_count", first_seq))
+        behind.insert(_LOG_ACTION, rows)
+    else:
+        connection = session.connection()
+        result = connection.execute(
+            _advance(tuple(sorted(values))), {"row_id": game_id, "expected": first_seq, **values}
+        )
+        if result.rowcount != 1:
+            raise _conflict(session, game_id, first_seq)
+        try:
+            connection.execute(_LOG_ACTION, rows)
+        except IntegrityError as exc:
+            raise ConcurrentUpdateError(
+                f"game {game_id}: action #{first_seq} (or a later one) is already logged"
+            ) from exc
     game = session.identity_map.get(identity_key(Game, game_id))
     if game is not None:
         for name, value in values.items():
             set_committed_value(game, name, value)
-    return [ActionLog(**row) for row in rows]
+    return [LoggedAction(**row) for row in rows]
 
 
 _GAME = Game.__table__  # type: ignore[attr-defined]

@@ -116,6 +116,45 @@ _COUNT_RECENT = (
 )
 
 
+def count_recent_many(
+    session: Session, messages: Sequence[tuple[int, str]], since: datetime
+) -> dict[int, int]:
+    """`count_recent_from` for several messages ``(id, sender)`` in two queries: for each
+    message id, how many messages its sender sent at or after `since`, stored before it."""
+    if not messages:
+        return {}
+    senders = sorted({sender for _, sender in messages})
+    low = min(inbound_id for inbound_id, _ in messages)
+    high = max(inbound_id for inbound_id, _ in messages)
+    connection = session.connection()
+    params = {"senders": senders, "since": since, "low": low, "high": high}
+    before: dict[str, int] = {
+        sender: count for sender, count in connection.execute(_COUNT_BEFORE, params)
+    }
+    within: dict[str, list[int]] = {}
+    for sender, inbound_id in connection.execute(_IDS_WITHIN, params):
+        within.setdefault(sender, []).append(inbound_id)
+    return {
+        inbound_id: before.get(sender, 0)
+        + sum(1 for other in within.get(sender, ()) if other < inbound_id)
+        for inbound_id, sender in messages
+    }
+
+
+_RECENT_FROM = (
+    _TABLE.c.sender.in_(bindparam("senders", expanding=True)),
+    _TABLE.c.received_at >= bindparam("since"),
+)
+_COUNT_BEFORE = (
+    select(_TABLE.c.sender, func.count())
+    .where(*_RECENT_FROM, _TABLE.c.id < bindparam("low"))
+    .group_by(_TABLE.c.sender)
+)
+_IDS_WITHIN = select(_TABLE.c.sender, _TABLE.c.id).where(
+    *_RECENT_FROM, _TABLE.c.id >= bindparam("low"), _TABLE.c.id < bindparam("high")
+)
+
+
 def get_inbound(session: Session, inbound_id: int) -> Inbound | None:
     """The inbound message with this id, or None."""
     return session.get(Inbound, inbound_id)

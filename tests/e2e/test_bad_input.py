@@ -7,6 +7,7 @@ failed), acknowledged in the inbox, nothing lost and nobody answered who should 
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -237,6 +238,30 @@ def test_the_hourly_cap_per_sender(harness: Harness) -> None:
     assert statuses == ["rejected"] * 3 + ["ignored"] * 2
     assert "in an hour" in (h.inbound()[-1].reason or "")
     assert h.count(A) == before + 1  # and the "which game?" answers are throttled too
+    assert_all_acknowledged(h)
+
+
+def test_the_hourly_cap_counts_the_mail_of_earlier_batches(harness: Harness) -> None:
+    h = harness
+    h.restart()
+    h.daemon.service.settings = h.settings.model_copy(update={"max_per_sender_per_hour": 3})
+    h.new_game(seed="bad-8b")
+    for n in range(2):
+        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<early{n}@client.test>"))
+    h.step()
+    h.clock.advance(timedelta(minutes=30))
+    for n in range(3):
+        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<late{n}@client.test>"))
+    h.step()
+    assert [r.status for r in h.inbound()] == ["rejected"] * 3 + ["ignored"] * 2
+    h.clock.advance(timedelta(minutes=31))  # the first two are over an hour old: 3 left
+    h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id="<later0@client.test>"))
+    h.step()
+    h.clock.advance(timedelta(minutes=30))  # and now all of them
+    for n in range(1, 3):
+        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<later{n}@client.test>"))
+    h.step()
+    assert [r.status for r in h.inbound()][5:] == ["ignored", "rejected", "rejected"]
     assert_all_acknowledged(h)
 
 

@@ -4,14 +4,18 @@ alone, and a crash before the commit loses nothing and applies nothing twice."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
 import pytest
 from sqlalchemy import text
+from sqlmodel import Session, select
 
 from pbem import service as service_module
 from pbem.service import InjectedFault, Outcome
+from pbem.store import models as m
+from pbem.store._sql import WriteBehind, WriteConflict
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, reply
 from tests.e2e.test_exactly_once import FaultOnce, assert_no_duplicates, discard
 
@@ -85,6 +89,86 @@ def test_an_unexpected_error_fails_only_its_own_message(
     failed = next(row for row in h.inbound() if row.id == ids[1])
     assert failed.status == "failed" and "RuntimeError" in (failed.reason or "")
     assert len(h.log(first)) == 2 and h.log(second) == []
+
+
+def test_a_failure_after_a_move_of_its_game_keeps_that_move(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch holds its writes back: a failing message drops only its own, and the
+    moves of the same game before it stay, logged, threaded and counted."""
+    h = harness
+    game = h.new_game((ALICE, BOB, CAROL), seed="batch-err-same")
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, game, 0)),
+        reply(h.latest(B), B, "Bob", discard(h, game, 1)),
+        reply(h.latest(C), C, "Carol", discard(h, game, 2)),
+    )
+    real = service_module.parse_reply
+    calls = {"n": 0}
+
+    def flaky(text: str, subject: str = "") -> object:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("the parser broke on Bob's")
+        return real(text, subject)
+
+    monkeypatch.setattr(service_module, "parse_reply", flaky)
+    outcomes = h.service.process_many(ids)
+    assert [o.status for o in outcomes] == ["applied", "failed", "applied"]
+    assert [(seq, seat) for seq, seat, _, auto in h.log(game) if not auto] == [(0, 0), (1, 2)]
+    row = h.game_row(game)
+    assert row.action_count == len(h.log(game))
+    assert h.game(game).state_hash() == row.state_hash
+    h.step()
+    for address, seat in ((A, 0), (B, 1), (C, 2)):
+        mails = h.received(address)
+        # every player's mails form one chain: each answers the one before
+        for before, after in itertools.pairwise(mails):
+            assert str(after["In-Reply-To"]) == str(before["Message-ID"])
+        with Session(h.db) as session:
+            stored = session.exec(
+                select(m.Seat).where(m.Seat.game_id == game, m.Seat.seat == seat)
+            ).one()
+        assert f"<{stored.last_mail_id}>" == str(mails[-1]["Message-ID"])
+    monkeypatch.setattr(service_module, "parse_reply", real)
+    h.deliver(reply(h.latest(B), B, "Bob", discard(h, game, 1)))
+    assert h.view(A).phase == "pegging"
+
+
+def test_held_back_writes_meeting_a_moved_game_fall_back_to_one_by_one(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should a game have moved on under the batch (no writer that locks its games can do
+    that), nothing of the batch is committed and each message is processed alone."""
+    h = harness
+    first = h.new_game(seed="batch-conflict-1")
+    second = h.new_game((CAROL, DAVE), seed="batch-conflict-2")
+    outbox_before = len(h.outbox())
+    ids = _stored(
+        h,
+        reply(h.latest(A), A, "Alice", discard(h, first, 0)),
+        reply(h.latest(C), C, "Carol", discard(h, second, 0)),
+        reply(h.latest(B), B, "Bob", discard(h, first, 1)),
+    )
+    real = WriteBehind.flush
+    calls = {"n": 0}
+
+    def conflicting(self: WriteBehind, session: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise WriteConflict("game: 1 of 2 rows had moved on (action_count)")
+        real(self, session)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(WriteBehind, "flush", conflicting)
+    outcomes = h.service.process_many(ids)
+    assert [o.status for o in outcomes] == ["applied"] * 3
+    assert [seat for _, seat, _, auto in h.log(first) if not auto] == [0, 1]
+    assert [seat for _, seat, _, auto in h.log(second) if not auto] == [0]
+    assert h.game(first).state_hash() == h.game_row(first).state_hash
+    assert len(h.outbox()) == outbox_before + 6  # two mails a move, once each
+    h.step()
+    assert_no_duplicates(h, A, B, C)
 
 
 @pytest.mark.parametrize("step", ["before-log", "before-mark", "before-commit"])

@@ -92,6 +92,7 @@ def test_structure_and_headers() -> None:
     assert plain.get_content_type() == "text/plain" and plain.get_content_charset() == "utf-8"
     assert html.get_content_type() == "text/html" and html.get_content_charset() == "utf-8"
     assert plain["Content-Transfer-Encoding"] == "quoted-printable"
+    assert html["Content-Transfer-Encoding"] == "base64"
     assert html.get_content().replace("\r\n", "\n") == HTML
     assert msg["Auto-Submitted"] == "auto-generated"
     assert msg["X-PBEM-Loop"] == DOMAIN

@@ -14,6 +14,11 @@ with a round of mail: ``Service.receive_many`` (store raw, deduplicate) and
 player's mail, enqueue, commit), ``--batch`` messages to a transaction (10, as
 ``pbem serve``; 1: ``receive`` and ``process`` one message at a time).  Mail
 delivery is not timed.
+
+``--workers N`` (PostgreSQL): N processes share each round, as N ``pbem serve``
+workers share one database; each takes the same share of the games every round (its
+games stay in its cache). The time of a round is the time until the last worker is
+done; CPU time is the workers' together.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import email
 import email.policy
 import json
+import multiprocessing
 import random
 import statistics
 import sys
@@ -87,7 +93,55 @@ def latest_mail(service: Service, game_id: int, email_addr: str) -> email.messag
         return email.message_from_bytes(row.raw, policy=email.policy.default)
 
 
-def run(db: str, games: int, moves: int, archive: int, batch: int = 10) -> dict[str, float]:
+def _play(service: Service, chunk: list[bytes], batch: int) -> str | None:
+    """Receive and process ``chunk`` as the daemon does; what went wrong, if anything."""
+    for first in range(0, len(chunk), batch):
+        part = chunk[first : first + batch]
+        if batch == 1:
+            inbound_id, _ = service.receive(part[0], "bench")
+            outcomes = [service.process(inbound_id)]
+        else:
+            stored = service.receive_many([(raw, False) for raw in part], "bench")
+            outcomes = service.process_many([inbound_id for inbound_id, _ in stored])
+        for outcome in outcomes:
+            if outcome.status != "applied":
+                return f"move not applied: {outcome}"
+    return None
+
+
+def _worker(
+    conn: multiprocessing.connection.Connection, url: str, data_dir: str, batch: int
+) -> None:
+    """One worker process: plays each share of replies it is sent; answers (CPU s, error)."""
+    engine = make_engine(url)
+    settings = Settings(data_dir=Path(data_dir), database_url=url, domain="bench.example")
+    service = Service(settings, engine)
+    while True:
+        share = conn.recv()
+        if share is None:
+            return
+        cpu_start = time.process_time()
+        failure = _play(service, share, batch)
+        conn.send((time.process_time() - cpu_start, failure))
+
+
+def _start_workers(
+    count: int, url: str, data_dir: Path, batch: int
+) -> tuple[list[multiprocessing.connection.Connection], list[multiprocessing.process.BaseProcess]]:
+    context = multiprocessing.get_context("spawn")
+    conns, procs = [], []
+    for _ in range(count):
+        mine, theirs = context.Pipe()
+        proc = context.Process(target=_worker, args=(theirs, url, str(data_dir), batch))
+        proc.start()
+        conns.append(mine)
+        procs.append(proc)
+    return conns, procs
+
+
+def run(
+    db: str, games: int, moves: int, archive: int, batch: int = 10, workers: int = 1
+) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
     url = f"sqlite:///{tmp / 'bench.sqlite'}" if db == "sqlite" else _fresh_postgres(db)
     engine = make_engine(url)
@@ -107,6 +161,9 @@ def run(db: str, games: int, moves: int, archive: int, batch: int = 10) -> dict[
                 seed=f"bench-{g}",
             )
         )
+    if workers > 1 and url.startswith("sqlite"):
+        raise SystemExit("several workers need PostgreSQL (SQLite has one writer at a time)")
+    pool, procs = _start_workers(workers, url, tmp, batch) if workers > 1 else (None, [])
     rng = random.Random(1)
     timings: list[float] = []  # one per transaction: `batch` moves (or fewer)
     sizes: list[int] = []
@@ -148,29 +205,42 @@ def run(db: str, games: int, moves: int, archive: int, batch: int = 10) -> dict[
                 for g in range(games)
             ]
             continue
+        if pool is not None:
+            shares = [replies[w::workers] for w in range(workers)]
+            start = time.perf_counter()
+            for conn, share in zip(pool, shares, strict=True):
+                conn.send(share)
+            results = [conn.recv() for conn in pool]
+            timings.append(time.perf_counter() - start)
+            sizes.append(len(replies))
+            for used, failure in results:
+                cpu += used
+                if failure:
+                    raise SystemExit(failure)
+            done += len(replies)
+            continue
         for first in range(0, len(replies), batch):
             chunk = replies[first : first + batch]
             start = time.perf_counter()
             cpu_start = time.process_time()
-            if batch == 1:
-                inbound_id, _ = service.receive(chunk[0], "bench")
-                outcomes = [service.process(inbound_id)]
-            else:
-                stored = service.receive_many([(raw, False) for raw in chunk], "bench")
-                outcomes = service.process_many([inbound_id for inbound_id, _ in stored])
+            failure = _play(service, chunk, batch)
             timings.append(time.perf_counter() - start)
             cpu += time.process_time() - cpu_start
             sizes.append(len(chunk))
-            for outcome in outcomes:
-                if outcome.status != "applied":
-                    raise SystemExit(f"move not applied: {outcome}")
+            if failure:
+                raise SystemExit(failure)
         done += len(replies)
+    for conn in pool or ():
+        conn.send(None)
+    for proc in procs:
+        proc.join()
     total = sum(timings)
     per_move = sorted(t / n for t, n in zip(timings, sizes, strict=True))
     quarter = max(1, len(timings) // 4)
     return {
         "moves": float(done),
         "batch": float(batch),
+        "workers": float(workers),
         "moves_per_s": done / total,
         "ms_median_per_move": statistics.median(per_move) * 1000,
         "ms_p95_per_move": per_move[int(len(per_move) * 0.95)] * 1000,
@@ -198,8 +268,16 @@ def main() -> None:
         help="messages stored and processed to a transaction, as the daemon does (1: each "
         "message alone)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes sharing each round, as several daemon workers (PostgreSQL)",
+    )
     args = parser.parse_args()
-    result = run(args.db, args.games, args.moves, args.archive, max(1, args.batch))
+    result = run(
+        args.db, args.games, args.moves, args.archive, max(1, args.batch), max(1, args.workers)
+    )
     json.dump(result, sys.stdout, indent=1)
     print()
 

@@ -62,13 +62,7 @@ from pbem.render import (
     render_turn,
 )
 from pbem.store import models as m
-from pbem.store._sql import (
-    WriteConflict,
-    hold_writes,
-    is_transient,
-    release_writes,
-    update_row,
-)
+from pbem.store._sql import hold_writes, release_writes, update_row
 from pbem.store.db import session_scope
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
@@ -198,16 +192,16 @@ class Service:
     def process_many(self, inbound_ids: Sequence[int]) -> list[Outcome]:
         """Process several stored messages in one transaction (a group commit).
 
-        Each message is processed in a savepoint of its own, exactly as `process` would in
-        a transaction of its own: one that fails unexpectedly is rolled back alone and
-        recorded as failed; one that meets a concurrent move of its game (PostgreSQL) is
-        rolled back alone and processed again by itself after the commit. The batch's
-        writes are held back and sent together before the commit (one statement per kind
-        of write: the moves logged, the games, seats and messages updated, the mail
-        queued). Nothing is done until the commit: a crash before it leaves every message
-        pending, to be processed again, never twice. Should the held-back writes find a
-        game moved on by another transaction, the batch is rolled back and each message
-        processed alone.
+        Each message ends exactly as `process` would end it in a transaction of its own.
+        The batch's writes are held back and sent together before the commit (one
+        statement per kind of write: the moves logged, the games, seats and messages
+        updated, the mail queued), so processing a message writes nothing until then. A
+        message whose game another worker holds (PostgreSQL) drops what it held back and
+        is processed alone after the commit. Anything unexpected — a message that fails,
+        a database error, held-back writes that find a game moved on — rolls the whole
+        batch back and each message is processed alone, where a failing one is recorded
+        as failed and the others are applied. Nothing is done until the commit: a crash
+        before it leaves every message pending, to be processed again, never twice.
         """
         if len(inbound_ids) < 2:
             return [self.process(inbound_id) for inbound_id in inbound_ids]
@@ -229,30 +223,25 @@ class Service:
                     deferred = len(self._deferred)
                     point = behind.mark()
                     try:
-                        with session.begin_nested():
-                            outcomes[inbound_id] = self._process(session, row)
-                    except InjectedFault:
-                        raise
-                    except Exception as exc:
-                        self._undo(session, staged, deferred)
+                        outcomes[inbound_id] = self._process(session, row)
+                    except ConcurrentUpdateError:
+                        # Another worker has the game: this message goes alone after the
+                        # commit, waiting for the game if need be.
+                        self._staged = staged
+                        del self._deferred[deferred:]
                         behind.rewind(point)
-                        behind.flush(session)  # the earlier messages' writes
-                        session.expire_all()  # re-read what the failed one changed
-                        if isinstance(exc, ConcurrentUpdateError) or is_transient(exc):
-                            # Another worker has the game (or a lock clashed): this message
-                            # goes alone after the commit, waiting for the game if need be.
-                            again.append(inbound_id)
-                        else:
-                            outcomes[inbound_id] = self._failed(session, row, exc)
+                        again.append(inbound_id)
                 behind.flush(session)
                 release_writes(session)
                 mail, self._deferred = self._deferred, None
                 queue_mails(session, mail)
                 self.fault("before-commit")
-        except WriteConflict:
-            # Another transaction moved a game of the batch on (it cannot when every
-            # writer locks the games it moves): nothing was committed; one by one instead.
-            log.warning("a game moved on under a batch; processing its messages one by one")
+        except InjectedFault:
+            self._staged.clear()
+            raise
+        except Exception as exc:
+            # Nothing was committed: each message alone, as `process` would do it.
+            log.warning("a batch was rolled back (%s); processing its messages one by one", exc)
             self._staged.clear()
             self._deferred = self._recent = None
             return [self.process(inbound_id) for inbound_id in inbound_ids]
@@ -274,12 +263,6 @@ class Service:
         since = self.clock() - timedelta(hours=1)
         counts = count_recent_many(session, messages, since)
         return {inbound_id: (sender, counts[inbound_id]) for inbound_id, sender in messages}
-
-    def _undo(self, session: Session, staged: dict[int, Game], deferred: int) -> None:
-        """After a savepoint rolled back: forget what it staged and the mail it deferred."""
-        self._staged = staged
-        if self._deferred is not None:
-            del self._deferred[deferred:]
 
     def _failed(self, session: Session, row: m.Inbound | None, exc: Exception) -> Outcome:
         """Record an unexpected error on a message whose processing was rolled back."""

@@ -152,17 +152,25 @@ def table_by_token(
     On PostgreSQL the game and seat rows are locked for the transaction (and read as the
     newest committed versions): the moves of one game are applied one transaction at a
     time. Without `wait`, a game another transaction holds raises ConcurrentUpdateError
-    at once (roll back to a savepoint then) instead of waiting for it.
+    at once instead of waiting for it, and the transaction stays usable.
     """
     statement = _TABLE_BY_TOKEN
     if is_postgresql(session):
-        statement = _TABLE_BY_TOKEN_LOCKED if wait else _TABLE_BY_TOKEN_NOWAIT
+        statement = _TABLE_BY_TOKEN_LOCKED if wait else _TABLE_BY_TOKEN_SKIP
     try:
         rows = session.exec(statement, params={"token": token}).all()
     except DBAPIError as exc:
-        if is_transient(exc):
+        if is_transient(exc):  # a deadlock broken, say: try again
             raise ConcurrentUpdateError(f"the game of token {token[:4]}… is busy") from exc
         raise
+    if statement is _TABLE_BY_TOKEN_SKIP:
+        seats = rows[0][2].settings.get("players", len(rows)) if rows else 0
+        if not rows or len(rows) != seats:
+            # Nothing (or not every seat) came back: an unknown token, or a game that
+            # another transaction holds. Only the first is None.
+            if session.exec(_TOKEN_KNOWN, params={"token": token}).first() is None:
+                return None
+            raise ConcurrentUpdateError(f"the game of token {token[:4]}… is busy")
     if not rows:
         return None
     seated = [(seat, player) for seat, player, _ in rows]
@@ -184,9 +192,12 @@ _LOCKED_TABLES = [Seat.__table__, Game.__table__]  # type: ignore[attr-defined]
 _TABLE_BY_TOKEN_LOCKED = _TABLE_BY_TOKEN.with_for_update(of=_LOCKED_TABLES).execution_options(
     populate_existing=True
 )
-_TABLE_BY_TOKEN_NOWAIT = _TABLE_BY_TOKEN.with_for_update(
-    of=_LOCKED_TABLES, nowait=True
+# Rows another transaction holds are skipped, not waited for (nor an error, which would
+# spoil the transaction): see above.
+_TABLE_BY_TOKEN_SKIP = _TABLE_BY_TOKEN.with_for_update(
+    of=_LOCKED_TABLES, skip_locked=True
 ).execution_options(populate_existing=True)
+_TOKEN_KNOWN = select(Seat.id).where(Seat.token == bindparam("token"))
 
 
 def seat_by_token(session: Session, token: str) -> tuple[Seat, Game, Player] | None:

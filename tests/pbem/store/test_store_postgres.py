@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pbem.store import ConcurrentUpdateError, new_session, session_scope
+from pbem.store.games import table_by_token
 from pbem.store.queries import (
     append_actions,
     claim_due_outbox,
@@ -137,3 +138,31 @@ def test_concurrent_error_replies_are_throttled_once(db_engine: Engine, now: dat
         other.join()
     assert other.error is None
     assert other.result is False
+
+
+def test_a_table_another_transaction_holds_is_not_waited_for(
+    db_engine: Engine, now: datetime
+) -> None:
+    """`table_by_token(wait=False)`, as a batch reads: a held game raises at once and the
+    transaction goes on; an unknown token is None, not busy."""
+    with session_scope(db_engine) as session:
+        ann = get_or_create_player(session, "ann@example.org", now=now)
+        bob = get_or_create_player(session, "bob@example.org", now=now)
+        game = create_game(session, {"players": 2}, "seed", [ann, bob], ["ta", "tb"], now=now)
+        other_game = create_game(session, {"players": 2}, "s2", [ann, bob], ["tc", "td"], now=now)
+        held_id, free_id = game.id, other_game.id
+
+    with new_session(db_engine) as holder:
+        found = table_by_token(holder, "ta")  # locks the game and its seats
+        assert found is not None and found[0].id == held_id
+        with new_session(db_engine) as batch:
+            with pytest.raises(ConcurrentUpdateError, match="busy"):
+                table_by_token(batch, "tb", wait=False)
+            assert table_by_token(batch, "nope", wait=False) is None
+            free = table_by_token(batch, "tc", wait=False)  # the transaction goes on
+            assert free is not None and free[0].id == free_id and free[2] == 0
+            batch.commit()
+        holder.commit()
+    with new_session(db_engine) as batch:
+        again = table_by_token(batch, "tb", wait=False)
+        assert again is not None and again[2] == 1

@@ -62,7 +62,7 @@ from pbem.render import (
     render_turn,
 )
 from pbem.store import models as m
-from pbem.store._sql import hold_writes, release_writes, update_row
+from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
 from pbem.store.db import session_scope
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
@@ -71,11 +71,12 @@ from pbem.store.games import (
     load_actions,
     seat_players,
     table_by_token,
+    tables_by_tokens,
 )
 from pbem.store.inbound import (
     count_recent_from,
     count_recent_many,
-    insert_inbound,
+    insert_inbound_many,
     lock_pending_inbound,
     lock_pending_inbound_many,
     mark_inbound,
@@ -147,6 +148,11 @@ class Service:
     _deferred: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     # While a batch runs: per message, its stored sender and its hourly count.
     _recent: dict[int, tuple[str, int]] | None = field(default=None, init=False, repr=False)
+    # While a batch runs: its messages read, and the tables their tokens name.
+    _mails: dict[int, IncomingMail] | None = field(default=None, init=False, repr=False)
+    _tables: dict[str, tuple[m.Game, list[tuple[m.Seat, m.Player]], int]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     # -- receiving -----------------------------------------------------------------
 
@@ -173,18 +179,13 @@ class Service:
         """Store several raw messages ``(raw, oversize)`` in one transaction, as `receive`
         would one by one. Returns (inbound id, is new) for each, in order."""
         now = self.clock()
-        out: list[tuple[int, bool]] = []
+        rows = []
+        for raw, oversize in messages:
+            sender, subject, msg_id = _peek_headers(raw)
+            where = f"{source}:oversize" if oversize else source
+            rows.append((raw, where, message_key(raw, msg_id), sender, subject))
         with session_scope(self.db) as session:
-            for raw, oversize in messages:
-                sender, subject, msg_id = _peek_headers(raw)
-                where = f"{source}:oversize" if oversize else source
-                key = message_key(raw, msg_id)
-                out.append(
-                    insert_inbound(
-                        session, raw, where, key, now=now, sender=sender, subject=subject
-                    )
-                )
-        return out
+            return insert_inbound_many(session, rows, now=now)
 
     def process_pending(self, limit: int = 100) -> list[Outcome]:
         return self.process_many(self.pending_ids(limit))
@@ -214,6 +215,7 @@ class Service:
                 behind = hold_writes(session)
                 rows = lock_pending_inbound_many(session, inbound_ids)
                 self._recent = self._recent_counts(session, list(rows.values()))
+                self._prefetch(session, list(rows.values()))
                 for inbound_id in inbound_ids:
                     row = rows.get(inbound_id)
                     if row is None:
@@ -243,17 +245,35 @@ class Service:
             # Nothing was committed: each message alone, as `process` would do it.
             log.warning("a batch was rolled back (%s); processing its messages one by one", exc)
             self._staged.clear()
-            self._deferred = self._recent = None
+            self._deferred = self._recent = self._mails = self._tables = None
             return [self.process(inbound_id) for inbound_id in inbound_ids]
         except BaseException:
             self._staged.clear()
             raise
         finally:
-            self._deferred = self._recent = None
+            self._deferred = self._recent = self._mails = self._tables = None
         self._remember_staged()
         for inbound_id in again:
             outcomes[inbound_id] = self.process(inbound_id)
         return [outcomes[inbound_id] for inbound_id in inbound_ids]
+
+    def _prefetch(self, session: Session, rows: Sequence[m.Inbound]) -> None:
+        """Read a batch's messages, and the tables their reply tokens name in one query."""
+        self._mails = {
+            row.id: read_message(
+                row.raw,
+                our_addresses={self.settings.address},
+                loop_value=self.settings.loop_value,
+            )
+            for row in rows
+            if row.id is not None
+        }
+        tokens = [
+            token
+            for mail in self._mails.values()
+            for token in find_tokens(mail, self.settings.local_part, self.settings.domain)
+        ]
+        self._tables = tables_by_tokens(session, tokens)
 
     def _recent_counts(
         self, session: Session, rows: Sequence[m.Inbound]
@@ -301,9 +321,13 @@ class Service:
         now = self.clock()
         assert row.id is not None
         self.fault("read")
-        mail = read_message(
-            row.raw, our_addresses={self.settings.address}, loop_value=self.settings.loop_value
-        )
+        mail = self._mails.pop(row.id, None) if self._mails is not None else None
+        if mail is None:
+            mail = read_message(
+                row.raw,
+                our_addresses={self.settings.address},
+                loop_value=self.settings.loop_value,
+            )
         sender = mail.sender
         if mail.auto is not None:
             reason = f"{mail.auto.value}: {mail.auto_reason}"
@@ -442,9 +466,13 @@ class Service:
         self, session: Session, mail: IncomingMail
     ) -> tuple[m.Game, list[_Seated], int] | None:
         """The game a reply token of the mail names, its seats, and the token's seat."""
+        sqlite = self._tables is not None and not is_postgresql(session)
         for token in find_tokens(mail, self.settings.local_part, self.settings.domain):
-            # In a batch, a game another worker holds is not waited for (see process_many).
-            found = table_by_token(session, token, wait=self._deferred is None)
+            found = self._tables.get(token) if self._tables is not None else None
+            if found is None and not sqlite:  # (on SQLite the batch's query knew them all)
+                # In a batch, a game another worker holds is not waited for (see
+                # process_many).
+                found = table_by_token(session, token, wait=self._deferred is None)
             if found is not None:
                 game_row, seated, seat = found
                 return game_row, [_Seated(s, p) for s, p in seated], seat

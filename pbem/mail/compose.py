@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import email.policy
 import quopri
 import re
@@ -160,15 +160,15 @@ def _text_part(text: str, subtype: str) -> bytes:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.endswith("\n"):
         text += "\n"
-    lines = text.split("\n")[:-1]
-    if text.isascii() and all(len(line) <= 78 for line in lines):
+    lines = text.split("\n")[:-1] if text.isascii() else None
+    if lines is not None and all(len(line) <= 78 for line in lines):
         cte = "7bit"
         payload = "".join(line + "\r\n" for line in lines).encode("ascii")
     elif subtype == "html":
         # Markup is read by programs, not people: base64 is as safe as quoted-printable
         # and several times cheaper to make (inline styles are full of "=").
         cte = "base64"
-        payload = base64.encodebytes(text.encode("utf-8")).replace(b"\n", b"\r\n")
+        payload = _base64_lines(text.encode("utf-8"))
     else:
         cte = "quoted-printable"
         payload = quopri.encodestring(text.encode("utf-8")).replace(b"\r\n", b"\n")
@@ -179,6 +179,12 @@ def _text_part(text: str, subtype: str) -> bytes:
     return head.encode("ascii") + payload
 
 
+def _base64_lines(data: bytes) -> bytes:
+    """``data`` in base64, in lines of 76 characters each ending in CRLF."""
+    encoded = binascii.b2a_base64(data, newline=False)
+    return b"".join([encoded[i : i + 76] + b"\r\n" for i in range(0, len(encoded), 76)])
+
+
 def _attachment(filename: str, maintype: str, subtype: str, data: bytes) -> bytes:
     name = filename if filename.isascii() else "attachment"
     head = (
@@ -186,7 +192,7 @@ def _attachment(filename: str, maintype: str, subtype: str, data: bytes) -> byte
         "Content-Transfer-Encoding: base64\r\n"
         f'Content-Disposition: attachment; filename="{name}"\r\n\r\n'
     )
-    encoded = base64.encodebytes(data).replace(b"\n", b"\r\n")
+    encoded = _base64_lines(data)
     return head.encode("ascii") + encoded
 
 

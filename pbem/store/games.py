@@ -200,6 +200,49 @@ _TABLE_BY_TOKEN_SKIP = _TABLE_BY_TOKEN.with_for_update(
 _TOKEN_KNOWN = select(Seat.id).where(Seat.token == bindparam("token"))
 
 
+def tables_by_tokens(
+    session: Session, tokens: Sequence[str]
+) -> dict[str, tuple[Game, list[tuple[Seat, Player]], int]]:
+    """`table_by_token` for several tokens in one query (a batch's messages): by token,
+    its game, all the game's seats with their players and the token's seat. Unknown
+    tokens are left out — and, on PostgreSQL, those of games another transaction holds
+    (locked rows are skipped, not waited for): ask `table_by_token` about those."""
+    if not tokens:
+        return {}
+    wanted = set(tokens)
+    locking = is_postgresql(session)
+    statement = _TABLES_BY_TOKENS_SKIP if locking else _TABLES_BY_TOKENS
+    by_game: dict[int | None, list[tuple[Seat, Player, Game]]] = {}
+    for seat, player, game in session.exec(statement, params={"tokens": sorted(wanted)}):
+        by_game.setdefault(game.id, []).append((seat, player, game))
+    out: dict[str, tuple[Game, list[tuple[Seat, Player]], int]] = {}
+    for rows in by_game.values():
+        game = rows[0][2]
+        seated = [(seat, player) for seat, player, _ in rows]
+        if locking and len(seated) != game.settings.get("players", len(seated)):
+            continue  # a seat held elsewhere: not every seat came back
+        for seat, _ in seated:
+            if seat.token in wanted:
+                out[seat.token] = (game, seated, seat.seat)
+    return out
+
+
+_TABLES_BY_TOKENS = (
+    select(Seat, Player, Game)
+    .join(Player, col(Player.id) == col(Seat.player_id))
+    .join(Game, col(Game.id) == col(Seat.game_id))
+    .where(
+        col(Seat.game_id).in_(
+            select(Seat.game_id).where(col(Seat.token).in_(bindparam("tokens", expanding=True)))
+        )
+    )
+    .order_by(col(Seat.game_id), col(Seat.seat))
+)
+_TABLES_BY_TOKENS_SKIP = _TABLES_BY_TOKENS.with_for_update(
+    of=_LOCKED_TABLES, skip_locked=True
+).execution_options(populate_existing=True)
+
+
 def seat_by_token(session: Session, token: str) -> tuple[Seat, Game, Player] | None:
     """The seat holding this reply token, with its game and player; None if unknown."""
     row = session.exec(_SEAT_BY_TOKEN, params={"token": token}).first()

@@ -85,6 +85,70 @@ def insert_inbound(
     return int(found), False
 
 
+def insert_inbound_many(
+    session: Session,
+    messages: Sequence[tuple[bytes, str, str, str | None, str | None]],
+    *,
+    now: datetime,
+) -> list[tuple[int, bool]]:
+    """`insert_inbound` for several messages ``(raw, source, key, sender, subject)`` in one
+    INSERT (and one SELECT for those already stored): (id, created) for each, in order. A
+    key given twice is stored once; its second message gets (that id, False)."""
+    if not messages:
+        return []
+    firsts: dict[str, dict[str, Any]] = {}
+    for raw, source, key, sender, subject in messages:
+        firsts.setdefault(
+            key,
+            {
+                "message_key": key,
+                "raw": raw,
+                "source": source,
+                "received_at": now,
+                "status": InboundStatus.PENDING.value,
+                "sender": sender,
+                "subject": subject,
+                "attempts": 0,
+            },
+        )
+    connection = session.connection()
+    created: dict[str, int] = {
+        key: int(inbound_id)
+        for inbound_id, key in connection.execute(
+            _insert_new_many(dialect_name(session)), list(firsts.values())
+        )
+    }
+    missing = [key for key in firsts if key not in created]
+    known: dict[str, int] = {}
+    if missing:
+        known = {
+            key: int(inbound_id)
+            for inbound_id, key in connection.execute(_IDS_BY_KEYS, {"keys": missing})
+        }
+    out: list[tuple[int, bool]] = []
+    for _, _, key, _, _ in messages:
+        if key in created:
+            out.append((created.pop(key), True))
+            known[key] = out[-1][0]
+        else:
+            out.append((known[key], False))
+    return out
+
+
+@cache
+def _insert_new_many(dialect: str) -> Any:
+    return (
+        insert_for(dialect, _TABLE)
+        .on_conflict_do_nothing(index_elements=["message_key"])
+        .returning(_TABLE.c.id, _TABLE.c.message_key)
+    )
+
+
+_IDS_BY_KEYS = select(_TABLE.c.id, _TABLE.c.message_key).where(
+    _TABLE.c.message_key.in_(bindparam("keys", expanding=True))
+)
+
+
 @cache
 def _insert_new(dialect: str) -> Any:
     return (

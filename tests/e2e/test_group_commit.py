@@ -215,6 +215,15 @@ def test_receive_many_stores_each_message_once(harness: Harness) -> None:
     assert stored[0][0] == stored[1][0]
     rows = h.inbound()
     assert [row.source for row in rows] == ["t", "t:oversize"]
+    other = reply(h.latest(B), B, "Bob", discard(h, game, 1))
+    again = h.service.receive_many([(other, False), (raw, False), (other, False)], "t")
+    assert [created for _, created in again] == [True, False, False]
+    assert again[1][0] == stored[0][0] and again[0][0] == again[2][0] != stored[0][0]
+    assert [row.sender for row in h.inbound()] == [A, None, B]
+    assert [o.status for o in h.service.process_many([again[1][0], again[0][0]])] == [
+        "applied",
+        "applied",
+    ]
 
 
 @pytest.mark.parametrize(

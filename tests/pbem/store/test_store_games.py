@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from pbem.store import ActionLog, ConcurrentUpdateError, Game, GameStatus, Player, session_scope
+from pbem.store.games import table_by_token, tables_by_tokens
 from pbem.store.queries import (
     NewAction,
     append_actions,
@@ -219,3 +220,22 @@ def test_append_actions_writes_other_game_columns_in_the_same_update(
     assert reloaded is not None
     assert reloaded.action_count == 1 and reloaded.updated_at == later
     assert reloaded.next_reminder_at == later + timedelta(hours=24)
+
+
+def test_tables_by_tokens_reads_several_tables_at_once(session: Session, now: datetime) -> None:
+    first = _game(session, now, ("t1a", "t1b"))
+    second = create_game(
+        session, SETTINGS, "seed-2", _players(session, now, "cy", "di"), ["t2a", "t2b"], now=now
+    )
+    session.commit()
+    tables = tables_by_tokens(session, ["t1b", "t2a", "t1a", "nope"])
+    assert sorted(tables) == ["t1a", "t1b", "t2a"]
+    game, seated, mine = tables["t1b"]
+    assert game.id == first.id and mine == 1
+    assert [seat.token for seat, _ in seated] == ["t1a", "t1b"]
+    assert [player.email for _, player in seated] == ["ann@example.org", "bob@example.org"]
+    assert tables["t1a"][0] is game and tables["t1a"][2] == 0
+    assert tables["t2a"][0].id == second.id and tables["t2a"][2] == 0
+    assert tables_by_tokens(session, []) == {} and tables_by_tokens(session, ["x"]) == {}
+    single = table_by_token(session, "t2a")
+    assert single is not None and single[0] is tables["t2a"][0]

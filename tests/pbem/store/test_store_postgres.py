@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pbem.store import ConcurrentUpdateError, new_session, session_scope
-from pbem.store.games import table_by_token
+from pbem.store.games import table_by_token, tables_by_tokens
 from pbem.store.queries import (
     append_actions,
     claim_due_outbox,
@@ -166,3 +166,21 @@ def test_a_table_another_transaction_holds_is_not_waited_for(
     with new_session(db_engine) as batch:
         again = table_by_token(batch, "tb", wait=False)
         assert again is not None and again[2] == 1
+
+
+def test_tables_by_tokens_leaves_out_a_held_game(db_engine: Engine, now: datetime) -> None:
+    with session_scope(db_engine) as session:
+        ann = get_or_create_player(session, "ann@example.org", now=now)
+        bob = get_or_create_player(session, "bob@example.org", now=now)
+        create_game(session, {"players": 2}, "seed", [ann, bob], ["ta", "tb"], now=now)
+        create_game(session, {"players": 2}, "s2", [ann, bob], ["tc", "td"], now=now)
+
+    with new_session(db_engine) as holder:
+        assert table_by_token(holder, "ta") is not None  # holds the first game
+        with new_session(db_engine) as batch:
+            tables = tables_by_tokens(batch, ["tb", "tc", "td"])
+            assert sorted(tables) == ["tc", "td"]  # not waited for, not an error
+            with pytest.raises(ConcurrentUpdateError):
+                table_by_token(batch, "tb", wait=False)
+            batch.commit()
+        holder.commit()

@@ -64,6 +64,11 @@ def _phrase_filter(eval_ctx: EvalContext, value: Phrase | Card | str) -> str | M
     return Markup("".join([_card_html(x) if isinstance(x, Card) else escape(x) for x in parts]))
 
 
+def _label_width(items: Sequence[tuple[str, Any]]) -> int:
+    """How wide the labels of a two-column list are set: the longest, at most 12."""
+    return min(max(len(label) for label, _ in items), 12)
+
+
 # Characters textwrap turns into spaces (or breaks at): a line without them that fits
 # is its own wrapping.
 _WRAP_SPECIAL = re.compile(r"[\t\n\x0b\x0c\r]")
@@ -115,6 +120,7 @@ def _environment(folder: str) -> Environment:
     env.filters["tiles"] = _tiles_filter
     env.filters["wrap"] = _wrap
     env.globals["WIDTH"] = WIDTH
+    env.globals["label_width"] = _label_width
     env.globals["RED"] = RED
     return env
 

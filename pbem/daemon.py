@@ -1,9 +1,9 @@
 """The loop: receive → process → send, and the timers (reminders, timeouts).
 
 One ``step`` fetches what the inbox holds, stores each message raw (committed),
-processes every pending message (ten to a transaction, each in a savepoint of its
-own; the outbox is drained after each transaction, so the first moves of a long
-batch go out early), and only then acks the fetched messages to the inbox
+processes every pending message (ten to a transaction, each ending as it would alone;
+the outbox is drained after each transaction, so the first moves of a long batch go
+out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
 Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
 on the inbox (IMAP IDLE, or a poll) in between, until stopped.

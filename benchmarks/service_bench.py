@@ -129,7 +129,8 @@ def _start_workers(
     count: int, url: str, data_dir: Path, batch: int
 ) -> tuple[list[multiprocessing.connection.Connection], list[multiprocessing.process.BaseProcess]]:
     context = multiprocessing.get_context("spawn")
-    conns, procs = [], []
+    conns: list[multiprocessing.connection.Connection] = []
+    procs: list[multiprocessing.process.BaseProcess] = []
     for _ in range(count):
         mine, theirs = context.Pipe()
         proc = context.Process(target=_worker, args=(theirs, url, str(data_dir), batch))

@@ -67,16 +67,7 @@ def insert_inbound(
     subject: str | None = None,
 ) -> tuple[int, bool]:
     """`store_inbound` without loading the row back: (its id, whether this call created it)."""
-    params = {
-        "message_key": key,
-        "raw": raw,
-        "source": source,
-        "received_at": now,
-        "status": InboundStatus.PENDING.value,
-        "sender": sender,
-        "subject": subject,
-        "attempts": 0,
-    }
+    params = _new_row(raw, source, key, sender, subject, now)
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
@@ -98,19 +89,8 @@ def insert_inbound_many(
         return []
     firsts: dict[str, dict[str, Any]] = {}
     for raw, source, key, sender, subject in messages:
-        firsts.setdefault(
-            key,
-            {
-                "message_key": key,
-                "raw": raw,
-                "source": source,
-                "received_at": now,
-                "status": InboundStatus.PENDING.value,
-                "sender": sender,
-                "subject": subject,
-                "attempts": 0,
-            },
-        )
+        if key not in firsts:
+            firsts[key] = _new_row(raw, source, key, sender, subject, now)
     connection = session.connection()
     created: dict[str, int] = {
         key: int(inbound_id)
@@ -147,6 +127,22 @@ def _insert_new_many(dialect: str) -> Any:
 _IDS_BY_KEYS = select(_TABLE.c.id, _TABLE.c.message_key).where(
     _TABLE.c.message_key.in_(bindparam("keys", expanding=True))
 )
+
+
+def _new_row(
+    raw: bytes, source: str, key: str, sender: str | None, subject: str | None, now: datetime
+) -> dict[str, Any]:
+    """The columns of a message stored pending."""
+    return {
+        "message_key": key,
+        "raw": raw,
+        "source": source,
+        "received_at": now,
+        "status": InboundStatus.PENDING.value,
+        "sender": sender,
+        "subject": subject,
+        "attempts": 0,
+    }
 
 
 @cache

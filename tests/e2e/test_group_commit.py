@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -61,6 +62,20 @@ def test_two_moves_of_one_game_in_one_batch_apply_in_order(harness: Harness) -> 
     assert h.view(A).phase == "pegging"
 
 
+def _break_parser_on(monkeypatch: pytest.MonkeyPatch, command: str, error: str) -> Any:
+    """Make reading a reply that holds `command` raise RuntimeError(error); returns the
+    real parser."""
+    real = service_module.parse_reply
+
+    def broken(text: str, subject: str = "") -> object:
+        if command in text:
+            raise RuntimeError(error)
+        return real(text, subject)
+
+    monkeypatch.setattr(service_module, "parse_reply", broken)
+    return real
+
+
 def test_an_unexpected_error_fails_only_its_own_message(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,14 +89,7 @@ def test_an_unexpected_error_fails_only_its_own_message(
         reply(h.latest(C), C, "Carol", broken),
         reply(h.latest(B), B, "Bob", discard(h, first, 1)),
     )
-    real = service_module.parse_reply
-
-    def flaky(text: str, subject: str = "") -> object:
-        if broken in text:
-            raise RuntimeError("the parser broke on this one")
-        return real(text, subject)
-
-    monkeypatch.setattr(service_module, "parse_reply", flaky)
+    _break_parser_on(monkeypatch, broken, "the parser broke on this one")
     outcomes = h.service.process_many(ids)
     assert [o.status for o in outcomes] == ["applied", "failed", "applied"]
     assert "the parser broke" in outcomes[1].reason
@@ -105,14 +113,7 @@ def test_a_failure_after_a_move_of_its_game_keeps_that_move(
         reply(h.latest(B), B, "Bob", broken),
         reply(h.latest(C), C, "Carol", discard(h, game, 2)),
     )
-    real = service_module.parse_reply
-
-    def flaky(text: str, subject: str = "") -> object:
-        if broken in text:
-            raise RuntimeError("the parser broke on Bob's")
-        return real(text, subject)
-
-    monkeypatch.setattr(service_module, "parse_reply", flaky)
+    real = _break_parser_on(monkeypatch, broken, "the parser broke on Bob's")
     outcomes = h.service.process_many(ids)
     assert [o.status for o in outcomes] == ["applied", "failed", "applied"]
     assert [(seq, seat) for seq, seat, _, auto in h.log(game) if not auto] == [(0, 0), (1, 2)]

@@ -11,7 +11,13 @@ from sqlalchemy import event, text
 from sqlmodel import Session
 
 from pbem.store import Game
-from pbem.store._sql import WriteConflict, hold_writes, release_writes, update_row
+from pbem.store._sql import (
+    WriteBehind,
+    WriteConflict,
+    hold_writes,
+    release_writes,
+    update_row,
+)
 from pbem.store.games import append_actions, table_by_token
 from pbem.store.queries import load_actions
 from tests.pbem.store.test_store_games import _game
@@ -25,14 +31,22 @@ def _stored(session: Session, game_id: int) -> tuple[int, str | None]:
     return count, state
 
 
-def test_held_back_writes_reach_the_database_only_when_flushed(
-    session: Session, now: datetime
-) -> None:
+def _held_move(session: Session, now: datetime) -> tuple[int, WriteBehind]:
+    """A stored game, the session holding writes back, and the game's first move logged."""
     game = _game(session, now)
     session.commit()
     assert game.id is not None
     behind = hold_writes(session)
     append_actions(session, game.id, 0, [(0, {"n": 0}, False)], now=now, state_hash="one")
+    return game.id, behind
+
+
+def test_held_back_writes_reach_the_database_only_when_flushed(
+    session: Session, now: datetime
+) -> None:
+    game_id, behind = _held_move(session, now)
+    game = session.get(Game, game_id)
+    assert game is not None and game.id is not None
     append_actions(session, game.id, 1, [(1, {"n": 1}, False)], now=now, state_hash="two")
     found = table_by_token(session, "tok-a")
     assert found is not None
@@ -72,34 +86,26 @@ def test_a_row_loaded_again_carries_the_held_back_values(session: Session, now: 
 
 
 def test_rewind_drops_the_writes_since_the_mark(session: Session, now: datetime) -> None:
-    game = _game(session, now)
-    session.commit()
-    assert game.id is not None
-    behind = hold_writes(session)
-    append_actions(session, game.id, 0, [(0, {"n": 0}, False)], now=now, state_hash="one")
+    game_id, behind = _held_move(session, now)
     point = behind.mark()
-    append_actions(session, game.id, 1, [(1, {"n": 1}, False)], now=now, state_hash="two")
+    append_actions(session, game_id, 1, [(1, {"n": 1}, False)], now=now, state_hash="two")
     behind.rewind(point)
     behind.flush(session)
-    assert _stored(session, game.id) == (1, "one")
-    assert [a.seq for a in load_actions(session, game.id)] == [0]
+    assert _stored(session, game_id) == (1, "one")
+    assert [a.seq for a in load_actions(session, game_id)] == [0]
 
 
 def test_a_counter_moved_on_before_the_flush_is_a_conflict(
     session: Session, now: datetime
 ) -> None:
-    game = _game(session, now)
-    session.commit()
-    assert game.id is not None
-    behind = hold_writes(session)
-    append_actions(session, game.id, 0, [(0, {"n": 0}, False)], now=now)
+    game_id, behind = _held_move(session, now)
     session.connection().execute(
-        text("UPDATE game SET action_count = 5 WHERE id = :id"), {"id": game.id}
+        text("UPDATE game SET action_count = 5 WHERE id = :id"), {"id": game_id}
     )
     with pytest.raises(WriteConflict, match="moved on"):
         behind.flush(session)
     session.rollback()
-    assert _stored(session, game.id) == (0, None)
+    assert _stored(session, game_id) == (0, None)
 
 
 def test_updates_of_many_rows_go_in_one_statement(session: Session, now: datetime) -> None:

@@ -43,6 +43,14 @@ class Settings(BaseSettings):
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)
+    render_processes: int | None = Field(
+        None,
+        ge=0,
+        le=8,
+        description="helper processes that render a batch's mail while the daemon goes on "
+        "(0: none; default: one on SQLite with two or more cores, none on PostgreSQL, "
+        "where more workers use the cores)",
+    )
     log_level: str = Field("INFO")
 
     @field_validator("timeout_action")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import traceback
 from collections import OrderedDict
@@ -61,6 +62,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
+from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
 from pbem.store.db import session_scope
@@ -146,6 +148,8 @@ class Service:
     _staged: dict[int, Game] = field(default_factory=dict, init=False, repr=False)
     # While a batch runs: its mail, queued in one statement before the commit.
     _deferred: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    # While a batch runs: who makes its turn mails.
+    _maker: MailMaker | None = field(default=None, init=False, repr=False)
     # While a batch runs: per message, its stored sender and its hourly count.
     _recent: dict[int, tuple[str, int]] | None = field(default=None, init=False, repr=False)
     # While a batch runs: its messages read, and the tables their tokens name.
@@ -155,6 +159,17 @@ class Service:
     )
 
     # -- receiving -----------------------------------------------------------------
+
+    @property
+    def render_processes(self) -> int:
+        """Helper processes making a batch's mail (`Settings.render_processes`; by default
+        one on SQLite, whose one writer leaves the other cores idle, when there are
+        others, and none on PostgreSQL, where several workers share the cores)."""
+        if self.settings.render_processes is not None:
+            return self.settings.render_processes
+        if self.db.dialect.name == "postgresql" or (os.cpu_count() or 1) < 2:
+            return 0
+        return 1
 
     def receive(self, raw: bytes, source: str, *, oversize: bool = False) -> tuple[int, bool]:
         """Store a raw message (first, before anything else). Returns (inbound id, is new).
@@ -211,7 +226,10 @@ class Service:
         self._staged.clear()
         self._deferred = []
         try:
-            with session_scope(self.db) as session:
+            with MailMaker(self.render_processes) as maker, session_scope(
+                self.db
+            ) as session:
+                self._maker = maker
                 behind = hold_writes(session)
                 rows = lock_pending_inbound_many(session, inbound_ids)
                 self._recent = self._recent_counts(session, list(rows.values()))
@@ -236,6 +254,10 @@ class Service:
                 behind.flush(session)
                 release_writes(session)
                 mail, self._deferred = self._deferred, None
+                maker.finish()
+                for queued in mail:
+                    if isinstance(queued["raw"], PendingMail):
+                        queued["raw"] = queued["raw"].raw
                 queue_mails(session, mail)
                 self.fault("before-commit")
         except InjectedFault:
@@ -245,13 +267,13 @@ class Service:
             # Nothing was committed: each message alone, as `process` would do it.
             log.warning("a batch was rolled back (%s); processing its messages one by one", exc)
             self._staged.clear()
-            self._deferred = self._recent = self._mails = self._tables = None
+            self._deferred = self._recent = self._mails = self._tables = self._maker = None
             return [self.process(inbound_id) for inbound_id in inbound_ids]
         except BaseException:
             self._staged.clear()
             raise
         finally:
-            self._deferred = self._recent = self._mails = self._tables = None
+            self._deferred = self._recent = self._mails = self._tables = self._maker = None
         self._remember_staged()
         for inbound_id in again:
             outcomes[inbound_id] = self.process(inbound_id)
@@ -1026,11 +1048,13 @@ class Service:
                 continue  # the computer plays in-process; it has no mailbox
             view = player_view(game, seat, since)
             ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
-            view_json = view.to_json()
-            envelope = self._envelope(session, game_row, seated, kind, tag, now, view_json)
-            mail = render_turn(view, ctx)
-            raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
-            self._queue(session, envelope, kind, game_row.id, raw, now)
+            envelope = self._envelope(session, game_row, seated, kind, tag, now, None)
+            job = TurnMailJob(view, ctx, envelope)
+            if self._maker is not None:
+                # In a batch: made while the batch goes on (see pbem.renderer).
+                self._queue(session, envelope, kind, game_row.id, self._maker.submit(job), now)
+            else:
+                self._queue(session, envelope, kind, game_row.id, make_turn_mail(job), now)
 
     def _reply_view(
         self,
@@ -1202,11 +1226,11 @@ class Service:
         envelope: dict[str, Any],
         kind: str,
         game_id: int | None,
-        raw: bytes,
+        raw: bytes | PendingMail,
         now: datetime,
     ) -> None:
         """Put a composed mail in the outbox (in a batch: with the batch's other mail,
-        just before the commit)."""
+        just before the commit, when every `PendingMail` is made)."""
         # Every id is new in this transaction (it names the game state and the kind of
         # mail), so a plain insert; the unique index still guards against a duplicate.
         row = outbox_row(
@@ -1214,13 +1238,16 @@ class Service:
             envelope["to"],
             self.settings.address,
             kind,
-            raw,
+            raw if isinstance(raw, bytes) else b"",
             game_id,
             now=now,
         )
         if self._deferred is not None:
+            if isinstance(raw, PendingMail):
+                row["raw"] = raw  # its bytes once the batch's mail is made
             self._deferred.append(row)
         else:
+            assert isinstance(raw, bytes)
             queue_mails(session, [row])
 
 

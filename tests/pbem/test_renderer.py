@@ -1,0 +1,295 @@
+"""Turn mails made in helper processes (`pbem.renderer`): byte for byte the mail this
+process would make, and nothing lost when a helper fails, dies or hangs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import signal
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from engine import new_game, player_view
+from engine.players import choose_action
+from pbem import renderer
+from pbem import service as service_module
+from pbem.render import MailContext
+from pbem.renderer import MailMaker, TurnMailJob, make_turn_mail, start_helpers
+from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
+from tests.e2e.test_exactly_once import discard
+
+NAMES = ("Alice", "Bob")
+_BOUNDARY = re.compile(rb"={15}[0-9a-f]{20}==")
+
+
+def same(raw: bytes | None) -> bytes:
+    """A composed mail without its MIME boundaries (random in every mail made)."""
+    assert raw is not None
+    return _BOUNDARY.sub(b"BOUNDARY", raw)
+
+
+def made_here(job: TurnMailJob) -> bytes:
+    return same(make_turn_mail(job))
+
+
+def _jobs(count: int, seed: str = "helper") -> list[TurnMailJob]:
+    """Turn-mail jobs of a real game, as the service makes them (both seats, every move)."""
+    rng = random.Random(seed)
+    game = new_game(2, seed=seed)
+    jobs: list[TurnMailJob] = []
+    since = [0, 0]
+    while len(jobs) < count and not game.is_over:
+        game.apply(choose_action(game, game.to_act()[0], rng, "random"))
+        for seat in (0, 1):
+            view = player_view(game, seat, since[seat])
+            ctx = MailContext(
+                game_id=7,
+                names=NAMES,
+                recipient_seat=seat,
+                reply_hint="Reply to this email with your move.",
+                since_event=since[seat],
+                archive_hint="pbem game replay 7",
+            )
+            since[seat] = len(game.events)
+            envelope: dict[str, Any] = {
+                "sender": "cribbage@pbem.test",
+                "sender_name": "Cribbage by mail",
+                "to": f"{NAMES[seat].lower()}@example.com",
+                "to_name": NAMES[seat],
+                "message_id": f"<tok{seat}.7.a{len(jobs)}.turn@pbem.test>",
+                "in_reply_to": None,
+                "references": [],
+                "reply_to": f"cribbage+tok{seat}@pbem.test",
+                "loop_value": "cribbage@pbem.test",
+                "date": datetime(2026, 11, 23, 12, 0, tzinfo=UTC),
+                "attachments": [],
+            }
+            jobs.append(TurnMailJob(view, ctx, envelope))
+    return jobs[:count]
+
+
+@pytest.fixture
+def helper() -> Iterator[None]:
+    """One helper, started and ready; stopped afterwards (the next test starts afresh)."""
+    renderer.shutdown_helpers()
+    renderer._POOL.disabled = False
+    renderer._POOL.stillborn = 0
+    assert start_helpers(1, timeout=60) == 1
+    yield
+    renderer.shutdown_helpers()
+    renderer._POOL.disabled = False
+    renderer._POOL.stillborn = 0
+
+
+def _the_helper() -> renderer._Helper:
+    [only] = renderer._POOL.helpers
+    return only
+
+
+def test_a_helper_makes_the_same_bytes_as_this_process(helper: None) -> None:
+    jobs = _jobs(40)
+    with MailMaker(1) as maker:
+        assert maker.uses_helpers
+        pending = [maker.submit(job) for job in jobs]
+        maker.finish()
+    assert [same(p.raw) for p in pending] == [made_here(job) for job in jobs]
+    assert maker.made_by_helpers > 0
+    assert maker.made_by_helpers + maker.made_here == len(jobs)
+
+
+def test_without_helpers_every_mail_is_made_at_once() -> None:
+    job = _jobs(1)[0]
+    with MailMaker(0) as maker:
+        assert not maker.uses_helpers
+        pending = maker.submit(job)
+        assert same(pending.raw) == made_here(job)
+    assert maker.made_here == 1 and maker.made_by_helpers == 0
+
+
+def test_a_helper_killed_mid_batch_loses_no_mail(
+    helper: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    jobs = _jobs(12)
+    victim = _the_helper()
+    with MailMaker(1) as maker:
+        pending = [maker.submit(job) for job in jobs[:6]]
+        os.kill(victim.process.pid, signal.SIGKILL)
+        victim.process.wait(timeout=10)
+        pending += [maker.submit(job) for job in jobs[6:]]
+        with caplog.at_level(logging.WARNING, logger="pbem.renderer"):
+            maker.finish()
+    assert [same(p.raw) for p in pending] == [made_here(job) for job in jobs]
+    assert "making its mail here" in caplog.text
+    # The next batch starts another helper.
+    assert start_helpers(1, timeout=60) == 1
+    assert _the_helper() is not victim
+
+
+def test_a_mail_that_fails_in_the_helper_fails_here_with_its_own_error(helper: None) -> None:
+    good = _jobs(3)
+    bad = TurnMailJob(good[0].view, good[0].ctx, {**good[0].envelope, "to": None})
+    try:
+        make_turn_mail(bad)
+    except Exception as exc:  # what the batch meets without helpers
+        expected = type(exc)
+    else:
+        pytest.fail("the broken job should not compose")
+    with MailMaker(1) as maker:
+        pending = [maker.submit(job) for job in good]
+        maker.submit(bad)
+        with pytest.raises(expected):
+            maker.finish()
+    # The helper is still there and still right.
+    assert _the_helper().alive()
+    with MailMaker(1) as maker:
+        again = maker.submit(good[1])
+        maker.finish()
+    assert same(again.raw) == made_here(good[1])
+    assert all(p.raw is None or same(p.raw) == made_here(p.job) for p in pending)
+
+
+def test_a_helper_that_stops_answering_is_replaced_by_this_process(
+    helper: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(renderer, "ANSWER_TIMEOUT", 0.5)
+    jobs = _jobs(6)
+    stuck = _the_helper()
+    os.kill(stuck.process.pid, signal.SIGSTOP)
+    try:
+        with MailMaker(1) as maker:
+            pending = [maker.submit(job) for job in jobs]
+            maker.finish()
+    finally:
+        if stuck.alive():
+            os.kill(stuck.process.pid, signal.SIGCONT)
+    assert [same(p.raw) for p in pending] == [made_here(job) for job in jobs]
+    assert not stuck.alive()  # stopped for good
+    assert stuck not in renderer._POOL.helpers
+
+
+def test_a_second_batch_at_the_same_time_makes_its_own_mail(helper: None) -> None:
+    jobs = _jobs(4)
+    seen: list[bool] = []
+    with MailMaker(1) as first:
+        assert first.uses_helpers
+
+        def other() -> None:
+            with MailMaker(1) as second:
+                seen.append(second.uses_helpers)
+                made = second.submit(jobs[3])
+                assert same(made.raw) == made_here(jobs[3])
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(timeout=60)
+        pending = first.submit(jobs[0])
+        first.finish()
+    assert seen == [False]
+    assert same(pending.raw) == made_here(jobs[0])
+
+
+def test_helpers_that_cannot_start_are_not_started_again(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """A helper that ends before it is ready (here: its Python cannot import the service)
+    is replaced a few times, then mail is made in-process without further attempts."""
+    renderer.shutdown_helpers()
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(renderer.sys, "executable", str(broken))
+    job = _jobs(1)[0]
+    try:
+        with caplog.at_level(logging.WARNING, logger="pbem.renderer"):
+            for _ in range(renderer.STILLBORN_LIMIT + 3):
+                for helper in list(renderer._POOL.helpers):
+                    helper.process.wait(timeout=10)
+                with MailMaker(1) as maker:
+                    pending = maker.submit(job)
+                    maker.finish()
+                assert maker.made_here == 1 and same(pending.raw) == made_here(job)
+        assert renderer._POOL.disabled
+        assert "rendered in-process from now on" in caplog.text
+        assert renderer._POOL.helpers == []
+    finally:
+        renderer._POOL.disabled = False
+        renderer._POOL.stillborn = 0
+        renderer.shutdown_helpers()
+
+
+def test_the_default_is_a_helper_on_sqlite_and_none_on_postgresql(
+    tmp_path: Path, db_url: str, db_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine)
+    try:
+        sqlite = db_url.startswith("sqlite")
+        monkeypatch.setattr(service_module.os, "cpu_count", lambda: 2)
+        assert h.service.render_processes == (1 if sqlite else 0)
+        monkeypatch.setattr(service_module.os, "cpu_count", lambda: 1)
+        assert h.service.render_processes == 0
+    finally:
+        h.close()
+    h = Harness.build(tmp_path / "set", db_url, db_engine, render_processes=2)
+    try:
+        assert h.service.render_processes == 2
+    finally:
+        h.close()
+
+
+def test_a_batch_queues_the_mail_its_helper_made(
+    tmp_path: Path,
+    db_url: str,
+    db_engine: Engine,
+    helper: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through the service: the outbox holds exactly the bytes this process would have
+    made for each mail, most of them made by the helper."""
+    makers: list[MailMaker] = []
+    jobs: list[TurnMailJob] = []
+
+    class Watched(MailMaker):
+        def __init__(self, processes: int) -> None:
+            super().__init__(processes)
+            makers.append(self)
+
+        def submit(self, job: TurnMailJob) -> renderer.PendingMail:
+            jobs.append(job)
+            return super().submit(job)
+
+    monkeypatch.setattr(service_module, "MailMaker", Watched)
+    h = Harness.build(tmp_path, db_url, db_engine, render_processes=1)
+    try:
+        game = h.new_game((ALICE, BOB), seed="helper-batch")
+        ids = [
+            inbound_id
+            for inbound_id, _ in h.service.receive_many(
+                [
+                    (reply(h.latest(ALICE[0]), ALICE[0], "Alice", discard(h, game, 0)), False),
+                    (reply(h.latest(BOB[0]), BOB[0], "Bob", discard(h, game, 1)), False),
+                ],
+                "t",
+            )
+        ]
+        outcomes = h.service.process_many(ids)
+        assert [o.status for o in outcomes] == ["applied", "applied"]
+        [maker] = makers
+        assert maker.uses_helpers is False  # done: it let go of the helper
+        assert maker.made_by_helpers + maker.made_here == len(jobs) >= 4
+        assert maker.made_by_helpers > 0
+        by_id = {row.message_id: row.raw for row in h.outbox()}
+        for job in jobs:
+            assert same(by_id[job.envelope["message_id"]]) == made_here(job)
+        h.step()
+        assert parse(by_id[jobs[-1].envelope["message_id"]])["Auto-Submitted"]
+        assert h.view(ALICE[0]).phase == "pegging"
+    finally:
+        h.close()

@@ -43,6 +43,7 @@ from engine import new_game
 from engine.players import choose_action
 from pbem.bots import command_for, quoted_reply
 from pbem.config import Settings
+from pbem.runtime import freeze_startup_objects
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate
@@ -116,6 +117,7 @@ def _worker(
     engine = make_engine(url)
     settings = Settings(data_dir=Path(data_dir), database_url=url, domain="bench.example")
     service = Service(settings, engine)
+    freeze_startup_objects()
     while True:
         share = conn.recv()
         if share is None:
@@ -149,6 +151,7 @@ def run(
     migrate(engine)
     settings = Settings(data_dir=tmp, database_url=url, domain="bench.example")
     service = Service(settings, engine)
+    freeze_startup_objects()  # as `pbem serve` does once it has started
     t0 = time.perf_counter()
     if archive:
         _archive(service, archive)

@@ -596,7 +596,7 @@ def serve(
 ) -> None:
     """Run the daemon: watch the inbox, apply moves, send mail, run the clocks."""
     from pbem.daemon import DaemonError
-    from pbem.runtime import build_daemon
+    from pbem.runtime import build_daemon, freeze_startup_objects
 
     cfg = settings()
     engine = database(cfg)
@@ -604,6 +604,7 @@ def serve(
         daemon = build_daemon(cfg, engine)
     except (ValueError, DaemonError) as exc:
         fail(str(exc))
+    freeze_startup_objects()
     restore = _stop_on_signals(daemon)
     interrupted = False
     try:

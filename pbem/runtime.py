@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -31,6 +32,15 @@ class DbCursorStore:
     def save(self, mailbox_name: str, uidvalidity: int, last_uid: int) -> None:
         with session_scope(self.db) as session:
             save_cursor(session, mailbox_name, uidvalidity, last_uid, now=self.clock())
+
+
+def freeze_startup_objects() -> None:
+    """Take what is alive once a long-running process has started (modules, compiled
+    queries and templates: about 100,000 objects that never die) out of the cyclic garbage
+    collector's scans. Otherwise every full collection walks them all again, tens of
+    milliseconds each time, in the middle of whatever batch is running."""
+    gc.collect()
+    gc.freeze()
 
 
 def build_daemon(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
 from pbem.daemon import DaemonError, SingleProcessLock, lock_for
+from pbem.runtime import freeze_startup_objects
 from pbem.service import InjectedFault, Outcome
 from tests.e2e.helpers import ALICE, BOB, Harness, reply
 
@@ -123,3 +125,16 @@ def test_run_once_stops_when_idle_and_releases_the_sqlite_lock(
         assert lock is not None
         lock.acquire()
         lock.release()
+
+
+def test_a_started_daemon_keeps_its_startup_objects_out_of_full_collections() -> None:
+    """`pbem serve` freezes what is alive once it has started: a full collection then
+    walks only what came later (it took 60-100 ms a time with everything in view)."""
+    gc.unfreeze()
+    try:
+        freeze_startup_objects()
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000
+        assert len(gc.get_objects()) < frozen
+    finally:
+        gc.unfreeze()

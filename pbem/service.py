@@ -218,6 +218,8 @@ class Service:
         batch back and each message is processed alone, where a failing one is recorded
         as failed and the others are applied. Nothing is done until the commit: a crash
         before it leaves every message pending, to be processed again, never twice.
+        The batch's turn mails are rendered by a helper process while the batch goes on
+        (`render_processes`, see `pbem.renderer`) and collected before the commit.
         """
         if len(inbound_ids) < 2:
             return [self.process(inbound_id) for inbound_id in inbound_ids]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Hashable, Sequence
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_eval_context
 from jinja2.nodes import EvalContext
+from jinja2.runtime import Macro
 from markupsafe import Markup, escape
 
 from engine import Card, Event, PlayerView, Suit
@@ -69,6 +70,14 @@ def _label_width(items: Sequence[tuple[str, Any]]) -> int:
     return min(max(len(label) for label, _ in items), 12)
 
 
+@lru_cache(maxsize=1024)
+def _memo(macro: Macro, *args: Hashable) -> Any:
+    """``macro(*args)``, remembered: for a macro whose output depends on its arguments
+    alone, called with the same ones mail after mail (the board changes only when someone
+    scores; until then each player's mail draws the same one)."""
+    return macro(*args)
+
+
 # Characters textwrap turns into spaces (or breaks at): a line without them that fits
 # is its own wrapping.
 _WRAP_SPECIAL = re.compile(r"[\t\n\x0b\x0c\r]")
@@ -121,6 +130,7 @@ def _environment(folder: str) -> Environment:
     env.filters["wrap"] = _wrap
     env.globals["WIDTH"] = WIDTH
     env.globals["label_width"] = _label_width
+    env.globals["memo"] = _memo
     env.globals["RED"] = RED
     return env
 

@@ -625,6 +625,25 @@ def test_board_marks_front_and_back_pegs() -> None:
     assert re.search(r"You +87 +\(\+12 from 75\) +34 to go", text)
 
 
+def test_a_board_drawn_before_is_drawn_from_memory_and_a_new_score_draws_anew() -> None:
+    from pbem.render.mail import _memo
+
+    game = new_game(2, seed="board-memo")
+    view = player_view(game, 0)
+    first = render_turn(view, ctx_for(game, 0))
+    hits = _memo.cache_info().hits
+    again = render_turn(view, ctx_for(game, 0, since=1))
+    assert _memo.cache_info().hits == hits + 2  # the text board and the HTML board
+    board = first.text[first.text.index("Scores —") :]
+    assert again.text[again.text.index("Scores —") :] == board
+    scored = dataclasses.replace(
+        view, scores=(dataclasses.replace(view.scores[0], front=5, back=0), view.scores[1])
+    )
+    moved = render_turn(scored, ctx_for(game, 0)).text
+    assert re.search(r"You +5 +\(\+5 from 0\) +116 to go", moved)
+    assert moved[moved.index("Scores —") :] != board
+
+
 def test_html_escapes_names_and_colours_red_suits() -> None:
     names = ("<script>alert(1)</script>", "Bob & <i>Co</i>", "Carol")
     game = new_game(3, seed="escape")

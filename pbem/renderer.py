@@ -61,13 +61,17 @@ class TurnMailJob:
     attach_view: bool = True
 
 
+def view_attachment(view_json: dict[str, Any]) -> tuple[str, str, bytes]:
+    """A player's view as the ``view.json`` attachment of their mail."""
+    return ("view.json", "application/json", json.dumps(view_json, ensure_ascii=False).encode())
+
+
 def make_turn_mail(job: TurnMailJob) -> bytes:
     """The composed turn mail (with the view as a ``view.json`` attachment)."""
     mail = render_turn(job.view, job.ctx)
     envelope = job.envelope
     if job.attach_view:
-        data = json.dumps(job.view.to_json(), ensure_ascii=False).encode()
-        attachments = [*envelope.get("attachments", ()), ("view.json", "application/json", data)]
+        attachments = [*envelope.get("attachments", ()), view_attachment(job.view.to_json())]
         envelope = {**envelope, "attachments": attachments}
     return compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
 

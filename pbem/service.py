@@ -16,7 +16,6 @@ why), ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -62,7 +61,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
-from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail
+from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
 from pbem.store.db import session_scope
@@ -1205,8 +1204,7 @@ class Service:
             references.append(f"<{previous}>")
         attachments = []
         if view_json is not None:
-            data = json.dumps(view_json, ensure_ascii=False).encode()
-            attachments.append(("view.json", "application/json", data))
+            attachments.append(view_attachment(view_json))
         update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
         return {
             "sender": self.settings.address,

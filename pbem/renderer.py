@@ -58,7 +58,6 @@ class TurnMailJob:
     view: PlayerView
     ctx: MailContext
     envelope: dict[str, Any]
-    attach_view: bool = True
 
 
 def view_attachment(view_json: dict[str, Any]) -> tuple[str, str, bytes]:
@@ -69,10 +68,8 @@ def view_attachment(view_json: dict[str, Any]) -> tuple[str, str, bytes]:
 def make_turn_mail(job: TurnMailJob) -> bytes:
     """The composed turn mail (with the view as a ``view.json`` attachment)."""
     mail = render_turn(job.view, job.ctx)
-    envelope = job.envelope
-    if job.attach_view:
-        attachments = [*envelope.get("attachments", ()), view_attachment(job.view.to_json())]
-        envelope = {**envelope, "attachments": attachments}
+    attachments = [*job.envelope.get("attachments", ()), view_attachment(job.view.to_json())]
+    envelope = {**job.envelope, "attachments": attachments}
     return compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
 
 
@@ -101,8 +98,6 @@ def _serve(conn: Connection) -> None:
         try:
             message = conn.recv()
         except (EOFError, OSError):
-            return
-        if message is None:
             return
         seq, job = message
         try:

@@ -179,6 +179,13 @@ def _card_words(args: tuple[str, ...], need: int) -> tuple[str, ...]:
     return tuple(_RANK_NAMES.get(w, w) for w in args)
 
 
+def card_words(game: Game, command: Command) -> tuple[str, ...]:
+    """The words of a ``play`` or ``discard`` command that name cards, as `to_action`
+    reads them (articles dropped, ranks in words as rank letters)."""
+    need = 1 if command.verb == "play" else game.settings.discard_count
+    return _card_words(command.args, need)
+
+
 _RANK_LABELS = {1: "ace", 10: "ten", 11: "jack", 12: "queen", 13: "king"}
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)

@@ -62,6 +62,7 @@ from pbem.render import (
     render_turn,
 )
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.repeats import already_done
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
 from pbem.store.db import session_scope
@@ -567,6 +568,10 @@ class Service:
                 )
                 continue
             except (IllegalActionError, InvalidSyntaxError) as exc:
+                done = already_done(game, seat, cmd, self._logged_auto(session, game_row.id))
+                if done is not None:
+                    notices.append(Notice("already", str(cmd), done))
+                    continue
                 legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
                 notices.append(Notice("refused", str(cmd), _name_seats(str(exc), seats), legal))
                 continue
@@ -602,13 +607,24 @@ class Service:
                 game_id=game_row.id,
                 applied=tuple(applied),
             )
-        if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
-            if "hand" in wants or not set(wants) - {"hand"}:
+        already = [n for n in notices if n.status == "already"]
+        if (wants or already) and not any(n.status in ("refused", "ambiguous") for n in notices):
+            # Only questions, or moves already made: the player gets where the game stands.
+            if already or "hand" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
                 self._send_help(session, game_row, seats, seat, row.id, now)
+            if not wants:
+                return self._finish(
+                    session,
+                    row,
+                    "rejected",
+                    "already done: " + "; ".join(n.command for n in already),
+                    sender=sender,
+                    game_id=game_row.id,
+                )
             return self._finish(
                 session,
                 row,
@@ -624,6 +640,20 @@ class Service:
         return self._finish(
             session, row, "rejected", reason[:2000], sender=sender, game_id=game_row.id
         )
+
+    @staticmethod
+    def _logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
+        """Whether the logged action ``seq`` of the game was made for its player (None:
+        not written yet, as in a batch that holds its writes back)."""
+
+        def auto(seq: int) -> bool | None:
+            return session.exec(
+                select(m.ActionLog.auto).where(
+                    m.ActionLog.game_id == game_id, m.ActionLog.seq == seq
+                )
+            ).first()
+
+        return auto
 
     def _auto_moves(
         self, game: Game, game_row: m.Game

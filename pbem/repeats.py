@@ -35,9 +35,7 @@ LoggedAuto = Callable[[int], bool | None]
 """The ``auto`` flag of the logged action number ``seq`` (None: not logged yet)."""
 
 
-def already_done(
-    game: Game, seat: int, command: Command, logged_auto: LoggedAuto
-) -> str | None:
+def already_done(game: Game, seat: int, command: Command, logged_auto: LoggedAuto) -> str | None:
     """What to tell ``seat`` when ``command`` (refused now) asks for a move it already made
     (or that was made for it) recently; None when it does not.
 

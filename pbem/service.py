@@ -52,14 +52,17 @@ from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, clean_subject, read_message
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
 from pbem.render import (
+    GameLine,
     MailContext,
     Notice,
     RenderedMail,
     render_error,
     render_help,
+    render_help_games,
     render_history,
     render_reminder,
     render_turn,
+    render_which_game,
 )
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.repeats import already_done
@@ -70,6 +73,7 @@ from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
     append_actions,
     create_game,
+    games_for_player,
     load_actions,
     seat_players,
     table_by_token,
@@ -404,6 +408,7 @@ class Service:
         if table is None:
             player = get_player_by_email(session, sender)
             if player is None:
+                # No backscatter: whatever it asks (help included), nobody is answered.
                 return self._finish(
                     session,
                     row,
@@ -411,24 +416,10 @@ class Service:
                     "unknown sender and no game token: no reply",
                     sender=sender,
                 )
-            self._error_reply(
-                session,
-                player,
-                row.id,
-                "no-game",
-                "Which game?",
-                [
-                    Notice(
-                        "refused",
-                        "",
-                        "This mail did not reply to a game email, so I could "
-                        "not tell which game it is for. Reply to the latest email of your game.",
-                    )
-                ],
-                now,
-                answering=mail.message_id,
-            )
-            return self._finish(session, row, "rejected", "no valid game token", sender=sender)
+            table_or_outcome = self._without_token(session, row, mail, player, now)
+            if isinstance(table_or_outcome, Outcome):
+                return table_or_outcome
+            table = table_or_outcome
         game_row, seats, seat = table
         if seats[seat].player.email != sender:
             player = get_player_by_email(session, sender)
@@ -472,6 +463,72 @@ class Service:
         parsed = parse_reply(mail.reply_text or "", subject)
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
+        )
+
+    def _without_token(
+        self,
+        session: Session,
+        row: m.Inbound,
+        mail: IncomingMail,
+        player: m.Player,
+        now: datetime,
+    ) -> tuple[m.Game, list[_Seated], int] | Outcome:
+        """A known player's mail that named no game of theirs.
+
+        A mail carrying no token at all (written to the plain service address) from a
+        player with exactly one game in progress is that game's: its table is returned, to
+        be checked and applied as if it carried the seat's token. Otherwise the player is
+        answered with their games and their own reply address for each — with the command
+        language when they asked for ``help`` — and the outcome is returned.
+        """
+        assert row.id is not None and player.id is not None
+        named_a_token = bool(find_tokens(mail, self.settings.local_part, self.settings.domain))
+        games = [
+            g
+            for g in games_for_player(session, player.id)
+            if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
+        ]
+        if len(games) == 1 and not named_a_token:
+            token = next(
+                s.seat.token
+                for s in self._seats(session, games[0].id or 0)
+                if s.player.id == player.id
+            )
+            found = table_by_token(session, token, wait=self._deferred is None)
+            if found is not None:
+                game_row, seated, seat = found
+                return game_row, [_Seated(s, p) for s, p in seated], seat
+        lines = [self._game_line(session, g, player) for g in games]
+        parsed = parse_reply(mail.reply_text or "", clean_subject(mail.subject or ""))
+        if any(c.verb == "help" for c in parsed.commands):
+            self._answer(
+                session, player, row.id, "help", render_help_games(lines), now, mail.message_id
+            )
+            return self._finish(
+                session, row, "applied", "sent: help (no game named)", sender=player.email
+            )
+        which = render_which_game(lines)
+        self._answer(session, player, row.id, "no-game", which, now, mail.message_id)
+        return self._finish(session, row, "rejected", "no valid game token", sender=player.email)
+
+    def _game_line(self, session: Session, game_row: m.Game, player: m.Player) -> GameLine:
+        """A game in progress as ``player`` sees it from outside, with their reply address."""
+        assert game_row.id is not None
+        seats = self._seats(session, game_row.id)
+        mine = next(s for s in seats if s.player.id == player.id)
+        game = self.load_game(session, game_row)
+        if game_row.status == m.GameStatus.PAUSED.value:
+            turn = "paused by the admin"
+        elif mine.seat.seat in game.to_act():
+            turn = f"your turn (hand {game.hand_no})"
+        else:
+            waiting = [seats[s].name for s in game.to_act()]
+            turn = f"waiting for {' and '.join(waiting) or 'nobody'} (hand {game.hand_no})"
+        return GameLine(
+            game_id=game_row.id,
+            opponents=tuple(s.name for s in seats if s is not mine),
+            turn=turn,
+            reply_to=reply_address(self.settings.local_part, mine.seat.token, self.settings.domain),
         )
 
     def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
@@ -1158,8 +1215,6 @@ class Service:
     ) -> None:
         """A reply to a known player whose mail named no game of theirs (throttled),
         threaded after that mail (its Message-ID: ``answering``)."""
-        if not error_throttle_allows(session, player.email, kind, now):
-            return
         ctx = MailContext(
             game_id=0,
             names=(display_name(player),),
@@ -1168,6 +1223,24 @@ class Service:
             notices=tuple(notices),
         )
         mail = render_error(ctx, None, title)
+        self._answer(session, player, inbound_id, kind, mail, now, answering)
+
+    def _answer(
+        self,
+        session: Session,
+        player: m.Player,
+        inbound_id: int,
+        kind: str,
+        mail: RenderedMail,
+        now: datetime,
+        answering: str | None,
+    ) -> None:
+        """Queue ``mail`` to ``player``, outside any game, threaded after the mail it
+        answers; repeated identical answers within the throttle window are not sent."""
+        if not error_throttle_allows(
+            session, player.email, kind, now, content=mail.subject + "\n" + mail.text
+        ):
+            return
         msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
         ref = reply_reference(answering)
         raw = compose(
@@ -1185,8 +1258,9 @@ class Service:
             loop_value=self.settings.loop_value,
             date=now,
         )
+        outbox_kind = "help" if kind == "help" else "error"
         enqueue_outbox(
-            session, msg_id, player.email, self.settings.address, "error", raw, None, now=now
+            session, msg_id, player.email, self.settings.address, outbox_kind, raw, None, now=now
         )
 
     def _enqueue(

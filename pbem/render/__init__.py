@@ -19,6 +19,7 @@ moves the mail reports as "since your last mail".
 """
 
 from pbem.render.context import MailContext, Notice, RenderedMail
+from pbem.render.games import GameLine, render_help_games, render_which_game
 from pbem.render.mail import (
     TEMPLATES,
     WIDTH,
@@ -34,6 +35,7 @@ from pbem.render.words import clean_name
 __all__ = [
     "TEMPLATES",
     "WIDTH",
+    "GameLine",
     "MailContext",
     "Notice",
     "RenderedMail",
@@ -41,7 +43,9 @@ __all__ = [
     "peg_words",
     "render_error",
     "render_help",
+    "render_help_games",
     "render_history",
     "render_reminder",
     "render_turn",
+    "render_which_game",
 ]

@@ -1,10 +1,17 @@
-"""Error-reply throttling: at most one error reply per address and kind per window."""
+"""Error-reply throttling: one reply of the same kind and content per address per window.
+
+Identical answers are throttled (a player writing the same wrong thing ten times gets one
+answer an hour), distinct ones are not: a player who got "Which game?" and then writes
+``help`` gets the help, and a "Which game?" listing a game that has moved on since is
+new too.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 
-from sqlmodel import Session, col
+from sqlmodel import Session, col, delete
 
 from pbem.store._sql import upsert
 from pbem.store.models import ErrorThrottle
@@ -18,14 +25,28 @@ def error_throttle_allows(
     kind: str,
     now: datetime,
     window: timedelta = DEFAULT_WINDOW,
+    *,
+    content: str | None = None,
 ) -> bool:
-    """Whether an error reply of `kind` may go to `address` at `now`.
+    """Whether an error reply of `kind` (and `content`, when given) may go to `address` at
+    `now`.
 
-    True if none went out within `window` before `now`; the reply is then recorded as sent
-    at `now`, in the same atomic statement, so concurrent callers cannot both be allowed.
-    The address is compared case-insensitively.
+    True if no reply of that kind with that same content went out within `window` before
+    `now`; the reply is then recorded as sent at `now`, in the same atomic statement, so
+    concurrent callers cannot both be allowed. The address is compared case-insensitively.
+    Records of the address older than `window` are dropped, so distinct contents do not
+    pile up.
     """
     normalized = address.strip().lower()
+    if content is not None:
+        kind = f"{kind}:{hashlib.sha256(content.encode()).hexdigest()[:16]}"
+        session.exec(
+            delete(ErrorThrottle).where(
+                col(ErrorThrottle.address) == normalized,
+                col(ErrorThrottle.kind) != kind,
+                col(ErrorThrottle.last_sent_at) <= now - window,
+            )
+        )
     statement = (
         upsert(session, ErrorThrottle)
         .values(address=normalized, kind=kind, last_sent_at=now)

@@ -77,9 +77,11 @@ def test_a_card_played_again_by_card_or_by_rank() -> None:
     game, _ = both_discarded()
     assert game.phase == PEGGING
     seat = game.to_act()[0]
-    card = next(c for c in game.holding(seat) if not any(
-        o.rank == c.rank for o in game.holding(seat) if o != c
-    ))
+    card = next(
+        c
+        for c in game.holding(seat)
+        if not any(o.rank == c.rank for o in game.holding(seat) if o != c)
+    )
     game.apply(Play(seat, card))
     assert already_done(game, seat, cmd(f"play {card.ascii}"), never_auto) == (
         f"already done: you played {card}."

@@ -64,6 +64,7 @@ from pbem.render import (
     render_turn,
     render_which_game,
 )
+from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.repeats import already_done
 from pbem.store import models as m
@@ -88,7 +89,7 @@ from pbem.store.inbound import (
     mark_inbound,
     message_key,
 )
-from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
+from pbem.store.outbox import cancel_game_mail, enqueue_outbox, outbox_row, queue_mails
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -120,6 +121,14 @@ class Outcome:
 ALREADY_PROCESSED = Outcome("ignored", "already processed")
 """What :meth:`Service.process` returns for a message it did not touch: another worker's
 transaction holds it, or it is no longer pending."""
+
+DEFAULT_REASONS = {
+    "paused": "the game is on hold for a while",
+    "active": "the game can go on",
+    "aborted": "the game will not be finished",
+}
+"""What the players are told when the admin pauses, resumes or aborts a game without
+saying why."""
 
 
 @dataclass
@@ -593,6 +602,8 @@ class Service:
             word = {"paused": "paused by the admin", "finished": "over", "aborted": "aborted"}.get(
                 game_row.status, game_row.status
             )
+            if game_row.status_reason and game_row.status != m.GameStatus.FINISHED.value:
+                word += f" ({game_row.status_reason})"
             notices.append(
                 Notice("refused", str(commands[0]), f"This game is {word}; no move was made.")
             )
@@ -917,33 +928,48 @@ class Service:
         return game_row
 
     def resend(self, game_id: int) -> int:
-        """Mail every player their current view again. Returns the number of mails queued."""
+        """Mail every player their current view again. Returns the number of mails queued.
+
+        A finished game's mail is its game-over mail (the result, no move offered); an
+        aborted game's says it was aborted, why, and the score it stopped at.
+        """
         now = self.clock()
         with session_scope(self.db) as session:
             game_row = self.get_game(session, game_id)
             game = self.load_game(session, game_row)
             seats = self._seats(session, game_id)
             tag = f"r{int(now.timestamp() * 1000)}"
+            aborted = game_row.status == m.GameStatus.ABORTED.value
             for seated in seats:
                 view = player_view(game, seated.seat.seat, len(game.events))
                 ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
+                if aborted:
+                    mail = render_aborted(view, ctx, game_row.status_reason)
+                else:
+                    mail = render_turn(view, ctx)
                 self._enqueue(
                     session,
                     game_row,
                     seated,
-                    render_turn(view, ctx),
-                    "status",
+                    mail,
+                    "aborted" if aborted else "status",
                     tag,
                     now,
-                    view_json=view.to_json(),
+                    view_json=None if aborted else view.to_json(),
                 )
             return len(seats)
 
-    def set_status(self, game_id: int, status: str) -> m.Game:
-        """Pause, resume or abort a game (the clocks stop while it is paused)."""
+    def set_status(self, game_id: int, status: str, reason: str | None = None) -> m.Game:
+        """Pause, resume or abort a game (the clocks stop while it is paused), and mail
+        every player what happened and why (``reason``, or a default one): a resumed
+        game's mail says whose turn it is; after an abort no mail offers a move again —
+        the game's mail not yet sent is cancelled and its clocks are cleared."""
         now = self.clock()
+        reason = " ".join((reason or "").split())[:300] or DEFAULT_REASONS[status]
         with session_scope(self.db) as session:
-            game_row = self.get_game(session, game_id)
+            game_row = session.get(m.Game, game_id, with_for_update=True)
+            if game_row is None:
+                raise ServiceError(f"no game {game_id}")
             current = game_row.status
             allowed = {
                 "paused": {"active"},
@@ -961,12 +987,34 @@ class Service:
                 if game_row.deadline_at is not None:
                     game_row.deadline_at += gap
                 game_row.paused_at = None
+            elif status == "aborted":
+                game_row.next_reminder_at = game_row.deadline_at = None
+                cancel_game_mail(session, game_id, f"game {game_id} was aborted")
             game_row.status = status
+            game_row.status_reason = reason
             game_row.updated_at = now
             session.add(game_row)
             session.flush()
+            self._tell_status(session, game_row, status, reason, now)
+            session.flush()
             session.expunge(game_row)
             return game_row
+
+    def _tell_status(
+        self, session: Session, game_row: m.Game, status: str, reason: str, now: datetime
+    ) -> None:
+        """Mail every player that the game is now ``status``, and why."""
+        assert game_row.id is not None
+        game = self.load_game(session, game_row)
+        seats = self._seats(session, game_row.id)
+        kind = STATUS_WORDS[status]
+        tag = f"s{int(now.timestamp() * 1000)}"
+        for seated in seats:
+            view = player_view(game, seated.seat.seat, len(game.events))
+            ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
+            mail = render_status_change(view, ctx, status, reason)
+            attach = None if status == "aborted" else view.to_json()
+            self._enqueue(session, game_row, seated, mail, kind, tag, now, view_json=attach)
 
     def export(self, game_id: int) -> dict[str, Any]:
         with Session(self.db) as session:

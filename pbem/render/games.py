@@ -32,7 +32,6 @@ class GameLine:
     turn: str
     reply_to: str
 
-
     @property
     def against(self) -> str:
         return join_words([clean_name(name, 30) for name in self.opponents])

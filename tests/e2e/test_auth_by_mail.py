@@ -208,6 +208,7 @@ def test_help_from_a_player_with_no_game_in_progress(harness: Harness) -> None:
     h = harness
     game, _ = setup_two_games(h)
     h.service.set_status(game, "aborted")
+    h.step()  # the players hear of the abort
     before = h.counts(EVERYONE)
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "help please"))
     assert h.last_inbound().status == "applied"

@@ -26,7 +26,22 @@ from pbem.render.page import (
 )
 from pbem.render.words import Part, People, Phrase, clean_name, phrase, plain
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+def _templates_folder() -> Path:
+    """Where the Jinja2 templates are.
+
+    An installed wheel has its own copy, ``pbem/templates`` (setup.py copies the top-level
+    folder into the build); a checkout or an editable install reads the top-level
+    ``templates/`` beside the package.
+    """
+    package = Path(__file__).resolve().parents[1]
+    shipped = package / "templates"
+    if shipped.is_dir():
+        return shipped
+    return package.parent / "templates"
+
+
+TEMPLATES = _templates_folder()
 WIDTH = 78
 RED = "#c62828"
 

@@ -41,8 +41,16 @@ def run_demo(
     console = console or Console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
     root.mkdir(parents=True, exist_ok=True)
+    # The demo's own SQLite file and Maildirs, whatever PBEM_* settings the environment has.
     settings = Settings(
-        data_dir=root, domain="pbem.localhost", poll_seconds=0.02, reminder_hours=0, timeout_days=0
+        data_dir=root,
+        database_url="",
+        inbound_url="",
+        outbound_url="",
+        domain="pbem.localhost",
+        poll_seconds=0.02,
+        reminder_hours=0,
+        timeout_days=0,
     )
     db = make_engine(settings.db_url)
     migrate(db)

@@ -205,3 +205,42 @@ def test_systemd_accepts_the_unit(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     # Unknown or misspelt settings are only warned about: there must be none.
     assert done.stdout.strip() == "" and done.stderr.strip() == "", done.stdout + done.stderr
+
+
+# -- the README's walk-through on the local mail stack ---------------------------------
+
+
+def _readme_block(language: str, after: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(after) :]
+    match = re.search(rf"```{language}\n(.*?)```", section, re.DOTALL)
+    assert match, f"no {language} block after {after!r}"
+    return match.group(1)
+
+
+def test_the_readmes_mail_server_configuration_matches_the_stack(tmp_path: Path) -> None:
+    from pbem.config import load_settings
+    from pbem.transport.urls import ImapConfig, SmtpConfig, parse_inbound, parse_outbound
+
+    heading = "### Try it with a real mail server"
+    config = tmp_path / "pbem.toml"
+    config.write_text(_readme_block("toml", heading), encoding="utf-8")
+    settings = load_settings(config)
+    assert settings.address == "cribbage@pbem.test"
+    inbound, outbound = parse_inbound(settings.inbound), parse_outbound(settings.outbound)
+    assert isinstance(inbound, ImapConfig) and isinstance(outbound, SmtpConfig)
+    # deploy/mailstack.sh's defaults and the mailbox the README adds for the service.
+    script = (DEPLOY / "mailstack.sh").read_text(encoding="utf-8")
+    assert "IMAP_PORT=${MAILSTACK_IMAP_PORT:-10143}" in script
+    assert "SMTP_PORT=${MAILSTACK_SMTP_PORT:-10025}" in script
+    assert (inbound.host, inbound.port, inbound.tls) == ("127.0.0.1", 10143, "none")
+    assert (outbound.host, outbound.port, outbound.tls) == ("127.0.0.1", 10025, "none")
+    steps = _readme_block("sh", heading)
+    assert f"adduser cribbage {inbound.password}" in steps
+    assert inbound.username == outbound.username == "cribbage@pbem.test"
+    muttrc = _readme_block("muttrc", heading)
+    assert 'set imap_pass = "alice-secret"' in muttrc and "adduser alice alice-secret" in steps
+    assert (
+        "imap://127.0.0.1:10143/" in muttrc
+        and "smtp://alice%40pbem.test@127.0.0.1:10025/" in muttrc
+    )

@@ -18,7 +18,14 @@ from email.utils import parsedate_to_datetime
 
 from pbem.mail.address import parse_addresses
 from pbem.mail.autoreply import AutoKind, BounceInfo, bounce_details, classify, message_ids
-from pbem.mail.decoding import RAW_POLICY, header_text, html_to_text, part_text, raw_headers
+from pbem.mail.decoding import (
+    RAW_POLICY,
+    header_text,
+    html_to_text,
+    part_text,
+    printable,
+    raw_headers,
+)
 from pbem.mail.quotes import strip_quoted
 
 __all__ = ["IncomingMail", "clean_subject", "find_body", "read_message"]
@@ -214,7 +221,7 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
     return_paths = _addresses(msg, "Return-Path")
 
     body = find_body(msg)
-    text = body[1] if body is not None else ""
+    text = printable(body[1]) if body is not None else ""
     if body is None or not text.strip():
         problems.append("no readable text body")
 
@@ -224,14 +231,14 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
     return IncomingMail(
         message_id=ids[0] if ids else None,
         sender=sender,
-        sender_name=sender_name,
+        sender_name=printable(sender_name).replace("\n", " "),
         reply_to=reply_to[0] if reply_to else None,
         to=_addresses(msg, "To"),
         cc=_addresses(msg, "Cc"),
         delivered_to=_addresses(msg, "Delivered-To", "Envelope-To", "X-Envelope-To"),
         original_to=_addresses(msg, "X-Original-To"),
         return_path=return_paths[0] if return_paths else None,
-        subject=header_text(msg, "Subject") or "",
+        subject=printable(header_text(msg, "Subject") or "").replace("\n", " "),
         in_reply_to=tuple(message_ids(header_text(msg, "In-Reply-To"))),
         references=tuple(message_ids(header_text(msg, "References"))),
         date=_date(header_text(msg, "Date")),

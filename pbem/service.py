@@ -47,6 +47,7 @@ from engine import (
 from engine import players as computer
 from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
 from pbem.config import Settings
+from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind
 from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, clean_subject, read_message
@@ -465,6 +466,18 @@ class Service:
                 sender=sender,
                 game_id=game_row.id,
             )
+        if self.settings.trusted_authserv_id:
+            verdict = from_verdict(mail.auth_results, self.settings.trusted_authserv_id, sender)
+            if not verdict.passed:
+                # No reply: the From may be forged, and the player did not write.
+                return self._finish(
+                    session,
+                    row,
+                    "rejected",
+                    f"From {sender} not vouched for: {verdict.reason}; no move made, no reply",
+                    sender=sender,
+                    game_id=game_row.id,
+                )
         subject = (
             "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(mail.subject or "")
         )
@@ -1256,12 +1269,12 @@ def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     from email.parser import BytesHeaderParser
     from email.policy import compat32
 
-    from pbem.mail.address import normalize_address
+    from pbem.mail.address import from_mailbox
     from pbem.mail.decoding import decode_rfc2047
 
     try:
         headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-        sender = normalize_address(str(headers.get("From", ""))) or None
+        sender = from_mailbox([str(v) for v in headers.get_all("From", [])])[1] or None
         subject = decode_rfc2047(str(headers.get("Subject", "")))[:500] or None
         msg_id = str(headers.get("Message-ID", "")).strip() or None
     except Exception:

@@ -16,7 +16,7 @@ from datetime import datetime
 from email.message import Message
 from email.utils import parsedate_to_datetime
 
-from pbem.mail.address import parse_addresses
+from pbem.mail.address import from_mailbox, parse_addresses
 from pbem.mail.autoreply import AutoKind, BounceInfo, bounce_details, classify, message_ids
 from pbem.mail.decoding import (
     RAW_POLICY,
@@ -41,6 +41,7 @@ class IncomingMail:
     quoted history, attribution, signature and mobile footer removed. ``auto``
     names the machine that sent the message, if any, with ``auto_reason``;
     ``bounce`` is filled for bounces. ``problem`` is None for a readable message.
+    ``auth_results`` holds the raw Authentication-Results values, topmost first.
     """
 
     message_id: str | None
@@ -62,6 +63,7 @@ class IncomingMail:
     auto_reason: str = ""
     bounce: BounceInfo | None = None
     problem: str | None = None
+    auth_results: tuple[str, ...] = ()
 
 
 def _empty(problem: str) -> IncomingMail:
@@ -213,10 +215,14 @@ def read_message(
 
 def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> IncomingMail:
     problems: list[str] = []
-    senders = parse_addresses(raw_headers(msg, "From"))
-    sender_name, sender = senders[0] if senders else ("", "")
-    if not sender:
-        problems.append("no sender address")
+    from_values = raw_headers(msg, "From")
+    # The sender is the one mailbox of the one From header, or nobody (see from_mailbox);
+    # telling machines apart looks at the first address, however it is written.
+    sender_name, sender, from_problem = from_mailbox(from_values)
+    if from_problem is not None:
+        problems.append(from_problem)
+    senders = parse_addresses(from_values)
+    first = senders[0][1] if senders else ""
     reply_to = _addresses(msg, "Reply-To")
     return_paths = _addresses(msg, "Return-Path")
 
@@ -225,7 +231,7 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
     if body is None or not text.strip():
         problems.append("no readable text body")
 
-    auto, reason = classify(msg, sender, set(our_addresses), loop_value)
+    auto, reason = classify(msg, sender or first, set(our_addresses), loop_value)
     bounce = bounce_details(msg) if auto is AutoKind.BOUNCE else None
     ids = message_ids(header_text(msg, "Message-ID"))
     return IncomingMail(
@@ -248,4 +254,5 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
         auto_reason=reason,
         bounce=bounce,
         problem="; ".join(problems) or None,
+        auth_results=tuple(raw_headers(msg, "Authentication-Results")),
     )

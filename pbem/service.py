@@ -50,7 +50,7 @@ from pbem.config import Settings
 from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind
 from pbem.mail.compose import compose, reply_reference
-from pbem.mail.reading import IncomingMail, clean_subject, read_message
+from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
 from pbem.render import (
     MailContext,
@@ -478,10 +478,7 @@ class Service:
                     sender=sender,
                     game_id=game_row.id,
                 )
-        subject = (
-            "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(mail.subject or "")
-        )
-        parsed = parse_reply(mail.reply_text or "", subject)
+        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
         )

@@ -28,7 +28,7 @@ from pbem.mail.decoding import (
 )
 from pbem.mail.quotes import strip_quoted
 
-__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message"]
+__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message", "reply_subject"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,20 @@ def clean_subject(subject: str, tag: str = "Cribbage") -> str:
         if stripped == text:
             return text.strip()
         text = stripped
+
+
+# The state line our game mails carry after the tag ("Hand 3 — your turn: discard"): a
+# reply's subject keeps it, and its "Hand" would read as the command "hand".
+_OUR_STATE_SUBJECT = re.compile(r"^hand\s+\d+\b", re.I)
+
+
+def reply_subject(subject: str, tag: str = "Cribbage") -> str:
+    """What the writer of a reply may have put in its subject as a command: the subject
+    without prefixes and our tag (`clean_subject`), or "" when what is left is the state
+    line of our own mail. "Re: [Cribbage 12] discard 9d qs" → "discard 9d qs";
+    "Re: [Cribbage 12] Hand 1 — your turn: discard" → ""."""
+    cleaned = clean_subject(subject, tag)
+    return "" if _OUR_STATE_SUBJECT.match(cleaned) else cleaned
 
 
 def _date(value: str | None) -> datetime | None:

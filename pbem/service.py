@@ -47,6 +47,7 @@ from engine import (
 from engine import players as computer
 from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
 from pbem.config import Settings
+from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind
 from pbem.mail.compose import compose, reply_reference
@@ -430,7 +431,14 @@ class Service:
             )
             return self._finish(session, row, "rejected", "no valid game token", sender=sender)
         game_row, seats, seat = table
-        if seats[seat].player.email != sender:
+        seat_email = seats[seat].player.email
+        if seat_email != sender and without_tag(seat_email) == without_tag(sender):
+            # The same mailbox but for a +tag.
+            if self.settings.match_plus_tags:
+                sender = seat_email
+            else:
+                return self._tag_mismatch(session, row, mail, game_row, seats[seat], now)
+        if seat_email != sender:
             player = get_player_by_email(session, sender)
             if player is None:
                 return self._finish(
@@ -481,6 +489,49 @@ class Service:
         parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
+        )
+
+    def _tag_mismatch(
+        self,
+        session: Session,
+        row: m.Inbound,
+        mail: IncomingMail,
+        game_row: m.Game,
+        seated: _Seated,
+        now: datetime,
+    ) -> Outcome:
+        """Refuse a reply from the seat's player's address with another +tag (the
+        `match_plus_tags` setting is off), telling the sender: the same mailbox, so
+        answering it mails nobody who did not write."""
+        assert row.id is not None
+        sender = mail.sender
+        stand_in = m.Player(email=sender, display_name=seated.player.display_name, created_at=now)
+        self._error_reply(
+            session,
+            stand_in,
+            row.id,
+            "plus-tag",
+            "Not your game address",
+            [
+                Notice(
+                    "refused",
+                    "",
+                    f"This mail came from {sender}, but you play game {game_row.id} as "
+                    f"{seated.player.email}, so no move was made. Reply from "
+                    f"{seated.player.email}.",
+                )
+            ],
+            now,
+            answering=mail.message_id,
+        )
+        return self._finish(
+            session,
+            row,
+            "rejected",
+            f"sender {sender} is the seat's player {seated.player.email} with another "
+            "+tag, and +tags do not match (match_plus_tags): told the sender",
+            sender=sender,
+            game_id=game_row.id,
         )
 
     def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:

@@ -10,7 +10,13 @@ from typing import Any
 
 from pbem.mail.decoding import decode_rfc2047
 
-__all__ = ["from_mailbox", "is_valid_address", "normalize_address", "parse_addresses"]
+__all__ = [
+    "from_mailbox",
+    "is_valid_address",
+    "normalize_address",
+    "parse_addresses",
+    "without_tag",
+]
 
 _LOCAL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010ffff-]+"
 _LOCAL = re.compile(rf"{_LOCAL_ATOM}(?:\.{_LOCAL_ATOM})*")
@@ -113,3 +119,11 @@ def _from_mailbox(values: tuple[str, ...]) -> tuple[str, str, str | None]:
     if not is_valid_address(address):
         return "", "", "the From address is not a plain address"
     return mailboxes[0].display_name.strip(), address, None
+
+
+def without_tag(address: str) -> str:
+    """``address`` without a sub-address tag: "a+games@x.test" → "a@x.test" (an address
+    without one, or whose local part is only a tag, is returned as it is)."""
+    local, at, domain = address.rpartition("@")
+    base = local.split("+", 1)[0]
+    return base + at + domain if at and base else address

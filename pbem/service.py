@@ -49,7 +49,7 @@ from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
 from pbem.config import Settings
 from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
-from pbem.mail.autoreply import AutoKind
+from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
@@ -85,7 +85,7 @@ from pbem.store.inbound import (
     mark_inbound,
     message_key,
 )
-from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
+from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails, sent_recipients
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -357,10 +357,7 @@ class Service:
         if mail.auto is not None:
             reason = f"{mail.auto.value}: {mail.auto_reason}"
             if mail.auto == AutoKind.BOUNCE and mail.bounce is not None:
-                for address in mail.bounce.recipients:
-                    bounced = record_bounce(session, address, reason, now=now)
-                    if bounced is not None:
-                        reason += f" (recorded on player {bounced.email})"
+                reason += self._record_bounces(session, mail.bounce, reason, now)
             return self._finish(session, row, "ignored", reason, sender=sender)
         if not sender:
             return self._finish(session, row, "ignored", mail.problem or "no sender address")
@@ -490,6 +487,23 @@ class Service:
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
         )
+
+    def _record_bounces(
+        self, session: Session, bounce: BounceInfo, reason: str, now: datetime
+    ) -> str:
+        """Count a bounce on each player it names whom mail it answers went to (anyone can
+        write a bounce: one naming an address but none of our mail to it counts for
+        nothing). What was recorded, for the inbound row's reason."""
+        sent = sent_recipients(session, bounce.answered_ids)
+        notes = ""
+        for address in bounce.recipients:
+            if address not in sent:
+                notes += f" (not counted on {address}: it answers no mail we sent there)"
+                continue
+            bounced = record_bounce(session, address, reason, now=now)
+            if bounced is not None:
+                notes += f" (recorded on player {bounced.email})"
+        return notes
 
     def _tag_mismatch(
         self,

@@ -96,12 +96,19 @@ def from_mailbox(values: list[str]) -> tuple[str, str, str | None]:
     return _from_mailbox(tuple(values))
 
 
+# Longer than any one mailbox with a display name (an address is at most 254): not read,
+# so a huge header neither costs parsing time nor fills the cache.
+_FROM_MAX = 1000
+
+
 @lru_cache(maxsize=4096)
 def _from_mailbox(values: tuple[str, ...]) -> tuple[str, str, str | None]:
     if not values:
         return "", "", "no sender address"
     if len(values) > 1:
         return "", "", f"ambiguous sender: {len(values)} From headers"
+    if len(values[0]) > _FROM_MAX:
+        return "", "", "the From header is too long"
     try:
         header: Any = policy.default.header_factory("From", values[0])
         groups = header.groups

@@ -23,6 +23,9 @@ class Verdict:
     reason: str
 
 
+_VALUE_MAX = 8000
+
+
 def _trusted_results(values: Sequence[str], authserv_id: str) -> list[tuple[str, str, dict]]:
     """(method, result, {ptype.property: value}) of the topmost header with
     ``authserv_id`` (``values`` in message order, top first); unreadable headers are
@@ -30,6 +33,8 @@ def _trusted_results(values: Sequence[str], authserv_id: str) -> list[tuple[str,
     above everything the message came with, and those may be forged."""
     wanted = authserv_id.strip().lower()
     for value in values:
+        if len(value) > _VALUE_MAX:
+            continue  # no provider writes that much; not worth parsing
         try:
             header = authres.AuthenticationResultsHeader.parse_value(" ".join(value.split()))
         except Exception:

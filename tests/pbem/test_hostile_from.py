@@ -31,6 +31,8 @@ A, B = ALICE[0], BOB[0]
         (["<alice@example.com\x00>"], "", "not a plain address"),
         (['"quoted local"@x.test'], "", "not a plain address"),
         (["nobody"], "", "not a valid address"),
+        (["x" * 2000 + "@x.test"], "", "too long"),
+        (["(" * 300 + "a@x.test"], "", "unreadable From header"),
         ([], "", "no sender address"),
     ],
 )
@@ -108,6 +110,8 @@ def test_from_verdict() -> None:
     assert not verdict(f"{TRUSTED}; dkim=pass header.d=evil.example; spf=fail")
     assert not verdict(f"{TRUSTED}; none")
     assert not verdict(f"{TRUSTED}; \x00 garbage ;;")
+    assert not verdict(f"{TRUSTED}; " + "dmarc=pass; " * 1000)  # too long to be real
+    assert not verdict(f"{TRUSTED}; " + "(" * 5000)
     # Only the topmost header of the trusted server counts: one below may be forged.
     assert not verdict(f"{TRUSTED}; dmarc=none", f"{TRUSTED}; dmarc=pass header.from=x")
     assert verdict("relay.internal; dmarc=fail", f"{TRUSTED}; dmarc=pass")

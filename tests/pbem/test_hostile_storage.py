@@ -141,3 +141,20 @@ def test_a_row_the_database_refuses_is_quarantined_and_the_others_stored(
         assert bad.raw == messages[1][0] and bad.processed_at is not None
         assert bad.message_key == message_key(messages[1][0])
         assert "quarantined" in (bad.reason or "") and "poisoned row" in (bad.reason or "")
+
+
+def test_the_daemon_quarantines_a_refused_mail_and_applies_the_rest(
+    poison: Engine, harness: Harness, db_url: str, tmp_path: Path
+) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="poison")
+    h.send(b"From: Mallory <mallory@evil.example>\r\nSubject: poison\r\n\r\nboom\r\n")
+    h.send(discard(h, game))
+    h.step()  # does not raise
+    statuses = sorted((row.status, (row.reason or "")[:11]) for row in h.inbound())
+    assert statuses == [("applied", "applied: di"), ("failed", "quarantined")]
+    assert len(h.log(game)) >= 1
+    files = list(h.inbox_dir.glob("*/*"))  # both acknowledged (seen, not fetched again)
+    assert len(files) == 2 and all(f.name.endswith(":2,S") for f in files), files
+    listed = run_cli(cli_env(tmp_path / "cli", db_url), "inbox", "list", "--status", "failed")
+    assert listed.exit_code == 0 and "quarantined" in listed.stdout, listed.output

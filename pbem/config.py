@@ -40,6 +40,17 @@ class Settings(BaseSettings):
     timeout_action: str = Field("autoplay", description="forfeit | autoplay | none")
     max_message_bytes: int = Field(1_000_000, gt=0)
     max_per_sender_per_hour: int = Field(120, gt=0)
+    match_plus_tags: bool = Field(
+        False,
+        description="whether a+tag@x.test is the player a@x.test (and the other way "
+        "round); off: such a reply is refused and its sender told why",
+    )
+    trusted_authserv_id: str = Field(
+        "",
+        description="the authserv-id of the provider whose Authentication-Results header "
+        "is trusted; moves then need its DMARC pass (or an aligned DKIM or SPF pass). "
+        "Empty: off",
+    )
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)

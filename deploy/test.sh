@@ -16,5 +16,12 @@ bash deploy/postgres.sh
 echo "== Postfix and Dovecot on loopback"
 bash deploy/mailstack.sh start
 
+echo "== systemd-analyze (the tests verify deploy/pbem.service with it)"
+if ! command -v systemd-analyze >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends systemd >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null; apt-get install -y -q --no-install-recommends systemd >/dev/null; }
+fi
+
 echo "== tests"
 exec "$PY" -m pytest "$@"

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
-from engine import EngineError, player_view
+from engine import Action, Discard, EngineError, Game, player_view
 from pbem.config import ConfigError, Settings, load_settings, mask_url
 from pbem.service import Service, ServiceError, display_name
 from pbem.store import models as m
@@ -387,7 +387,6 @@ def game_replay(
 ) -> None:
     """Step through an archived game, state by state."""
     from engine.actions import action_from_json
-    from engine.game import Game
     from engine.game import Settings as GameSettings
     from pbem.store.games import load_actions
 
@@ -399,7 +398,6 @@ def game_replay(
         logged = load_actions(session, game_id)
         game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
         seat_filter = _seat_for(svc, session, game_id, as_player) if as_player else None
-    shown = 0
     _print_events(game, names, 0, seat_filter)
     shown = len(game.events)
     for expected_seq, row in enumerate(logged):
@@ -412,7 +410,8 @@ def game_replay(
             fail(f"step {row.seq}: {row.action} does not replay: {exc}")
         who = names[action.seat] if action.seat is not None else "system"
         auto = " (automatic)" if row.auto else ""
-        line = f"[bold]#{row.seq}[/] {escape(who)}: {escape(str(action))}{auto}"
+        what = _action_seen_by(action, seat_filter)
+        line = f"[bold]#{row.seq}[/] {escape(who)}: {escape(what)}{auto}"
         out.print(line, highlight=False, markup=True)
         _print_events(game, names, shown, seat_filter)
         shown = len(game.events)
@@ -433,10 +432,20 @@ def game_replay(
         )
 
 
-def _print_events(game: Any, names: list[str], since: int, seat: int | None) -> None:
-    for event in game.events[since:]:
-        if event.private_to is not None and event.private_to != seat:
-            continue
+def _action_seen_by(action: Action, seat: int | None) -> str:
+    """A move as ``seat`` saw it made (``None``: as the admin, everything): another
+    player's discard lies face down in the crib until the crib is shown."""
+    if seat is None or action.seat == seat or not isinstance(action, Discard):
+        return str(action)
+    n = len(action.cards)
+    return f"lays away {n} card{'s' if n > 1 else ''}"
+
+
+def _print_events(game: Game, names: list[str], since: int, seat: int | None) -> None:
+    """The events from ``since`` on: all of them for the admin (``seat`` None), else only
+    those in that seat's view (its own deal and discards, and the public events)."""
+    events = game.events[since:] if seat is None else player_view(game, seat, since).events
+    for event in events:
         who = names[event.seat] if event.seat is not None else ""
         cards = " ".join(str(c) for c in event.cards)
         text = f"    {event.kind} {who} {cards}".rstrip()

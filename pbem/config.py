@@ -40,6 +40,17 @@ class Settings(BaseSettings):
     timeout_action: str = Field("autoplay", description="forfeit | autoplay | none")
     max_message_bytes: int = Field(1_000_000, gt=0)
     max_per_sender_per_hour: int = Field(120, gt=0)
+    match_plus_tags: bool = Field(
+        False,
+        description="whether a+tag@x.test is the player a@x.test (and the other way "
+        "round); off: such a reply is refused and its sender told why",
+    )
+    trusted_authserv_id: str = Field(
+        "",
+        description="the authserv-id of the provider whose Authentication-Results header "
+        "is trusted; moves then need its DMARC pass (or an aligned DKIM or SPF pass). "
+        "Empty: off",
+    )
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)
@@ -58,6 +69,12 @@ class Settings(BaseSettings):
     def _timeout_action(cls, value: str) -> str:
         if value not in ("forfeit", "autoplay", "none"):
             raise ValueError("must be forfeit, autoplay or none")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        check_database_url(value)
         return value
 
     @property
@@ -93,18 +110,52 @@ class Settings(BaseSettings):
         return out
 
 
+DATABASE_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
+
+
+def check_database_url(url: str) -> None:
+    """Accept ``""`` (the SQLite file in data_dir), ``sqlite:///PATH`` and
+    ``postgresql://…`` or ``postgresql+psycopg://…``; raise ValueError naming the URL
+    (password masked) otherwise, so a typo never opens some other database or makes a file."""
+    if not url:
+        return
+    shown = mask_url(url)
+    expected = "expected sqlite:///PATH or postgresql://USER@HOST/DATABASE"
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"{shown!r} is not a database URL ({expected})")
+    if scheme == "postgres":
+        raise ValueError(f"{shown!r}: write postgresql:// instead of postgres:// ({expected})")
+    if scheme not in DATABASE_SCHEMES:
+        raise ValueError(f"{shown!r}: unsupported database {scheme!r} ({expected})")
+    if scheme == "sqlite":
+        if not rest.startswith("/") or not rest.strip("/"):
+            raise ValueError(f"{shown!r} names no SQLite file ({expected})")
+        return
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading the port raises for a bad one
+    except ValueError as exc:
+        raise ValueError(f"{shown!r} is not a valid PostgreSQL URL ({exc})") from None
+    if not parts.hostname and not parts.path.strip("/"):
+        raise ValueError(f"{shown!r} names no PostgreSQL host or database ({expected})")
+
+
 def mask_url(url: str) -> str:
     """``imap://bob:secret@host/`` → ``imap://bob:***@host/``."""
     try:
         parts = urlsplit(url)
+        port = parts.port
     except ValueError:
-        return "***"
+        # A port that is not a number: keep the scheme, hide the rest (it may hold a password).
+        scheme, sep, _ = url.partition("://")
+        return f"{scheme}://***" if sep else "***"
     if parts.password is None:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, ""))
 
 
@@ -138,4 +189,5 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "config"
         source = f" in {path}" if path else ""
-        raise ConfigError(f"bad setting {where}{source}: {first.get('msg')}") from exc
+        message = str(first.get("msg", "")).removeprefix("Value error, ")
+        raise ConfigError(f"bad setting {where}{source}: {message}") from exc

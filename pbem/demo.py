@@ -17,8 +17,10 @@ from rich.console import Console
 from rich.rule import Rule
 from sqlmodel import Session
 
+from engine import player_view
 from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, text_of
 from pbem.config import Settings
+from pbem.render import named_board, render_board_text
 from pbem.runtime import build_daemon
 from pbem.service import Service, ServiceError
 from pbem.store import models as m
@@ -41,8 +43,16 @@ def run_demo(
     console = console or Console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
     root.mkdir(parents=True, exist_ok=True)
+    # The demo's own SQLite file and Maildirs, whatever PBEM_* settings the environment has.
     settings = Settings(
-        data_dir=root, domain="pbem.localhost", poll_seconds=0.02, reminder_hours=0, timeout_days=0
+        data_dir=root,
+        database_url="",
+        inbound_url="",
+        outbound_url="",
+        domain="pbem.localhost",
+        poll_seconds=0.02,
+        reminder_hours=0,
+        timeout_days=0,
     )
     db = make_engine(settings.db_url)
     migrate(db)
@@ -88,13 +98,24 @@ def run_demo(
         thread.join(timeout=10)
     elapsed = time.monotonic() - started
     assert outcome is not None
-    names = {0: "Alice", 1: "Bob"}
-    winner = " and ".join(names[s] for s in outcome["winner_seats"])
-    console.print(Rule("final board"))
+    with Session(db) as session:
+        game_row = session.get(m.Game, game_id)
+        assert game_row is not None
+        game = service.load_game(session, game_row)
+    names = (ALICE[1], BOB[1])
+    board = named_board(player_view(game, 0), names)
+    winners = " and ".join(names[s] for s in outcome["winner_seats"])
+    won = "win" if len(outcome["winner_seats"]) > 1 else "wins"
+    console.print(Rule("Final board"))
     console.print(
-        f"{winner} won {outcome['scores'][0]}–{outcome['scores'][1]}"
-        f" (game value {outcome['value']}); {alice.replies + bob.replies} replies by email"
-        f" in {elapsed:.1f} s",
+        " — ".join(f"{line.label} {line.front}" for line in board.scores) + f" ({winners} {won})",
+        highlight=False,
+        markup=False,
+    )
+    console.print("\n" + render_board_text(board), highlight=False, markup=False)
+    console.print(
+        f"{alice.replies + bob.replies} replies by email in {elapsed:.1f} s;"
+        f" game value {outcome['value']}",
         highlight=False,
     )
     console.print(

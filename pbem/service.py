@@ -47,9 +47,11 @@ from engine import (
 from engine import players as computer
 from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
 from pbem.config import Settings
-from pbem.mail.autoreply import AutoKind
+from pbem.mail.address import without_tag
+from pbem.mail.authresults import from_verdict
+from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.compose import compose, reply_reference
-from pbem.mail.reading import IncomingMail, clean_subject, read_message
+from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
 from pbem.render import (
     GameLine,
@@ -89,7 +91,13 @@ from pbem.store.inbound import (
     mark_inbound,
     message_key,
 )
-from pbem.store.outbox import cancel_game_mail, enqueue_outbox, outbox_row, queue_mails
+from pbem.store.outbox import (
+    cancel_game_mail,
+    enqueue_outbox,
+    outbox_row,
+    queue_mails,
+    sent_recipients,
+)
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -369,10 +377,7 @@ class Service:
         if mail.auto is not None:
             reason = f"{mail.auto.value}: {mail.auto_reason}"
             if mail.auto == AutoKind.BOUNCE and mail.bounce is not None:
-                for address in mail.bounce.recipients:
-                    bounced = record_bounce(session, address, reason, now=now)
-                    if bounced is not None:
-                        reason += f" (recorded on player {bounced.email})"
+                reason += self._record_bounces(session, mail.bounce, reason, now)
             return self._finish(session, row, "ignored", reason, sender=sender)
         if not sender:
             return self._finish(session, row, "ignored", mail.problem or "no sender address")
@@ -430,7 +435,14 @@ class Service:
                 return table_or_outcome
             table = table_or_outcome
         game_row, seats, seat = table
-        if seats[seat].player.email != sender:
+        seat_email = seats[seat].player.email
+        if seat_email != sender and without_tag(seat_email) == without_tag(sender):
+            # The same mailbox but for a +tag.
+            if self.settings.match_plus_tags:
+                sender = seat_email
+            else:
+                return self._tag_mismatch(session, row, mail, game_row, seats[seat], now)
+        if seat_email != sender:
             player = get_player_by_email(session, sender)
             if player is None:
                 return self._finish(
@@ -466,10 +478,19 @@ class Service:
                 sender=sender,
                 game_id=game_row.id,
             )
-        subject = (
-            "" if "[cribbage" in (mail.subject or "").lower() else clean_subject(mail.subject or "")
-        )
-        parsed = parse_reply(mail.reply_text or "", subject)
+        if self.settings.trusted_authserv_id:
+            verdict = from_verdict(mail.auth_results, self.settings.trusted_authserv_id, sender)
+            if not verdict.passed:
+                # No reply: the From may be forged, and the player did not write.
+                return self._finish(
+                    session,
+                    row,
+                    "rejected",
+                    f"From {sender} not vouched for: {verdict.reason}; no move made, no reply",
+                    sender=sender,
+                    game_id=game_row.id,
+                )
+        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
         )
@@ -508,7 +529,7 @@ class Service:
                 game_row, seated, seat = found
                 return game_row, [_Seated(s, p) for s, p in seated], seat
         lines = [self._game_line(session, g, player) for g in games]
-        parsed = parse_reply(mail.reply_text or "", clean_subject(mail.subject or ""))
+        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         if any(c.verb == "help" for c in parsed.commands):
             self._answer(
                 session, player, row.id, "help", render_help_games(lines), now, mail.message_id
@@ -538,6 +559,66 @@ class Service:
             opponents=tuple(s.name for s in seats if s is not mine),
             turn=turn,
             reply_to=reply_address(self.settings.local_part, mine.seat.token, self.settings.domain),
+        )
+
+    def _record_bounces(
+        self, session: Session, bounce: BounceInfo, reason: str, now: datetime
+    ) -> str:
+        """Count a bounce on each player it names whom mail it answers went to (anyone can
+        write a bounce: one naming an address but none of our mail to it counts for
+        nothing). What was recorded, for the inbound row's reason."""
+        sent = sent_recipients(session, bounce.answered_ids)
+        notes = ""
+        for address in bounce.recipients:
+            if address not in sent:
+                notes += f" (not counted on {address}: it answers no mail we sent there)"
+                continue
+            bounced = record_bounce(session, address, reason, now=now)
+            if bounced is not None:
+                notes += f" (recorded on player {bounced.email})"
+        return notes
+
+    def _tag_mismatch(
+        self,
+        session: Session,
+        row: m.Inbound,
+        mail: IncomingMail,
+        game_row: m.Game,
+        seated: _Seated,
+        now: datetime,
+    ) -> Outcome:
+        """Refuse a reply from the seat's player's address with another +tag (the
+        `match_plus_tags` setting is off), telling the sender: the same mailbox, so
+        answering it mails nobody who did not write."""
+        assert row.id is not None
+        sender = mail.sender
+        stand_in = m.Player(email=sender, display_name=seated.player.display_name, created_at=now)
+        self._error_reply(
+            session,
+            stand_in,
+            row.id,
+            "plus-tag",
+            "Not your game address",
+            [
+                Notice(
+                    "refused",
+                    "",
+                    f"This mail came from {sender}, but you play game {game_row.id} as "
+                    f"{seated.player.email}, so no move was made. Reply from "
+                    f"{seated.player.email}.",
+                )
+            ],
+            now,
+            answering=mail.message_id,
+        )
+        return self._finish(
+            session,
+            row,
+            "rejected",
+            f"sender {sender} is the seat's player {seated.player.email} with another "
+            "+tag, and +tags do not match (match_plus_tags): told the sender",
+            sender=sender,
+            game_id=game_row.id,
         )
 
     def _over_rate(self, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
@@ -1408,12 +1489,12 @@ def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     from email.parser import BytesHeaderParser
     from email.policy import compat32
 
-    from pbem.mail.address import normalize_address
+    from pbem.mail.address import from_mailbox
     from pbem.mail.decoding import decode_rfc2047
 
     try:
         headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-        sender = normalize_address(str(headers.get("From", ""))) or None
+        sender = from_mailbox([str(v) for v in headers.get_all("From", [])])[1] or None
         subject = decode_rfc2047(str(headers.get("Subject", "")))[:500] or None
         msg_id = str(headers.get("Message-ID", "")).strip() or None
     except Exception:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
+from email import errors, policy
 from email.utils import getaddresses, parseaddr
 from functools import lru_cache
+from typing import Any
 
 from pbem.mail.decoding import decode_rfc2047
 
-__all__ = ["is_valid_address", "normalize_address", "parse_addresses"]
+__all__ = [
+    "from_mailbox",
+    "is_valid_address",
+    "normalize_address",
+    "parse_addresses",
+    "without_tag",
+]
 
 _LOCAL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010ffff-]+"
 _LOCAL = re.compile(rf"{_LOCAL_ATOM}(?:\.{_LOCAL_ATOM})*")
@@ -72,3 +80,57 @@ def _parse_addresses(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         seen.add(normalized)
         result.append((decode_rfc2047(name).strip(), normalized))
     return tuple(result)
+
+
+def from_mailbox(values: list[str]) -> tuple[str, str, str | None]:
+    """The one mailbox of a message's From: ``(display name, normalized addr-spec,
+    problem)``; the address is "" (and ``problem`` says why) unless it is unambiguous.
+
+    ``values`` are the raw From header values (RFC 2047 words still encoded). Parsed
+    strictly (the standard library's RFC 5322 header parser): the address is the
+    addr-spec, never the display name ("a@x.test <eve@evil.test>" is not a@x.test), and
+    no From header, several From headers, several mailboxes, a group, an address the
+    parser had to guess (an invalid header) or one that is not a plain ``local@domain``
+    gives no address.
+    """
+    return _from_mailbox(tuple(values))
+
+
+# Longer than any one mailbox with a display name (an address is at most 254): not read,
+# so a huge header neither costs parsing time nor fills the cache.
+_FROM_MAX = 1000
+
+
+@lru_cache(maxsize=4096)
+def _from_mailbox(values: tuple[str, ...]) -> tuple[str, str, str | None]:
+    if not values:
+        return "", "", "no sender address"
+    if len(values) > 1:
+        return "", "", f"ambiguous sender: {len(values)} From headers"
+    if len(values[0]) > _FROM_MAX:
+        return "", "", "the From header is too long"
+    try:
+        header: Any = policy.default.header_factory("From", values[0])
+        groups = header.groups
+        defects = header.defects
+    except Exception as exc:  # the parser is meant never to raise; be sure
+        return "", "", f"unreadable From header ({type(exc).__name__})"
+    mailboxes = [address for group in groups for address in group.addresses]
+    if len(mailboxes) != 1:
+        return "", "", f"ambiguous sender: {len(mailboxes)} addresses in From"
+    if groups[0].display_name is not None:
+        return "", "", "ambiguous sender: a group in From"
+    if any(isinstance(defect, errors.InvalidHeaderDefect) for defect in defects):
+        return "", "", "ambiguous sender: the From header is not a valid address"
+    address = mailboxes[0].addr_spec.strip().lower()
+    if not is_valid_address(address):
+        return "", "", "the From address is not a plain address"
+    return mailboxes[0].display_name.strip(), address, None
+
+
+def without_tag(address: str) -> str:
+    """``address`` without a sub-address tag: "a+games@x.test" → "a@x.test" (an address
+    without one, or whose local part is only a tag, is returned as it is)."""
+    local, at, domain = address.rpartition("@")
+    base = local.split("+", 1)[0]
+    return base + at + domain if at and base else address

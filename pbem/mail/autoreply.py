@@ -54,7 +54,10 @@ class BounceInfo:
     Message-ID of the mail that bounced (ours, so it holds a reply token);
     ``action``/``status``/``diagnostic`` are the DSN fields of the first failed
     (else first reported) recipient. Any of them may be empty: not every bounce
-    is a well-formed delivery status notification.
+    is a well-formed delivery status notification. ``answered_ids`` are every
+    Message-ID the bounce names as the mail that failed (the carried original's,
+    the DSN's, a ``Message-ID:`` line of the text, In-Reply-To, References): anyone
+    can write a bounce, so it counts only where one of them is a mail we sent.
     """
 
     recipients: tuple[str, ...] = ()
@@ -63,6 +66,7 @@ class BounceInfo:
     action: str | None = None
     status: str | None = None
     diagnostic: str | None = None
+    answered_ids: tuple[str, ...] = ()
 
     @property
     def permanent(self) -> bool:
@@ -366,23 +370,23 @@ def bounce_details(msg: Message) -> BounceInfo:
         if not recipients:
             recipients = [normalize_address(m) for m in _QMAIL_RECIPIENT.findall(body_text)]
 
-    original_id: str | None = None
-    if original is not None:
-        ids = message_ids(header_text(original, "Message-ID"))
-        original_id = ids[0] if ids else None
-    if original_id is None and dsn_ids:
-        original_id = dsn_ids[0]
-    if original_id is None:
-        found = _BODY_MESSAGE_ID.search(body_text)
-        original_id = found.group(1) if found else None
-    if original_id is None:
-        ids = message_ids(header_text(msg, "In-Reply-To"))
-        original_id = ids[0] if ids else None
+    carried = message_ids(header_text(original, "Message-ID")) if original is not None else []
+    in_text = [found.group(1) for found in _BODY_MESSAGE_ID.finditer(body_text)]
+    replied = message_ids(header_text(msg, "In-Reply-To"))
+    answered = [
+        *carried,
+        *dsn_ids,
+        *in_text,
+        *replied,
+        *message_ids(header_text(msg, "References")),
+    ]
+    original_id = next(iter(carried or dsn_ids or in_text[:1] or replied), None)
 
     return BounceInfo(
         recipients=tuple(dict.fromkeys(r for r in recipients if r)),
         delayed=tuple(dict.fromkeys(r for r in delayed if r and r not in recipients)),
         original_message_id=original_id,
+        answered_ids=tuple(dict.fromkeys(answered))[:20],
         action=action,
         status=status,
         diagnostic=diagnostic,

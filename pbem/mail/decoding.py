@@ -29,6 +29,7 @@ __all__ = [
     "html_to_text",
     "normalize_newlines",
     "part_text",
+    "printable",
     "raw_header",
     "raw_headers",
     "unflow",
@@ -249,6 +250,16 @@ def normalize_newlines(text: str) -> str:
     symbol such as ♥️ is written."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
     return _CONTROL.sub("", _INVISIBLE.sub("", text))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (but tab and newline) and with any lone
+    surrogate (left by ``surrogateescape`` decoding) replaced by U+FFFD: what may be
+    stored, echoed in a reply or encoded as UTF-8."""
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
 
 
 def unflow(text: str, delsp: bool = False) -> str:

@@ -16,12 +16,19 @@ from datetime import datetime
 from email.message import Message
 from email.utils import parsedate_to_datetime
 
-from pbem.mail.address import parse_addresses
+from pbem.mail.address import from_mailbox, parse_addresses
 from pbem.mail.autoreply import AutoKind, BounceInfo, bounce_details, classify, message_ids
-from pbem.mail.decoding import RAW_POLICY, header_text, html_to_text, part_text, raw_headers
+from pbem.mail.decoding import (
+    RAW_POLICY,
+    header_text,
+    html_to_text,
+    part_text,
+    printable,
+    raw_headers,
+)
 from pbem.mail.quotes import strip_quoted
 
-__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message"]
+__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message", "reply_subject"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,7 @@ class IncomingMail:
     quoted history, attribution, signature and mobile footer removed. ``auto``
     names the machine that sent the message, if any, with ``auto_reason``;
     ``bounce`` is filled for bounces. ``problem`` is None for a readable message.
+    ``auth_results`` holds the raw Authentication-Results values, topmost first.
     """
 
     message_id: str | None
@@ -55,6 +63,7 @@ class IncomingMail:
     auto_reason: str = ""
     bounce: BounceInfo | None = None
     problem: str | None = None
+    auth_results: tuple[str, ...] = ()
 
 
 def _empty(problem: str) -> IncomingMail:
@@ -164,6 +173,20 @@ def clean_subject(subject: str, tag: str = "Cribbage") -> str:
         text = stripped
 
 
+# The state line our game mails carry after the tag ("Hand 3 — your turn: discard"): a
+# reply's subject keeps it, and its "Hand" would read as the command "hand".
+_OUR_STATE_SUBJECT = re.compile(r"^hand\s+\d+\b", re.I)
+
+
+def reply_subject(subject: str, tag: str = "Cribbage") -> str:
+    """What the writer of a reply may have put in its subject as a command: the subject
+    without prefixes and our tag (`clean_subject`), or "" when what is left is the state
+    line of our own mail. "Re: [Cribbage 12] discard 9d qs" → "discard 9d qs";
+    "Re: [Cribbage 12] Hand 1 — your turn: discard" → ""."""
+    cleaned = clean_subject(subject, tag)
+    return "" if _OUR_STATE_SUBJECT.match(cleaned) else cleaned
+
+
 def _date(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -206,32 +229,36 @@ def read_message(
 
 def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> IncomingMail:
     problems: list[str] = []
-    senders = parse_addresses(raw_headers(msg, "From"))
-    sender_name, sender = senders[0] if senders else ("", "")
-    if not sender:
-        problems.append("no sender address")
+    from_values = raw_headers(msg, "From")
+    # The sender is the one mailbox of the one From header, or nobody (see from_mailbox);
+    # telling machines apart looks at the first address, however it is written.
+    sender_name, sender, from_problem = from_mailbox(from_values)
+    if from_problem is not None:
+        problems.append(from_problem)
+    senders = parse_addresses(from_values)
+    first = senders[0][1] if senders else ""
     reply_to = _addresses(msg, "Reply-To")
     return_paths = _addresses(msg, "Return-Path")
 
     body = find_body(msg)
-    text = body[1] if body is not None else ""
+    text = printable(body[1]) if body is not None else ""
     if body is None or not text.strip():
         problems.append("no readable text body")
 
-    auto, reason = classify(msg, sender, set(our_addresses), loop_value)
+    auto, reason = classify(msg, sender or first, set(our_addresses), loop_value)
     bounce = bounce_details(msg) if auto is AutoKind.BOUNCE else None
     ids = message_ids(header_text(msg, "Message-ID"))
     return IncomingMail(
         message_id=ids[0] if ids else None,
         sender=sender,
-        sender_name=sender_name,
+        sender_name=printable(sender_name).replace("\n", " "),
         reply_to=reply_to[0] if reply_to else None,
         to=_addresses(msg, "To"),
         cc=_addresses(msg, "Cc"),
         delivered_to=_addresses(msg, "Delivered-To", "Envelope-To", "X-Envelope-To"),
         original_to=_addresses(msg, "X-Original-To"),
         return_path=return_paths[0] if return_paths else None,
-        subject=header_text(msg, "Subject") or "",
+        subject=printable(header_text(msg, "Subject") or "").replace("\n", " "),
         in_reply_to=tuple(message_ids(header_text(msg, "In-Reply-To"))),
         references=tuple(message_ids(header_text(msg, "References"))),
         date=_date(header_text(msg, "Date")),
@@ -241,4 +268,5 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
         auto_reason=reason,
         bounce=bounce,
         problem="; ".join(problems) or None,
+        auth_results=tuple(raw_headers(msg, "Authentication-Results")),
     )

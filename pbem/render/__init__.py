@@ -18,11 +18,13 @@ the same ``since`` as ``MailContext.since_event``: ``view.events`` are the
 moves the mail reports as "since your last mail".
 """
 
+from pbem.render.board import named_board
 from pbem.render.context import MailContext, Notice, RenderedMail
 from pbem.render.games import GameLine, render_help_games, render_which_game
 from pbem.render.mail import (
     TEMPLATES,
     WIDTH,
+    render_board_text,
     render_error,
     render_help,
     render_history,
@@ -40,7 +42,9 @@ __all__ = [
     "Notice",
     "RenderedMail",
     "clean_name",
+    "named_board",
     "peg_words",
+    "render_board_text",
     "render_error",
     "render_help",
     "render_help_games",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -91,14 +92,36 @@ def build_board(view: PlayerView, people: People) -> Board:
             )
         )
     lines.sort(key=lambda line: not line.mine)
+    return _board(view.target, lines)
+
+
+def named_board(view: PlayerView, names: Sequence[str]) -> Board:
+    """The board as an onlooker sees it: each side labelled with its players' names
+    (``names`` by seat), the side ahead first (the winner, once the game is over)."""
+    lines = [
+        ScoreLine(
+            label=clean_name(" & ".join(names[seat] for seat in s.seats), 18),
+            color=color,
+            mine=False,
+            front=s.front,
+            back=s.back,
+            to_go=max(view.target - s.front, 0),
+        )
+        for s, color in zip(view.scores, SIDE_COLORS, strict=False)
+    ]
+    lines.sort(key=lambda line: -line.front)
+    return _board(view.target, lines)
+
+
+def _board(target: int, lines: list[ScoreLine]) -> Board:
     rows: list[BoardRow] = []
-    for first in range(1, view.target, ROW):
-        last = min(first + ROW - 1, view.target - 1)
+    for first in range(1, target, ROW):
+        last = min(first + ROW - 1, target - 1)
         tracks = tuple(
             Track(line.label, line.color, _track(first, last, line.front, line.back))
             for line in lines
         )
         rows.append(BoardRow(first, last, tracks))
     width = max(len(line.label) for line in lines)
-    home = tuple(line for line in lines if line.front >= view.target)
-    return Board(view.target, tuple(lines), tuple(rows), width, home)
+    home = tuple(line for line in lines if line.front >= target)
+    return Board(target, tuple(lines), tuple(rows), width, home)

@@ -15,6 +15,7 @@ from jinja2.runtime import Macro
 from markupsafe import Markup, escape
 
 from engine import Card, Event, PlayerView, Suit
+from pbem.render.board import Board
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.page import (
     Page,
@@ -26,7 +27,22 @@ from pbem.render.page import (
 )
 from pbem.render.words import Part, People, Phrase, clean_name, phrase, plain
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+def _templates_folder() -> Path:
+    """Where the Jinja2 templates are.
+
+    An installed wheel has its own copy, ``pbem/templates`` (setup.py copies the top-level
+    folder into the build); a checkout or an editable install reads the top-level
+    ``templates/`` beside the package.
+    """
+    package = Path(__file__).resolve().parents[1]
+    shipped = package / "templates"
+    if shipped.is_dir():
+        return shipped
+    return package.parent / "templates"
+
+
+TEMPLATES = _templates_folder()
 WIDTH = 78
 RED = "#c62828"
 
@@ -158,6 +174,12 @@ _BLANKS = re.compile(r"\n{3,}")
 
 
 # -- the public functions ---------------------------------------------------------------
+
+
+def render_board_text(board: Board, templates: Path | None = None) -> str:
+    """The peg board and the scores in plain text, exactly as a mail's text part draws them."""
+    env = _environment(str(templates or TEMPLATES))
+    return str(env.get_template("_text.txt").module.board(board)).strip("\n") + "\n"  # type: ignore[attr-defined]
 
 
 def render_turn(view: PlayerView, ctx: MailContext, templates: Path | None = None) -> RenderedMail:

@@ -9,10 +9,12 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import bindparam
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, func, select
 
 from pbem.store._sql import dialect_name, insert_for, is_postgresql, update_row
 from pbem.store.models import Inbound, InboundStatus
+from pbem.store.text import LINE_MAX, REASON_MAX, SENDER_MAX, db_key, db_text
 
 _TABLE = Inbound.__table__  # type: ignore[attr-defined]
 
@@ -22,12 +24,13 @@ _FINAL_STATUSES = frozenset(
 
 
 def message_key(raw: bytes, message_id: str | None = None) -> str:
-    """The deduplication key of a message: its Message-ID (trimmed), or, when it has none,
-    ``sha256:<hex>`` of the raw bytes."""
+    """The deduplication key of a message: its Message-ID (trimmed; hashed when it is long
+    or holds what a column cannot, see `db_key`), or, when it has none, ``sha256:<hex>`` of
+    the raw bytes."""
     if message_id is not None:
         trimmed = " ".join(message_id.split())
         if trimmed and trimmed != "<>":
-            return trimmed
+            return db_key(trimmed)
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
@@ -84,9 +87,35 @@ def insert_inbound_many(
 ) -> list[tuple[int, bool]]:
     """`insert_inbound` for several messages ``(raw, source, key, sender, subject)`` in one
     INSERT (and one SELECT for those already stored): (id, created) for each, in order. A
-    key given twice is stored once; its second message gets (that id, False)."""
+    key given twice is stored once; its second message gets (that id, False).
+
+    Text columns are made storable (`db_text`). Should the INSERT fail all the same, the
+    messages are stored one by one, and one that still cannot be stored is quarantined:
+    kept raw with status 'failed' and the database's reason, for the admin (`pbem inbox
+    list`), so no message holds back the others of its fetch.
+    """
     if not messages:
         return []
+    try:
+        with session.begin_nested():
+            return _insert_many(session, messages, now)
+    except DBAPIError:
+        pass
+    out: list[tuple[int, bool]] = []
+    for message in messages:
+        try:
+            with session.begin_nested():
+                out.extend(_insert_many(session, [message], now))
+        except DBAPIError as exc:
+            out.append(_quarantine(session, message[0], message[1], exc, now))
+    return out
+
+
+def _insert_many(
+    session: Session,
+    messages: Sequence[tuple[bytes, str, str, str | None, str | None]],
+    now: datetime,
+) -> list[tuple[int, bool]]:
     firsts: dict[str, dict[str, Any]] = {}
     for raw, source, key, sender, subject in messages:
         if key not in firsts:
@@ -115,6 +144,26 @@ def insert_inbound_many(
     return out
 
 
+def _quarantine(
+    session: Session, raw: bytes, source: str, error: Exception, now: datetime
+) -> tuple[int, bool]:
+    """Store a message that could not be stored normally: raw, keyed by its SHA-256, with
+    status 'failed' and why. (id, created) as `insert_inbound_many` returns them."""
+    key = message_key(raw)
+    reason = f"quarantined: could not be stored as received ({type(error).__name__}: {error})"
+    params = _new_row(raw, source, key, None, None, now)
+    params.update(
+        status=InboundStatus.FAILED.value,
+        reason=db_text(reason, REASON_MAX, multiline=True),
+        processed_at=now,
+    )
+    connection = session.connection()
+    inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
+    if inserted is not None:
+        return int(inserted), True
+    return int(connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()), False
+
+
 @cache
 def _insert_new_many(dialect: str) -> Any:
     return (
@@ -139,8 +188,8 @@ def _new_row(
         "source": source,
         "received_at": now,
         "status": InboundStatus.PENDING.value,
-        "sender": sender,
-        "subject": subject,
+        "sender": db_text(sender, SENDER_MAX),
+        "subject": db_text(subject, LINE_MAX),
         "attempts": 0,
     }
 
@@ -299,10 +348,10 @@ def mark_inbound(
         raise ValueError(f"unknown inbound status {status!r}") from None
     values: dict[str, Any] = {
         "status": new_status.value,
-        "reason": reason,
+        "reason": db_text(reason, REASON_MAX, multiline=True),
         "game_id": inbound.game_id if game_id is None else game_id,
-        "sender": inbound.sender if sender is None else sender,
-        "subject": inbound.subject if subject is None else subject,
+        "sender": inbound.sender if sender is None else db_text(sender, SENDER_MAX),
+        "subject": inbound.subject if subject is None else db_text(subject, LINE_MAX),
         "attempts": inbound.attempts + 1,
         "processed_at": now if new_status in _FINAL_STATUSES else None,
     }

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Update, insert, text, update
+from sqlalchemy import Connection, Update, bindparam, insert, text, update
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, upsert
@@ -386,3 +386,19 @@ def list_outbox(
     if limit is not None:
         statement = statement.limit(limit)
     return list(session.exec(statement))
+
+
+def sent_recipients(session: Session, message_ids: Sequence[str]) -> set[str]:
+    """The recipients of the outbox rows with any of these Message-IDs (with or without
+    angle brackets): whom mail that a bounce answers went to."""
+    if not message_ids:
+        return set()
+    ids = sorted({f"<{i.strip().strip('<>')}>" for i in message_ids} | set(message_ids))
+    rows = session.connection().execute(_RECIPIENTS_BY_IDS, {"ids": ids})
+    return {str(recipient).lower() for (recipient,) in rows}
+
+
+_OUTBOX = Outbox.__table__  # type: ignore[attr-defined]
+_RECIPIENTS_BY_IDS = select(_OUTBOX.c.recipient).where(
+    _OUTBOX.c.message_id.in_(bindparam("ids", expanding=True))
+)

@@ -9,6 +9,7 @@ from sqlmodel import Session, select
 
 from pbem.store._sql import upsert
 from pbem.store.models import Player
+from pbem.store.text import NAME_MAX, REASON_MAX, db_text
 
 
 def normalize_email(email: str) -> str:
@@ -45,6 +46,7 @@ def get_or_create_player(
     against a concurrent creation of the same address.
     """
     normalized = normalize_email(email)
+    display_name = db_text(display_name, NAME_MAX)
     statement = (
         upsert(session, Player)
         .values(email=normalized, display_name=display_name, created_at=now, bounce_count=0)
@@ -68,7 +70,7 @@ def record_bounce(session: Session, email: str, reason: str, *, now: datetime) -
         return None
     player.bounce_count += 1
     player.last_bounce_at = now
-    player.last_bounce_reason = reason
+    player.last_bounce_reason = db_text(reason, REASON_MAX, multiline=True)
     session.add(player)
     session.flush()
     return player

@@ -159,6 +159,32 @@ def test_no_token_at_all(harness: Harness) -> None:
     assert len(h.log(other)) == 1 and len(h.log(game)) == 1
 
 
+def test_a_plain_mail_passes_the_same_from_checks(harness: Harness) -> None:
+    """With a trusted provider set, a plain-address mail whose From it does not vouch for
+    moves nothing and is not answered, as a reply with a token would be."""
+    h = harness
+    h.restart()
+    trusted = "mx.pbem.test"
+    h.daemon.service.settings = h.settings.model_copy(update={"trusted_authserv_id": trusted})
+    game, _ = setup_two_games(h)
+    move = discard_words(h, game, 0)
+    before = h.counts(EVERYONE)
+    forged = b"Authentication-Results: mx.pbem.test; dmarc=fail\r\n" + plain_mail(
+        A, SERVICE_ADDRESS, move
+    )
+    h.deliver(forged)
+    row = h.last_inbound()
+    assert row.status == "rejected" and "DMARC" in (row.reason or ""), row.reason
+    assert h.log(game) == []
+    assert_only(h, before)
+    vouched = b"Authentication-Results: mx.pbem.test; dmarc=pass\r\n" + plain_mail(
+        A, SERVICE_ADDRESS, move
+    )
+    h.deliver(vouched)
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(game)) == 1
+
+
 def test_which_game_lists_the_players_games_with_their_own_reply_addresses(
     harness: Harness,
 ) -> None:

@@ -39,8 +39,8 @@ def test_the_demo_plays_a_game_by_email_and_the_replay_verifies(tmp_path: Path) 
     done = pbem("demo", "--to", "61", "--quiet", "--dir", str(demo_dir), data_dir=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert "final board" in done.stdout
-    assert re.search(r"(Alice|Bob) won \d+–\d+", done.stdout), done.stdout
+    assert "Final board" in done.stdout
+    assert re.search(r"(Alice|Bob) \d+ — (Alice|Bob) \d+ \((Alice|Bob) wins\)", done.stdout)
     match = re.search(r"replay it:\s+pbem (--data-dir \S+ game replay (\d+) --verify)", done.stdout)
     assert match, done.stdout
     replay = pbem(*match.group(1).split(), data_dir=tmp_path)

@@ -1,0 +1,85 @@
+"""A move written in the subject of a reply, as the README promises: "Re: [Cribbage 12]
+discard 9d qs" with an empty body, a body of only the quoted original, or only a
+signature, applies the move; the state line of our own subject is never read as one."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem.mail.reading import reply_subject
+from tests.e2e.helpers import ALICE, BOB, STYLES, Harness, reply
+
+A = ALICE[0]
+
+
+@pytest.mark.parametrize(
+    ("subject", "command"),
+    [
+        ("Re: [Cribbage 12] discard 9d qs", "discard 9d qs"),
+        ("RE: AW: [Cribbage 12] Re: play 7c", "play 7c"),
+        ("Re: [Cribbage 12] Hand 1 — your turn: discard", ""),
+        ("Re: [Cribbage 12] hand 3 — waiting for Bob", ""),
+        ("Re: [Cribbage 12] hand", "hand"),
+        ("Re: [Cribbage 12] Game over — Alice wins", "Game over — Alice wins"),
+        ("discard 5h jd", "discard 5h jd"),
+    ],
+)
+def test_reply_subject(subject: str, command: str) -> None:
+    assert reply_subject(subject) == command
+
+
+def _discard(h: Harness, game: int) -> str:
+    cards = sorted(h.game(game).holding(0))[:2]
+    return "discard " + " ".join(c.ascii for c in cards)
+
+
+def _empty_body(raw: bytes) -> bytes:
+    """``raw`` with its body gone: a plain-text message of no text at all."""
+    head = raw.partition(b"\n\n")[0]
+    keep = [
+        line
+        for line in head.split(b"\n")
+        if not line.lower().startswith((b"content-", b"mime-version", b" ", b"\t"))
+    ]
+    return b"\n".join(keep) + b"\nContent-Type: text/plain; charset=utf-8\n\n"
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_move_in_the_subject_with_only_the_quoted_original(harness: Harness, style: str) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject")
+    move = _discard(h, game)
+    subject = f"Re: [Cribbage {game}] {move}"
+    h.deliver(reply(h.latest(A), A, "Alice", "", style=style, subject=subject))
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert len(h.log(game)) == 1 and h.log(game)[0][1] == 0
+
+
+@pytest.mark.parametrize(
+    "body", ["", "-- \nAlice Liddell\nhttps://alice.example.com", "\n\nSent from my iPhone"]
+)
+def test_a_move_in_the_subject_with_an_empty_or_signature_body(harness: Harness, body: str) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject-sig")
+    move = _discard(h, game)
+    subject = f"Re: [Cribbage {game}] {move}"
+    raw = reply(h.latest(A), A, "Alice", body, style="thunderbird", subject=subject)
+    if not body:
+        raw = _empty_body(raw)
+    h.deliver(raw)
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert "applied: " + move.lower() in (row.reason or "")
+
+
+def test_our_own_subject_is_not_a_command(harness: Harness) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject-ours")
+    original = h.latest(A)
+    assert "Hand 1" in str(original["Subject"])
+    before = h.count(A)
+    h.deliver(reply(original, A, "Alice", ""))  # "Re: [Cribbage 1] Hand 1 — your turn: …"
+    row = h.last_inbound()
+    assert row.status == "rejected" and row.reason == "no command found"
+    assert h.log(game) == [] and h.count(A) == before + 1

@@ -507,9 +507,10 @@ class Service:
 
         A mail carrying no token at all (written to the plain service address) from a
         player with exactly one game in progress is that game's: its table is returned, to
-        be checked and applied as if it carried the seat's token. Otherwise the player is
-        answered with their games and their own reply address for each — with the command
-        language when they asked for ``help`` — and the outcome is returned.
+        be checked and applied as if it carried the seat's token — unless it only asks
+        for ``help``. Otherwise the player is answered with their games and their own
+        reply address for each — with the command language when they asked for ``help`` —
+        and the outcome is returned.
         """
         assert row.id is not None and player.id is not None
         named_a_token = bool(find_tokens(mail, self.settings.local_part, self.settings.domain))
@@ -518,7 +519,10 @@ class Service:
             for g in games_for_player(session, player.id)
             if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
         ]
-        if len(games) == 1 and not named_a_token:
+        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
+        verbs = {c.verb for c in parsed.commands}
+        help_only = "help" in verbs and not verbs & set(GAME_VERBS)
+        if len(games) == 1 and not named_a_token and not help_only:
             token = next(
                 s.seat.token
                 for s in self._seats(session, games[0].id or 0)
@@ -529,8 +533,7 @@ class Service:
                 game_row, seated, seat = found
                 return game_row, [_Seated(s, p) for s, p in seated], seat
         lines = [self._game_line(session, g, player) for g in games]
-        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
-        if any(c.verb == "help" for c in parsed.commands):
+        if "help" in verbs:
             self._answer(
                 session, player, row.id, "help", render_help_games(lines), now, mail.message_id
             )

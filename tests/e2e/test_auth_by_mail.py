@@ -246,17 +246,24 @@ def test_help_from_a_player_with_no_game_in_progress(harness: Harness) -> None:
     assert "Which game?" in str(h.latest(A)["Subject"])
 
 
-def test_help_from_a_player_with_one_game_is_that_games_help(harness: Harness) -> None:
+def test_help_from_a_player_with_one_game_lists_it(harness: Harness) -> None:
     h = harness
     game, _ = setup_two_games(h)
     before = h.counts(EVERYONE)
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "help"))
     row = h.last_inbound()
-    assert row.status == "applied" and row.game_id == game
+    assert row.status == "applied" and row.reason == "sent: help (no game named)"
     assert_only(h, before, alice=1)
-    helped = h.latest(A)
-    assert f"[Cribbage {game}]" in str(helped["Subject"])
-    assert str(helped["Reply-To"]).endswith(f"cribbage+{h.token(game, 0)}@{DOMAIN}>")
+    text = flat(text_of(h.latest(A)))
+    own = f"cribbage+{h.token(game, 0)}@{DOMAIN}"
+    assert "You have one game in progress." in text
+    assert f"Game {game}, you v Bob: your turn (hand 1). Reply to: {own}" in text
+    assert "discard 5h jd" in text
+    # "hand" (a question about the game) is that game's, like a move.
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "hand"))
+    row = h.last_inbound()
+    assert (row.status, row.game_id) == ("applied", game)
+    assert str(h.latest(A)["Reply-To"]).endswith(f"{own}>")
 
 
 def test_error_replies_are_throttled_per_address(harness: Harness) -> None:

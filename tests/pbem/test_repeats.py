@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from engine import DISCARD, PEGGING, Discard, Game, Go, Play, new_game
+from engine import DISCARD, PEGGING, Claim, Discard, Game, Go, Play, new_game
 from engine import players as computer
 from pbem.commands import Command, parse_line
 from pbem.repeats import already_done
@@ -189,3 +189,20 @@ def test_only_the_last_two_hands_count() -> None:
     assert already_done(game, 0, cmd(f"discard {words}"), never_auto) is not None
     game.apply(computer.choose_action(game, 0, rng))
     assert already_done(game, 0, cmd(f"discard {words}"), never_auto) is None
+
+
+def test_a_count_sent_again_in_a_muggins_game() -> None:
+    game = new_game(2, seed="repeats-muggins", target=61, muggins=True)
+
+    def claimed_and_waiting(g: Game) -> bool:
+        last = g.actions[-1] if g.actions else None
+        return isinstance(last, Claim) and last.seat not in g.to_act()
+
+    play_forward(game, claimed_and_waiting)
+    claim = game.actions[-1]
+    assert isinstance(claim, Claim)
+    told = already_done(game, claim.seat, cmd(f"count {claim.points}"), never_auto)
+    assert told == f"already done: you counted {claim.points}."
+    # Another number is a new claim, refused for its own reason.
+    other = cmd(f"count {claim.points + 1}")
+    assert already_done(game, claim.seat, other, never_auto) is None

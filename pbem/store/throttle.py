@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timedelta
 
-from sqlmodel import Session, col, delete
+from sqlmodel import Session, col
 
 from pbem.store._sql import upsert
 from pbem.store.models import ErrorThrottle
@@ -34,19 +34,13 @@ def error_throttle_allows(
     True if no reply of that kind with that same content went out within `window` before
     `now`; the reply is then recorded as sent at `now`, in the same atomic statement, so
     concurrent callers cannot both be allowed. The address is compared case-insensitively.
-    Records of the address older than `window` are dropped, so distinct contents do not
-    pile up.
+    Each distinct content keeps its own small record (a few per player who writes to the
+    plain address; nothing deletes them here, where a delete could deadlock with another
+    worker's insert).
     """
     normalized = address.strip().lower()
     if content is not None:
         kind = f"{kind}:{hashlib.sha256(content.encode()).hexdigest()[:16]}"
-        session.exec(
-            delete(ErrorThrottle).where(
-                col(ErrorThrottle.address) == normalized,
-                col(ErrorThrottle.kind) != kind,
-                col(ErrorThrottle.last_sent_at) <= now - window,
-            )
-        )
     statement = (
         upsert(session, ErrorThrottle)
         .values(address=normalized, kind=kind, last_sent_at=now)

@@ -208,9 +208,7 @@ def test_discard_with_a_reads_aces_or_articles_by_the_number_of_cards() -> None:
     king = next(c for c in game.holding(seat) if c.rank == 13)
     # Two players lay away two cards: "a k" is the ace and the king.
     assert to_action(game, seat, _parsed("discard a k")) == Discard(seat, (ace, king))
-    assert to_action(game, seat, _parsed("throw an ace and a king")) == Discard(
-        seat, (ace, king)
-    )
+    assert to_action(game, seat, _parsed("throw an ace and a king")) == Discard(seat, (ace, king))
     three, seat3 = _holding_ranks({13: 1}, players=3)
     king3 = next(c for c in three.holding(seat3) if c.rank == 13)
     # Three players lay away one: in "a k" the "a" is an article.

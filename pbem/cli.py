@@ -335,31 +335,44 @@ def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
     svc = service()
     n = _guard(svc.resend, game_id)
-    out.print(f"{n} emails queued")
+    with Session(svc.db) as session:
+        status = _guard(svc.get_game, session, game_id).status
+    if status == "finished":
+        out.print(f"game {game_id} is over: {n} emails queued with the result, no moves offered")
+    elif status == "aborted":
+        out.print(f"game {game_id} was aborted: {n} emails queued saying so, no moves offered")
+    else:
+        out.print(f"{n} emails queued")
 
 
-def _set_status(game_id: int, status: str) -> None:
+Reason = Annotated[
+    str | None,
+    typer.Option("--reason", help="Why, told to every player (a default one if not given)."),
+]
+
+
+def _set_status(game_id: int, status: str, reason: str | None) -> None:
     svc = service()
-    _guard(svc.set_status, game_id, status)
-    out.print(f"game {game_id} is now {status}")
+    game_row = _guard(svc.set_status, game_id, status, reason)
+    out.print(f"game {game_id} is now {status}; every player was told: {game_row.status_reason}")
 
 
 @game_app.command("pause")
-def game_pause(game_id: int) -> None:
+def game_pause(game_id: int, reason: Reason = None) -> None:
     """Pause a game: moves are refused and the clocks stop."""
-    _set_status(game_id, "paused")
+    _set_status(game_id, "paused", reason)
 
 
 @game_app.command("resume")
-def game_resume(game_id: int) -> None:
+def game_resume(game_id: int, reason: Reason = None) -> None:
     """Resume a paused game."""
-    _set_status(game_id, "active")
+    _set_status(game_id, "active", reason)
 
 
 @game_app.command("abort")
-def game_abort(game_id: int) -> None:
+def game_abort(game_id: int, reason: Reason = None) -> None:
     """Abort a game for good."""
-    _set_status(game_id, "aborted")
+    _set_status(game_id, "aborted", reason)
 
 
 @game_app.command("replay")

@@ -4,7 +4,8 @@ One command per line (``;`` also separates commands; the subject may carry one).
 Case does not matter, punctuation around words is ignored::
 
     discard 5h jd      (also: crib, throw, lay away, toss)
-    play 7c            (also: p 7c, or a bare card: 7c; "play 7" when only one 7 is held)
+    play 7c            (also: p 7c, or a bare card: 7c; "play 7" or "play a" (an ace)
+                        when only one card of that rank is held, else it asks which)
     go
     count 12           (muggins games: claim the count of your hand or crib)
     muggins | accept   (muggins games: take points the last claim missed, or let it stand)
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 
 from engine import (
     DISCARD,
-    PEGGING,
     Accept,
     Action,
     Claim,
@@ -78,7 +78,29 @@ _ALIASES = {
     "?": "help",
     "commands": "help",
 }
-_FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "a"}
+_FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
+# "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
+# an ace when it is the only card word ("play a"), and read by `to_action` as an article
+# when there are more card words than the move takes ("I play a 5", "throw a 5 and a k").
+_ARTICLE = "a"
+# Ranks in words ("play the king", "an ace"), read by `to_action`.
+_RANK_NAMES = {
+    "ace": "a",
+    "deuce": "2",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "jack": "j",
+    "knave": "j",
+    "queen": "q",
+    "king": "k",
+}
 _LEADING = {"i", "ll", "i’ll", "ill", "will", "let", "s", "let’s", "lets", "then"}
 _TOKEN_RE = re.compile(r"[^\s,;:.!()\[\]\"']+")
 _MAX_LINES = 40
@@ -123,7 +145,7 @@ def parse_line(line: str) -> Command | None:
         words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
     verb = _ALIASES.get(head)
-    rest = [w for w in words[1:] if w not in _FILLER]
+    rest = _arguments(words[1:])
     if verb is None:
         # A bare card or cards: "7c", "5h jd", "♥5".
         if all(_is_card_word(w) for w in words) and len(words) <= 2:
@@ -136,6 +158,35 @@ def parse_line(line: str) -> Command | None:
         return Command(verb, (), line.strip())
     return Command(verb, tuple(rest), line.strip())
 
+
+def _arguments(words: list[str]) -> list[str]:
+    """The words after a verb without the fillers; "a" goes only before "card(s)"."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if word in _FILLER or (word == _ARTICLE and following in ("card", "cards")):
+            continue
+        out.append(word)
+    return out
+
+
+def _card_words(args: tuple[str, ...], need: int) -> tuple[str, ...]:
+    """The words naming cards, when a move takes ``need`` cards: with more words than
+    that, an "a" before another word is an article ("play a 5"), not an ace; ranks
+    in words become the letters `parse_rank` reads ("king" → "k")."""
+    if len(args) > need:
+        args = tuple(w for i, w in enumerate(args) if w != _ARTICLE or i == len(args) - 1)
+    return tuple(_RANK_NAMES.get(w, w) for w in args)
+
+
+def card_words(game: Game, command: Command) -> tuple[str, ...]:
+    """The words of a ``play`` or ``discard`` command that name cards, as `to_action`
+    reads them (articles dropped, ranks in words as rank letters)."""
+    need = 1 if command.verb == "play" else game.settings.discard_count
+    return _card_words(command.args, need)
+
+
+_RANK_LABELS = {1: "ace", 10: "ten", 11: "jack", 12: "queen", 13: "king"}
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)
 
@@ -168,17 +219,22 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
     if verb == "cards":
         verb = "discard" if game.phase == DISCARD else "play"
     if verb == "discard":
+        args = _card_words(args, game.settings.discard_count)
         if not args:
             raise InvalidSyntaxError("discard which cards? e.g. 'discard 5h jd'")
         cards = tuple(game.resolve_card(seat, a) for a in args)
         return Discard(seat, cards)
     if verb == "play":
+        args = _card_words(args, 1)
         if len(args) != 1:
-            if game.phase == PEGGING and not args:
+            if not args:
                 raise InvalidSyntaxError("play which card? e.g. 'play 7c'")
             raise InvalidSyntaxError(f"play one card at a time, not {' '.join(args)!r}")
-        if parse_rank(args[0]) is None:
+        rank = parse_rank(args[0])
+        if rank is None:
             parse_card(args[0])  # raises a clear InvalidSyntaxError for junk
+        elif all(c.rank != rank for c in game.holding(seat)):
+            raise IllegalActionError(f"you hold no {_RANK_LABELS.get(rank, str(rank))}")
         return Play(seat, game.resolve_card(seat, args[0]))
     if verb == "go":
         return Go(seat)

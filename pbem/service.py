@@ -54,16 +54,21 @@ from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, message_id, new_token, reply_address
 from pbem.render import (
+    GameLine,
     MailContext,
     Notice,
     RenderedMail,
     render_error,
     render_help,
+    render_help_games,
     render_history,
     render_reminder,
     render_turn,
+    render_which_game,
 )
+from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.repeats import already_done
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
 from pbem.store.db import session_scope
@@ -71,6 +76,7 @@ from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.games import (
     append_actions,
     create_game,
+    games_for_player,
     load_actions,
     seat_players,
     table_by_token,
@@ -85,7 +91,13 @@ from pbem.store.inbound import (
     mark_inbound,
     message_key,
 )
-from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails, sent_recipients
+from pbem.store.outbox import (
+    cancel_game_mail,
+    enqueue_outbox,
+    outbox_row,
+    queue_mails,
+    sent_recipients,
+)
 from pbem.store.players import get_or_create_player, get_player_by_email, record_bounce
 from pbem.store.throttle import error_throttle_allows
 
@@ -117,6 +129,14 @@ class Outcome:
 ALREADY_PROCESSED = Outcome("ignored", "already processed")
 """What :meth:`Service.process` returns for a message it did not touch: another worker's
 transaction holds it, or it is no longer pending."""
+
+DEFAULT_REASONS = {
+    "paused": "the game is on hold for a while",
+    "active": "the game can go on",
+    "aborted": "the game will not be finished",
+}
+"""What the players are told when the admin pauses, resumes or aborts a game without
+saying why."""
 
 
 @dataclass
@@ -402,6 +422,7 @@ class Service:
         if table is None:
             player = get_player_by_email(session, sender)
             if player is None:
+                # No backscatter: whatever it asks (help included), nobody is answered.
                 return self._finish(
                     session,
                     row,
@@ -409,24 +430,10 @@ class Service:
                     "unknown sender and no game token: no reply",
                     sender=sender,
                 )
-            self._error_reply(
-                session,
-                player,
-                row.id,
-                "no-game",
-                "Which game?",
-                [
-                    Notice(
-                        "refused",
-                        "",
-                        "This mail did not reply to a game email, so I could "
-                        "not tell which game it is for. Reply to the latest email of your game.",
-                    )
-                ],
-                now,
-                answering=mail.message_id,
-            )
-            return self._finish(session, row, "rejected", "no valid game token", sender=sender)
+            table_or_outcome = self._without_token(session, row, mail, player, now)
+            if isinstance(table_or_outcome, Outcome):
+                return table_or_outcome
+            table = table_or_outcome
         game_row, seats, seat = table
         seat_email = seats[seat].player.email
         if seat_email != sender and without_tag(seat_email) == without_tag(sender):
@@ -486,6 +493,75 @@ class Service:
         parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         return self._apply_commands(
             session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
+        )
+
+    def _without_token(
+        self,
+        session: Session,
+        row: m.Inbound,
+        mail: IncomingMail,
+        player: m.Player,
+        now: datetime,
+    ) -> tuple[m.Game, list[_Seated], int] | Outcome:
+        """A known player's mail that named no game of theirs.
+
+        A mail carrying no token at all (written to the plain service address) from a
+        player with exactly one game in progress is that game's: its table is returned, to
+        be checked and applied as if it carried the seat's token — unless it only asks
+        for ``help``. Otherwise the player is answered with their games and their own
+        reply address for each — with the command language when they asked for ``help`` —
+        and the outcome is returned.
+        """
+        assert row.id is not None and player.id is not None
+        named_a_token = bool(find_tokens(mail, self.settings.local_part, self.settings.domain))
+        games = [
+            g
+            for g in games_for_player(session, player.id)
+            if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
+        ]
+        parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
+        verbs = {c.verb for c in parsed.commands}
+        help_only = "help" in verbs and not verbs & set(GAME_VERBS)
+        if len(games) == 1 and not named_a_token and not help_only:
+            token = next(
+                s.seat.token
+                for s in self._seats(session, games[0].id or 0)
+                if s.player.id == player.id
+            )
+            found = table_by_token(session, token, wait=self._deferred is None)
+            if found is not None:
+                game_row, seated, seat = found
+                return game_row, [_Seated(s, p) for s, p in seated], seat
+        lines = [self._game_line(session, g, player) for g in games]
+        if "help" in verbs:
+            self._answer(
+                session, player, row.id, "help", render_help_games(lines), now, mail.message_id
+            )
+            return self._finish(
+                session, row, "applied", "sent: help (no game named)", sender=player.email
+            )
+        which = render_which_game(lines)
+        self._answer(session, player, row.id, "no-game", which, now, mail.message_id)
+        return self._finish(session, row, "rejected", "no valid game token", sender=player.email)
+
+    def _game_line(self, session: Session, game_row: m.Game, player: m.Player) -> GameLine:
+        """A game in progress as ``player`` sees it from outside, with their reply address."""
+        assert game_row.id is not None
+        seats = self._seats(session, game_row.id)
+        mine = next(s for s in seats if s.player.id == player.id)
+        game = self.load_game(session, game_row)
+        if game_row.status == m.GameStatus.PAUSED.value:
+            turn = "paused by the admin"
+        elif mine.seat.seat in game.to_act():
+            turn = f"your turn (hand {game.hand_no})"
+        else:
+            waiting = [seats[s].name for s in game.to_act()]
+            turn = f"waiting for {' and '.join(waiting) or 'nobody'} (hand {game.hand_no})"
+        return GameLine(
+            game_id=game_row.id,
+            opponents=tuple(s.name for s in seats if s is not mine),
+            turn=turn,
+            reply_to=reply_address(self.settings.local_part, mine.seat.token, self.settings.domain),
         )
 
     def _record_bounces(
@@ -610,6 +686,8 @@ class Service:
             word = {"paused": "paused by the admin", "finished": "over", "aborted": "aborted"}.get(
                 game_row.status, game_row.status
             )
+            if game_row.status_reason and game_row.status != m.GameStatus.FINISHED.value:
+                word += f" ({game_row.status_reason})"
             notices.append(
                 Notice("refused", str(commands[0]), f"This game is {word}; no move was made.")
             )
@@ -642,6 +720,10 @@ class Service:
                 )
                 continue
             except (IllegalActionError, InvalidSyntaxError) as exc:
+                done = already_done(game, seat, cmd, self._logged_auto(session, game_row.id))
+                if done is not None:
+                    notices.append(Notice("already", str(cmd), done))
+                    continue
                 legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
                 notices.append(Notice("refused", str(cmd), _name_seats(str(exc), seats), legal))
                 continue
@@ -677,13 +759,24 @@ class Service:
                 game_id=game_row.id,
                 applied=tuple(applied),
             )
-        if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
-            if "hand" in wants or not set(wants) - {"hand"}:
+        already = [n for n in notices if n.status == "already"]
+        if (wants or already) and not any(n.status in ("refused", "ambiguous") for n in notices):
+            # Only questions, or moves already made: the player gets where the game stands.
+            if already or "hand" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
                 self._send_help(session, game_row, seats, seat, row.id, now)
+            if not wants:
+                return self._finish(
+                    session,
+                    row,
+                    "rejected",
+                    "already done: " + "; ".join(n.command for n in already),
+                    sender=sender,
+                    game_id=game_row.id,
+                )
             return self._finish(
                 session,
                 row,
@@ -699,6 +792,20 @@ class Service:
         return self._finish(
             session, row, "rejected", reason[:2000], sender=sender, game_id=game_row.id
         )
+
+    @staticmethod
+    def _logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
+        """Whether the logged action ``seq`` of the game was made for its player (None:
+        not written yet, as in a batch that holds its writes back)."""
+
+        def auto(seq: int) -> bool | None:
+            return session.exec(
+                select(m.ActionLog.auto).where(
+                    m.ActionLog.game_id == game_id, m.ActionLog.seq == seq
+                )
+            ).first()
+
+        return auto
 
     def _auto_moves(
         self, game: Game, game_row: m.Game
@@ -905,33 +1012,48 @@ class Service:
         return game_row
 
     def resend(self, game_id: int) -> int:
-        """Mail every player their current view again. Returns the number of mails queued."""
+        """Mail every player their current view again. Returns the number of mails queued.
+
+        A finished game's mail is its game-over mail (the result, no move offered); an
+        aborted game's says it was aborted, why, and the score it stopped at.
+        """
         now = self.clock()
         with session_scope(self.db) as session:
             game_row = self.get_game(session, game_id)
             game = self.load_game(session, game_row)
             seats = self._seats(session, game_id)
             tag = f"r{int(now.timestamp() * 1000)}"
+            aborted = game_row.status == m.GameStatus.ABORTED.value
             for seated in seats:
                 view = player_view(game, seated.seat.seat, len(game.events))
                 ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
+                if aborted:
+                    mail = render_aborted(view, ctx, game_row.status_reason)
+                else:
+                    mail = render_turn(view, ctx)
                 self._enqueue(
                     session,
                     game_row,
                     seated,
-                    render_turn(view, ctx),
-                    "status",
+                    mail,
+                    "aborted" if aborted else "status",
                     tag,
                     now,
-                    view_json=view.to_json(),
+                    view_json=None if aborted else view.to_json(),
                 )
             return len(seats)
 
-    def set_status(self, game_id: int, status: str) -> m.Game:
-        """Pause, resume or abort a game (the clocks stop while it is paused)."""
+    def set_status(self, game_id: int, status: str, reason: str | None = None) -> m.Game:
+        """Pause, resume or abort a game (the clocks stop while it is paused), and mail
+        every player what happened and why (``reason``, or a default one): a resumed
+        game's mail says whose turn it is; after an abort no mail offers a move again —
+        the game's mail not yet sent is cancelled and its clocks are cleared."""
         now = self.clock()
+        reason = " ".join((reason or "").split())[:300] or DEFAULT_REASONS[status]
         with session_scope(self.db) as session:
-            game_row = self.get_game(session, game_id)
+            game_row = session.get(m.Game, game_id, with_for_update=True)
+            if game_row is None:
+                raise ServiceError(f"no game {game_id}")
             current = game_row.status
             allowed = {
                 "paused": {"active"},
@@ -949,12 +1071,34 @@ class Service:
                 if game_row.deadline_at is not None:
                     game_row.deadline_at += gap
                 game_row.paused_at = None
+            elif status == "aborted":
+                game_row.next_reminder_at = game_row.deadline_at = None
+                cancel_game_mail(session, game_id, f"game {game_id} was aborted")
             game_row.status = status
+            game_row.status_reason = reason
             game_row.updated_at = now
             session.add(game_row)
             session.flush()
+            self._tell_status(session, game_row, status, reason, now)
+            session.flush()
             session.expunge(game_row)
             return game_row
+
+    def _tell_status(
+        self, session: Session, game_row: m.Game, status: str, reason: str, now: datetime
+    ) -> None:
+        """Mail every player that the game is now ``status``, and why."""
+        assert game_row.id is not None
+        game = self.load_game(session, game_row)
+        seats = self._seats(session, game_row.id)
+        kind = STATUS_WORDS[status]
+        tag = f"s{int(now.timestamp() * 1000)}"
+        for seated in seats:
+            view = player_view(game, seated.seat.seat, len(game.events))
+            ctx = self._context(game_row, seats, seated.seat.seat, [], len(game.events))
+            mail = render_status_change(view, ctx, status, reason)
+            attach = None if status == "aborted" else view.to_json()
+            self._enqueue(session, game_row, seated, mail, kind, tag, now, view_json=attach)
 
     def export(self, game_id: int) -> dict[str, Any]:
         with Session(self.db) as session:
@@ -1203,8 +1347,6 @@ class Service:
     ) -> None:
         """A reply to a known player whose mail named no game of theirs (throttled),
         threaded after that mail (its Message-ID: ``answering``)."""
-        if not error_throttle_allows(session, player.email, kind, now):
-            return
         ctx = MailContext(
             game_id=0,
             names=(display_name(player),),
@@ -1213,6 +1355,24 @@ class Service:
             notices=tuple(notices),
         )
         mail = render_error(ctx, None, title)
+        self._answer(session, player, inbound_id, kind, mail, now, answering)
+
+    def _answer(
+        self,
+        session: Session,
+        player: m.Player,
+        inbound_id: int,
+        kind: str,
+        mail: RenderedMail,
+        now: datetime,
+        answering: str | None,
+    ) -> None:
+        """Queue ``mail`` to ``player``, outside any game, threaded after the mail it
+        answers; repeated identical answers within the throttle window are not sent."""
+        if not error_throttle_allows(
+            session, player.email, kind, now, content=mail.subject + "\n" + mail.text
+        ):
+            return
         msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
         ref = reply_reference(answering)
         raw = compose(
@@ -1230,8 +1390,9 @@ class Service:
             loop_value=self.settings.loop_value,
             date=now,
         )
+        outbox_kind = "help" if kind == "help" else "error"
         enqueue_outbox(
-            session, msg_id, player.email, self.settings.address, "error", raw, None, now=now
+            session, msg_id, player.email, self.settings.address, outbox_kind, raw, None, now=now
         )
 
     def _enqueue(

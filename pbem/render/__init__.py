@@ -20,6 +20,7 @@ moves the mail reports as "since your last mail".
 
 from pbem.render.board import named_board
 from pbem.render.context import MailContext, Notice, RenderedMail
+from pbem.render.games import GameLine, render_help_games, render_which_game
 from pbem.render.mail import (
     TEMPLATES,
     WIDTH,
@@ -36,6 +37,7 @@ from pbem.render.words import clean_name
 __all__ = [
     "TEMPLATES",
     "WIDTH",
+    "GameLine",
     "MailContext",
     "Notice",
     "RenderedMail",
@@ -45,7 +47,9 @@ __all__ = [
     "render_board_text",
     "render_error",
     "render_help",
+    "render_help_games",
     "render_history",
     "render_reminder",
     "render_turn",
+    "render_which_game",
 ]

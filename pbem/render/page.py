@@ -28,6 +28,7 @@ NOTICE_LABELS = {
     "ignored": "ignored",
     "ambiguous": "unclear",
     "info": "note",
+    "already": "already",
 }
 
 

@@ -52,6 +52,7 @@ class OutboxStatus(StrEnum):
     SENDING = "sending"
     SENT = "sent"
     FAILED = "failed"
+    CANCELLED = "cancelled"  # never sent: its game was aborted before it went out
 
 
 class Player(SQLModel, table=True):
@@ -93,6 +94,8 @@ class Game(SQLModel, table=True):
     reminders_sent: int = 0
     deadline_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     paused_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Why the admin last paused, resumed or aborted the game (told to the players).
+    status_reason: str | None = Field(default=None, sa_type=Text)
 
 
 class Seat(SQLModel, table=True):

@@ -360,6 +360,22 @@ def retry_outbox(
     return result.rowcount
 
 
+def cancel_game_mail(session: Session, game_id: int, reason: str) -> int:
+    """Cancel a game's mail that is not on its way yet ('pending', or 'failed' and waiting
+    for a retry): it is never sent. Mail being sent ('sending') is left alone. Returns how
+    many rows were cancelled."""
+    statement = (
+        update(Outbox)
+        .where(
+            col(Outbox.game_id) == game_id,
+            col(Outbox.status).in_([OutboxStatus.PENDING.value, OutboxStatus.FAILED.value]),
+        )
+        .values(status=OutboxStatus.CANCELLED.value, last_error=f"cancelled: {reason}")
+    )
+    result = session.exec(statement.execution_options(synchronize_session=False))
+    return result.rowcount
+
+
 def list_outbox(
     session: Session, status: str | None = None, limit: int | None = None
 ) -> list[Outbox]:

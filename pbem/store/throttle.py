@@ -1,7 +1,14 @@
-"""Error-reply throttling: at most one error reply per address and kind per window."""
+"""Error-reply throttling: one reply of the same kind and content per address per window.
+
+Identical answers are throttled (a player writing the same wrong thing ten times gets one
+answer an hour), distinct ones are not: a player who got "Which game?" and then writes
+``help`` gets the help, and a "Which game?" listing a game that has moved on since is
+new too.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 
 from sqlmodel import Session, col
@@ -18,14 +25,22 @@ def error_throttle_allows(
     kind: str,
     now: datetime,
     window: timedelta = DEFAULT_WINDOW,
+    *,
+    content: str | None = None,
 ) -> bool:
-    """Whether an error reply of `kind` may go to `address` at `now`.
+    """Whether an error reply of `kind` (and `content`, when given) may go to `address` at
+    `now`.
 
-    True if none went out within `window` before `now`; the reply is then recorded as sent
-    at `now`, in the same atomic statement, so concurrent callers cannot both be allowed.
-    The address is compared case-insensitively.
+    True if no reply of that kind with that same content went out within `window` before
+    `now`; the reply is then recorded as sent at `now`, in the same atomic statement, so
+    concurrent callers cannot both be allowed. The address is compared case-insensitively.
+    Each distinct content keeps its own small record (a few per player who writes to the
+    plain address; nothing deletes them here, where a delete could deadlock with another
+    worker's insert).
     """
     normalized = address.strip().lower()
+    if content is not None:
+        kind = f"{kind}:{hashlib.sha256(content.encode()).hexdigest()[:16]}"
     statement = (
         upsert(session, ErrorThrottle)
         .values(address=normalized, kind=kind, last_sent_at=now)

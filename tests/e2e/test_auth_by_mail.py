@@ -134,33 +134,148 @@ def test_an_unknown_token(harness: Harness) -> None:
 
 def test_no_token_at_all(harness: Harness) -> None:
     h = harness
+    game, other = setup_two_games(h)
+
+    # An unknown sender gets nothing, whatever it asks (help included): no backscatter.
+    for body in ("play 7c\nwhat is this?", "help"):
+        before = h.counts(EVERYONE)
+        h.deliver(plain_mail(STRANGER, SERVICE_ADDRESS, body))
+        row = h.last_inbound()
+        assert row.status == "ignored" and "unknown sender" in (row.reason or "")
+        assert_only(h, before)
+
+    # A player with exactly one game in progress: the mail is that game's, as if it
+    # carried the seat's token.
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, discard_words(h, game, 0), subject="my move"))
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert row.game_id == game
+    assert len(h.log(game)) == 1 and h.log(other) == []
+    assert_only(h, before, alice=1, bob=1)
+    # Carol's plain mail goes to her own game, not Alice's.
+    h.deliver(plain_mail(C, SERVICE_ADDRESS, discard_words(h, other, 0)))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(other)) == 1 and len(h.log(game)) == 1
+
+
+def test_a_plain_mail_passes_the_same_from_checks(harness: Harness) -> None:
+    """With a trusted provider set, a plain-address mail whose From it does not vouch for
+    moves nothing and is not answered, as a reply with a token would be."""
+    h = harness
+    h.restart()
+    trusted = "mx.pbem.test"
+    h.daemon.service.settings = h.settings.model_copy(update={"trusted_authserv_id": trusted})
     game, _ = setup_two_games(h)
     move = discard_words(h, game, 0)
-
     before = h.counts(EVERYONE)
-    h.deliver(plain_mail(STRANGER, SERVICE_ADDRESS, "play 7c\nwhat is this?"))
+    forged = b"Authentication-Results: mx.pbem.test; dmarc=fail\r\n" + plain_mail(
+        A, SERVICE_ADDRESS, move
+    )
+    h.deliver(forged)
     row = h.last_inbound()
-    assert row.status == "ignored" and "unknown sender" in (row.reason or "")
+    assert row.status == "rejected" and "DMARC" in (row.reason or ""), row.reason
+    assert h.log(game) == []
     assert_only(h, before)
+    vouched = b"Authentication-Results: mx.pbem.test; dmarc=pass\r\n" + plain_mail(
+        A, SERVICE_ADDRESS, move
+    )
+    h.deliver(vouched)
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(game)) == 1
+
+
+def test_which_game_lists_the_players_games_with_their_own_reply_addresses(
+    harness: Harness,
+) -> None:
+    h = harness
+    first, _ = setup_two_games(h)
+    third = h.new_game((CAROL, ALICE), seed="auth-3")
+    h.deliver(reply(h.latest(A), A, "Alice", discard_words(h, third, 1)))  # Alice, game 3
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    h.deliver(reply(h.latest(B), B, "Bob", discard_words(h, first, 1)))  # Bob has moved
+    move = discard_words(h, first, 0)
 
     before = h.counts(EVERYONE)
     h.deliver(plain_mail(A, SERVICE_ADDRESS, move, subject="my move"))
     row = h.last_inbound()
     assert row.status == "rejected" and row.reason == "no valid game token"
     assert_only(h, before, alice=1)
-    assert "Reply to the latest email of your game" in flat(text_of(h.latest(A)))
-    assert h.log(game) == []
+    answer = h.latest(A)
+    assert str(answer["Subject"]) == "[Cribbage] Which game?"
+    text = flat(text_of(answer))
+    own_first = f"cribbage+{h.token(first, 0)}@{DOMAIN}"
+    own_third = f"cribbage+{h.token(third, 1)}@{DOMAIN}"
+    assert f"Game {first}, you v Bob: your turn (hand 1) Reply to: {own_first}" in text
+    assert f"Game {third}, you v Carol: waiting for Carol (hand 1) Reply to: {own_third}" in text
+    for seat_of_someone_else in (h.token(first, 1), h.token(third, 0)):
+        assert seat_of_someone_else not in text and seat_of_someone_else not in str(answer)
+    assert len(h.log(first)) == 1  # only Bob's move
+
+    # The follow-up "help" is answered at once (a different answer is not throttled), with
+    # the command language and the games.
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "help"))
+    row = h.last_inbound()
+    assert row.status == "applied" and row.reason == "sent: help (no game named)"
+    assert_only(h, before, alice=2)
+    helped = h.latest(A)
+    assert "How to play by mail" in str(helped["Subject"])
+    text = flat(text_of(helped))
+    assert "discard 5h jd" in text and "You have 2 games in progress" in text
+    assert f"Game {first}, you v Bob: your turn (hand 1). Reply to: {own_first}" in text
+
+    # Writing to the address the answer gave applies the move.
+    h.deliver(reply(answer, A, "Alice", move, to=own_first, threading=False))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(first)) == 2
+
+
+def test_help_from_a_player_with_no_game_in_progress(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    h.service.set_status(game, "aborted")
+    h.step()  # the players hear of the abort
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "help please"))
+    assert h.last_inbound().status == "applied"
+    assert_only(h, before, alice=1)
+    assert "You have no game in progress." in flat(text_of(h.latest(A)))
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "discard 5h jd"))
+    assert h.last_inbound().status == "rejected"
+    assert_only(h, before, alice=2)
+    assert "Which game?" in str(h.latest(A)["Subject"])
+
+
+def test_help_from_a_player_with_one_game_lists_it(harness: Harness) -> None:
+    h = harness
+    game, _ = setup_two_games(h)
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "help"))
+    row = h.last_inbound()
+    assert row.status == "applied" and row.reason == "sent: help (no game named)"
+    assert_only(h, before, alice=1)
+    text = flat(text_of(h.latest(A)))
+    own = f"cribbage+{h.token(game, 0)}@{DOMAIN}"
+    assert "You have one game in progress." in text
+    assert f"Game {game}, you v Bob: your turn (hand 1). Reply to: {own}" in text
+    assert "discard 5h jd" in text
+    # "hand" (a question about the game) is that game's, like a move.
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "hand"))
+    row = h.last_inbound()
+    assert (row.status, row.game_id) == ("applied", game)
+    assert str(h.latest(A)["Reply-To"]).endswith(f"{own}>")
 
 
 def test_error_replies_are_throttled_per_address(harness: Harness) -> None:
     h = harness
     game, _ = setup_two_games(h)
+    h.new_game((ALICE, CAROL), seed="auth-3")  # two games: a plain mail names neither
     move = discard_words(h, game, 0)
     before = h.counts(EVERYONE)
     for _ in range(3):
         h.deliver(plain_mail(A, SERVICE_ADDRESS, move))
         assert h.last_inbound().status == "rejected"
-    assert_only(h, before, alice=1)  # one "which game?" an hour, however many mails
+    assert_only(h, before, alice=1)  # one identical "which game?" an hour, however many mails
     h.clock.advance(timedelta(hours=2))
     h.deliver(plain_mail(A, SERVICE_ADDRESS, move))
     assert_only(h, before, alice=2)

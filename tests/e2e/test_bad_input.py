@@ -232,9 +232,10 @@ def test_the_hourly_cap_per_sender(harness: Harness) -> None:
     h.restart()
     h.daemon.service.settings = h.settings.model_copy(update={"max_per_sender_per_hour": 3})
     h.new_game(seed="bad-8")
+    h.new_game(seed="bad-8-second")  # two games: a plain mail names neither
     before = h.count(A)
     for n in range(5):
-        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<flood{n}@client.test>"))
+        h.send(plain_mail(A, SERVICE_ADDRESS, "hello", message_id=f"<flood{n}@client.test>"))
     h.step()
     statuses = [r.status for r in h.inbound()]
     assert statuses == ["rejected"] * 3 + ["ignored"] * 2
@@ -248,20 +249,21 @@ def test_the_hourly_cap_counts_the_mail_of_earlier_batches(harness: Harness) -> 
     h.restart()
     h.daemon.service.settings = h.settings.model_copy(update={"max_per_sender_per_hour": 3})
     h.new_game(seed="bad-8b")
+    h.new_game(seed="bad-8b-second")  # two games: a plain mail names neither
     for n in range(2):
-        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<early{n}@client.test>"))
+        h.send(plain_mail(A, SERVICE_ADDRESS, "hi", message_id=f"<early{n}@client.test>"))
     h.step()
     h.clock.advance(timedelta(minutes=30))
     for n in range(3):
-        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<late{n}@client.test>"))
+        h.send(plain_mail(A, SERVICE_ADDRESS, "hi", message_id=f"<late{n}@client.test>"))
     h.step()
     assert [r.status for r in h.inbound()] == ["rejected"] * 3 + ["ignored"] * 2
     h.clock.advance(timedelta(minutes=31))  # the first two are over an hour old: 3 left
-    h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id="<later0@client.test>"))
+    h.send(plain_mail(A, SERVICE_ADDRESS, "hi", message_id="<later0@client.test>"))
     h.step()
     h.clock.advance(timedelta(minutes=30))  # and now all of them
     for n in range(1, 3):
-        h.send(plain_mail(A, SERVICE_ADDRESS, "help", message_id=f"<later{n}@client.test>"))
+        h.send(plain_mail(A, SERVICE_ADDRESS, "hi", message_id=f"<later{n}@client.test>"))
     h.step()
     assert [r.status for r in h.inbound()][5:] == ["ignored", "rejected", "rejected"]
     assert_all_acknowledged(h)

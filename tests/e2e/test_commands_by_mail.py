@@ -4,6 +4,8 @@ back from their outbox Maildir."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine import (
     DISCARD,
     PEGGING,
@@ -354,3 +356,52 @@ def test_moves_in_paused_and_aborted_games_are_refused(harness: Harness) -> None
     assert row.status == "rejected" and row.reason == "game is aborted"
     assert "This game is aborted" in flat(text_of(h.latest(B)))
     assert len(h.log(gid)) == 1
+
+
+def aces_to_play(count: int) -> Callable[[Game], bool]:
+    """Pegging, and the seat to play holds ``count`` aces and has a choice to make."""
+
+    def done(game: Game) -> bool:
+        if game.phase != PEGGING or game.is_over:
+            return False
+        seat = game.to_act()[0]
+        aces = [c for c in game.holding(seat) if c.rank == 1]
+        return len(aces) == count and len(game.legal_actions(seat)) > 1
+
+    return done
+
+
+def test_play_a_plays_the_ace(harness: Harness) -> None:
+    h = harness
+    gid = h.new_game(seed=find_seed("one-ace", aces_to_play(1)))
+    game = h.play_until(gid, aces_to_play(1))
+    seat = game.to_act()[0]
+    ace = next(c for c in game.holding(seat) if c.rank == 1)
+    h.answer(h.address_of(gid, seat), "play a")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert Play(seat, ace) in [action_from_json(a) for _, _, a, _ in h.log(gid)]
+
+
+def test_play_a_holding_two_aces_asks_which_and_play_a_card_asks_which_card(
+    harness: Harness,
+) -> None:
+    h = harness
+    gid = h.new_game(seed=find_seed("two-aces", aces_to_play(2)))
+    game = h.play_until(gid, aces_to_play(2))
+    seat = game.to_act()[0]
+    address = h.address_of(gid, seat)
+    aces = sorted(c for c in game.holding(seat) if c.rank == 1)
+    moves = len(h.log(gid))
+
+    h.answer(address, "play a")
+    assert h.last_inbound().status == "rejected"
+    text = flat(text_of(h.latest(address)))
+    assert f"play {aces[0]} or {aces[1]}" in text
+    h.answer(address, "I'll play a card")
+    assert h.last_inbound().status == "rejected"
+    assert "play which card?" in flat(text_of(h.latest(address)))
+    assert len(h.log(gid)) == moves
+
+    h.answer(address, f"I play a {aces[1].ascii}")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert action_from_json(h.log(gid)[moves][2]) == Play(seat, aces[1])

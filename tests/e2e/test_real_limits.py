@@ -33,6 +33,9 @@ def subjects(player: RealPlayer, after: int) -> list[str]:
 def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
     real = realmail
     game_id, alice, _ = started(real)
+    # A second game: a fresh mail names neither (with one game it would be that game's).
+    real.new_game([alice, real.player("carol", "Carol")], seed="limits-2")
+    real.settle()
     stranger = real.player("stranger", "Stranger")
     before = len(alice.mailbox())
     move = alice.legal_command()
@@ -55,6 +58,18 @@ def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
     assert stranger.mailbox() == []
     real.assert_quiet(0.5)
     assert real.game_row(game_id).action_count == len(real.game(game_id).actions)
+
+
+def test_a_fresh_mail_from_a_player_with_one_game_is_that_games(realmail: RealMail) -> None:
+    real = realmail
+    game_id, alice, bob = started(real)
+    before = len(bob.mailbox())
+    alice.send(fresh_mail(alice, real.address, alice.legal_command()))
+    [row] = real.until_processed(1)
+    assert (row.status, row.game_id) == ("applied", game_id), row.reason
+    assert real.game_row(game_id).action_count == 1
+    real.settle()
+    assert len(bob.mailbox()) == before + 1  # Bob hears of Alice's move
 
 
 def test_the_hourly_cap_per_sender(realmail_factory: RealMailFactory) -> None:

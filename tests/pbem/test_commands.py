@@ -55,6 +55,21 @@ from pbem.commands import Command, parse_line, parse_reply, to_action
         ("I resign.", "resign", ()),
         ("I'll play 7c", "play", ("7c",)),
         ("let's go", "go", ()),
+        # "a" is the ace unless it is an article before "card".
+        ("play a", "play", ("a",)),
+        ("Play A!", "play", ("a",)),
+        ("play a please", "play", ("a",)),
+        ("play a card", "play", ()),
+        ("I play a 5", "play", ("a", "5")),
+        ("play an ace", "play", ("ace",)),
+        ("play the king", "play", ("king",)),
+        ("discard a k", "discard", ("a", "k")),
+        ("throw a 5 and a jack", "discard", ("a", "5", "a", "jack")),
+        # The other one-letter ranks are never fillers.
+        ("play k", "play", ("k",)),
+        ("play q", "play", ("q",)),
+        ("play j", "play", ("j",)),
+        ("play t", "play", ("t",)),
     ],
 )
 def test_parse_line(line: str, verb: str, args: tuple[str, ...]) -> None:
@@ -143,3 +158,64 @@ def test_play_when_one_card_named() -> None:
     assert to_action(game, 1, Command("play", (card.ascii,), "")) == Play(1, card)
     with pytest.raises(InvalidSyntaxError):
         to_action(game, 1, Command("play", (card.ascii, card.ascii), ""))
+
+
+def _holding_ranks(ranks: dict[int, int], players: int = 2) -> tuple[Game, int]:
+    """A new game and a seat holding exactly ``count`` cards of each ``rank``."""
+
+    def fits(cards: tuple[Card, ...]) -> bool:
+        return all(sum(c.rank == r for c in cards) == n for r, n in ranks.items())
+
+    return _game_holding(fits, players)
+
+
+def test_play_a_plays_the_ace_held() -> None:
+    game, seat = _holding_ranks({1: 1})
+    ace = next(c for c in game.holding(seat) if c.rank == 1)
+    assert to_action(game, seat, _parsed("play a")) == Play(seat, ace)
+    assert to_action(game, seat, _parsed("play an ace")) == Play(seat, ace)
+    other = next(c for c in game.holding(seat) if c.rank != 1)
+    # With a card named as well, "a" is an article.
+    assert to_action(game, seat, _parsed(f"I play a {other.ascii}")) == Play(seat, other)
+
+
+def test_play_a_holding_two_aces_asks_which() -> None:
+    game, seat = _holding_ranks({1: 2})
+    aces = sorted(c for c in game.holding(seat) if c.rank == 1)
+    with pytest.raises(AmbiguousActionError) as info:
+        to_action(game, seat, _parsed("play a"))
+    assert set(info.value.candidates) == {str(c) for c in aces}
+
+
+def test_play_a_holding_no_ace_is_refused_by_name() -> None:
+    game, seat = _holding_ranks({1: 0})
+    with pytest.raises(IllegalActionError, match="you hold no ace"):
+        to_action(game, seat, _parsed("play a"))
+    with pytest.raises(InvalidSyntaxError, match="play which card"):
+        to_action(game, seat, _parsed("play a card"))
+
+
+@pytest.mark.parametrize(("letter", "rank"), [("k", 13), ("q", 12), ("j", 11), ("t", 10)])
+def test_one_letter_ranks_play_that_rank(letter: str, rank: int) -> None:
+    game, seat = _holding_ranks({rank: 1})
+    card = next(c for c in game.holding(seat) if c.rank == rank)
+    assert to_action(game, seat, _parsed(f"play {letter}")) == Play(seat, card)
+
+
+def test_discard_with_a_reads_aces_or_articles_by_the_number_of_cards() -> None:
+    game, seat = _holding_ranks({1: 1, 13: 1})
+    ace = next(c for c in game.holding(seat) if c.rank == 1)
+    king = next(c for c in game.holding(seat) if c.rank == 13)
+    # Two players lay away two cards: "a k" is the ace and the king.
+    assert to_action(game, seat, _parsed("discard a k")) == Discard(seat, (ace, king))
+    assert to_action(game, seat, _parsed("throw an ace and a king")) == Discard(seat, (ace, king))
+    three, seat3 = _holding_ranks({13: 1}, players=3)
+    king3 = next(c for c in three.holding(seat3) if c.rank == 13)
+    # Three players lay away one: in "a k" the "a" is an article.
+    assert to_action(three, seat3, _parsed("discard a k")) == Discard(seat3, (king3,))
+
+
+def _parsed(line: str) -> Command:
+    cmd = parse_line(line)
+    assert cmd is not None, line
+    return cmd

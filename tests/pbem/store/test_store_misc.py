@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
+from pbem.store.models import ErrorThrottle
 from pbem.store.queries import (
     acquire_lease,
     error_throttle_allows,
@@ -37,6 +38,23 @@ def test_the_throttle_window_can_be_chosen(session: Session, now: datetime) -> N
     assert error_throttle_allows(session, "a@x.org", "k", now=now, window=window)
     assert not error_throttle_allows(session, "a@x.org", "k", now=now + MINUTE, window=window)
     assert error_throttle_allows(session, "a@x.org", "k", now=now + window, window=window)
+
+
+def test_identical_answers_are_throttled_distinct_ones_are_not(
+    session: Session, now: datetime
+) -> None:
+    ann = "ann@example.org"
+    assert error_throttle_allows(session, ann, "no-game", now=now, content="games 1, 2")
+    assert not error_throttle_allows(session, ann, "no-game", now=now, content="games 1, 2")
+    # A different answer (a game moved on, or help asked for) goes out at once.
+    assert error_throttle_allows(session, ann, "no-game", now=now, content="games 1, 2, 3")
+    assert error_throttle_allows(session, ann, "help", now=now, content="games 1, 2")
+    later = now + 61 * MINUTE
+    assert error_throttle_allows(session, ann, "no-game", now=later, content="games 1, 2")
+    # One record per distinct answer, keyed by the kind and a digest of the content.
+    session.flush()
+    kinds = session.exec(select(ErrorThrottle.kind).where(ErrorThrottle.address == ann)).all()
+    assert sorted(k.split(":")[0] for k in kinds) == ["help", "no-game", "no-game"]
 
 
 def test_cursor_save_and_load(session: Session, now: datetime) -> None:

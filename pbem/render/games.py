@@ -1,0 +1,111 @@
+"""Mails about a player's games as a whole, for mail that named none of them.
+
+A known player who writes without a reply token (to the plain service address, or from a
+new mail) gets a way forward: their games in progress, each with the opponents, whose
+turn it is and the player's own reply address for it; with ``help``, the command
+language too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pbem.render.context import MailContext, Notice, RenderedMail
+from pbem.render.mail import _render
+from pbem.render.page import Page, footer_lines, notice_views
+from pbem.render.words import Phrase, clean_name, join_words, phrase
+
+
+@dataclass(frozen=True)
+class GameLine:
+    """One game in progress, as its player sees it from outside.
+
+    ``opponents`` are the other players' names; ``turn`` says whose turn it is ("your
+    turn", "waiting for Bob", "paused by the admin"); ``reply_to`` is the recipient's own
+    reply address for this game (never another seat's).
+    """
+
+    game_id: int
+    opponents: tuple[str, ...]
+    turn: str
+    reply_to: str
+
+    @property
+    def against(self) -> str:
+        return join_words([clean_name(name, 30) for name in self.opponents])
+
+
+def game_lines(games: Sequence[GameLine]) -> tuple[Phrase, ...]:
+    """The games, one paragraph each, with how to write to each."""
+    if not games:
+        return (phrase("You have no game in progress."),)
+    count = "one game" if len(games) == 1 else f"{len(games)} games"
+    out = [
+        phrase(
+            f"You have {count} in progress. Reply to the latest mail of the game you mean, "
+            "or write to its reply address:"
+        )
+    ]
+    for game in games:
+        out.append(
+            phrase(
+                f"Game {game.game_id}, you v {game.against}: {clean_name(game.turn, 60)}. "
+                f"Reply to: {game.reply_to}"
+            )
+        )
+    return tuple(out)
+
+
+def render_which_game(
+    games: Sequence[GameLine],
+    notices: Sequence[Notice] = (),
+    templates: Path | None = None,
+) -> RenderedMail:
+    """The answer to a mail that named no game of the player: their games, to pick one."""
+    intro = [
+        phrase(
+            "Your mail did not answer a mail of one of your games, so I could not tell "
+            "which game it is for; nothing was done."
+        )
+    ]
+    if games:
+        intro.append(
+            phrase(
+                "Reply to the latest mail of the game you mean, or write to its reply "
+                "address below."
+            )
+        )
+    page = Page(
+        kind="error",
+        subject="[Cribbage] Which game?",
+        title=phrase("Which game?"),
+        matchup="",
+        intro=tuple(intro),
+        notices=notice_views(_context(notices)),
+        footer=_FOOTER,
+    )
+    return _render(page, "games", templates, games=games)
+
+
+def render_help_games(games: Sequence[GameLine], templates: Path | None = None) -> RenderedMail:
+    """The command language, for a mail that named no game, with the player's games."""
+    page = Page(
+        kind="help",
+        subject="[Cribbage] How to play by mail",
+        title=phrase("Cribbage: how to play by mail"),
+        matchup="",
+        intro=game_lines(games),
+        footer=footer_lines()[1:],
+    )
+    return _render(page, "help", templates)
+
+
+_FOOTER = ('Write "help" for the commands and your games.', *footer_lines()[1:])
+
+
+def _context(notices: Sequence[Notice]) -> MailContext:
+    return MailContext(
+        game_id=0, names=("",), recipient_seat=0, reply_hint="", notices=tuple(notices)
+    )

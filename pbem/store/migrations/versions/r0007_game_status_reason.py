@@ -1,0 +1,28 @@
+"""The reason the admin gave when pausing, resuming or aborting a game.
+
+Revision ID: 0007
+Revises: 0002
+Create Date: 2026-11-24
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0007"
+down_revision: str | None = "0002"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("game") as batch:
+        batch.add_column(sa.Column("status_reason", sa.Text(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("game") as batch:
+        batch.drop_column("status_reason")

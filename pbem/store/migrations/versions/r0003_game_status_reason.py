@@ -1,6 +1,6 @@
 """The reason the admin gave when pausing, resuming or aborting a game.
 
-Revision ID: 0007
+Revision ID: 0003
 Revises: 0002
 Create Date: 2026-11-24
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
+revision: str = "0003"
 down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -419,6 +419,7 @@ class Service:
                 sender=sender,
             )
         table = self._authenticate(session, mail)
+        tokenless = table is None
         if table is None:
             player = get_player_by_email(session, sender)
             if player is None:
@@ -492,7 +493,16 @@ class Service:
                 )
         parsed = parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
         return self._apply_commands(
-            session, row, game_row, seats, seat, parsed.commands, parsed.ignored, sender, now
+            session,
+            row,
+            game_row,
+            seats,
+            seat,
+            parsed.commands,
+            parsed.ignored,
+            sender,
+            now,
+            tokenless=tokenless,
         )
 
     def _without_token(
@@ -663,7 +673,17 @@ class Service:
         ignored: Sequence[str],
         sender: str,
         now: datetime,
+        *,
+        tokenless: bool = False,
     ) -> Outcome:
+        """Apply a known player's commands to their game and answer them.
+
+        ``tokenless``: the mail carried no reply token (it was written to the plain
+        address and routed to the player's only game). Its From is then the only proof of
+        who wrote it, so unless a trusted server vouches for the From (DMARC), ``resign``
+        — which cannot be undone — is refused and the player is asked to reply to a game
+        mail instead.
+        """
         assert row.id is not None and game_row.id is not None
         # On PostgreSQL `table_by_token` locked the game: its moves apply one at a time.
         notices: list[Notice] = []
@@ -710,6 +730,16 @@ class Service:
                 continue
             if game.is_over:
                 notices.append(Notice("refused", str(cmd), "The game is over."))
+                continue
+            if cmd.verb == "resign" and tokenless and not self.settings.trusted_authserv_id:
+                notices.append(
+                    Notice(
+                        "refused",
+                        str(cmd),
+                        "To resign, reply to your latest game email: a mail to the plain "
+                        "address carries no proof that you wrote it.",
+                    )
+                )
                 continue
             try:
                 action = to_action(game, seat, cmd)

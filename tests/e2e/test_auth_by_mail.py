@@ -159,6 +159,24 @@ def test_no_token_at_all(harness: Harness) -> None:
     assert len(h.log(other)) == 1 and len(h.log(game)) == 1
 
 
+def test_resign_needs_a_reply_token(harness: Harness) -> None:
+    """A plain-address mail proves its writer by the From alone, so it cannot resign the
+    game (which cannot be undone) unless a trusted provider vouches for the From."""
+    h = harness
+    game, _ = setup_two_games(h)
+    before = h.counts(EVERYONE)
+    h.deliver(plain_mail(A, SERVICE_ADDRESS, "I resign"))
+    row = h.last_inbound()
+    assert row.status == "rejected", row.reason
+    assert h.log(game) == []
+    assert_only(h, before, alice=1)
+    assert "reply to your latest game email" in text_of(h.latest(A))
+    # The same word in a reply to the game mail (with its token) resigns.
+    h.deliver(reply(h.latest(A), A, "Alice", "I resign"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert [a["type"] for _, _, a, _ in h.log(game)][-1:] == ["resign"]
+
+
 def test_a_plain_mail_passes_the_same_from_checks(harness: Harness) -> None:
     """With a trusted provider set, a plain-address mail whose From it does not vouch for
     moves nothing and is not answered, as a reply with a token would be."""

@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -23,6 +24,7 @@ from sqlmodel import Session, select
 
 from engine import EngineError, player_view
 from pbem.config import ConfigError, Settings, load_settings, mask_url
+from pbem.logsetup import LogFormat, configure_logging
 from pbem.service import Service, ServiceError, display_name
 from pbem.store import models as m
 from pbem.store.db import check_schema, make_engine, migrate
@@ -54,6 +56,7 @@ err = Console(stderr=True, markup=False)
 class _State:
     config_file: Path | None = None
     data_dir: Path | None = None
+    verbose: bool = False
 
 
 state = _State()
@@ -67,6 +70,22 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def package_version() -> str:
+    """The installed package's version (the source tree's when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbem-cribbage")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"pbem {package_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     config: Annotated[
@@ -75,14 +94,20 @@ def _main(
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Folder for the embedded defaults.")
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log our own DEBUG lines too.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     state.config_file = config
     state.data_dir = data_dir
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    state.verbose = verbose
+    configure_logging(logging.DEBUG if verbose else logging.WARNING)
 
 
 def settings() -> Settings:
@@ -90,9 +115,12 @@ def settings() -> Settings:
     if state.data_dir is not None:
         overrides["data_dir"] = state.data_dir
     try:
-        return load_settings(state.config_file, **overrides)
+        cfg = load_settings(state.config_file, **overrides)
     except ConfigError as exc:
         fail(str(exc))
+    if not state.verbose and "log_level" in cfg.model_fields_set:
+        logging.getLogger("pbem").setLevel(cfg.log_level)
+    return cfg
 
 
 def database(cfg: Settings, *, check: bool = True) -> Engine:
@@ -589,23 +617,71 @@ def players() -> None:
 
 # -- the daemon and the demo ----------------------------------------------------------------
 
+serve_log = logging.getLogger("pbem.serve")
+
+
+class LogFormatChoice(StrEnum):
+    text = "text"
+    json = "json"
+
+
 
 @app.command()
 def serve(
     once: Annotated[bool, typer.Option("--once", help="Drain everything due, then exit.")] = False,
+    log_format: Annotated[
+        LogFormatChoice,
+        typer.Option(
+            "--log-format",
+            help="text, or json: one JSON object per line (ts, level, logger, msg and the "
+            "line's fields) for log shippers.",
+        ),
+    ] = LogFormatChoice.text,
 ) -> None:
-    """Run the daemon: watch the inbox, apply moves, send mail, run the clocks."""
+    """Run the daemon: watch the inbox, apply moves, send mail, run the clocks.
+
+    It logs to stderr what it serves, one line per message received (applied, rejected,
+    ignored or failed, and why) and one per delivery (sent, deferred, failed or bounced),
+    at the log_level setting (INFO unless set; -v: DEBUG). SIGTERM or Ctrl-C stops it
+    after the step under way, with exit code 0.
+    """
     from pbem.daemon import DaemonError
     from pbem.runtime import build_daemon, freeze_startup_objects
 
     cfg = settings()
+    level = logging.DEBUG if state.verbose else cfg.log_level
+    fmt: LogFormat = log_format.value
+    configure_logging(level, fmt)
     engine = database(cfg)
     try:
         daemon = build_daemon(cfg, engine)
     except (ValueError, DaemonError) as exc:
         fail(str(exc))
+    try:
+        daemon.claim()
+    except DaemonError as exc:
+        daemon.close()
+        fail(str(exc))
     freeze_startup_objects()
     restore = _stop_on_signals(daemon)
+    serve_log.info(
+        "pbem %s serving %s for %s: database %s, inbox %s, outbox %s",
+        package_version(),
+        cfg.address,
+        cfg.domain,
+        mask_url(cfg.db_url),
+        mask_url(cfg.inbound),
+        mask_url(cfg.outbound),
+        extra={
+            "version": package_version(),
+            "address": cfg.address,
+            "domain": cfg.domain,
+            "database": mask_url(cfg.db_url),
+            "inbox": mask_url(cfg.inbound),
+            "outbox": mask_url(cfg.outbound),
+            "once": once,
+        },
+    )
     interrupted = False
     try:
         daemon.run(once=once)
@@ -615,8 +691,7 @@ def serve(
         interrupted = True
     finally:
         restore()
-    if interrupted or daemon.stop_event.is_set():
-        out.print("stopped")
+    serve_log.info("stopped" if interrupted or daemon.stop_event.is_set() else "done")
 
 
 def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
@@ -641,9 +716,8 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     def handler(signum: int, frame: Any) -> None:
         if daemon.stop_event.is_set():
             raise KeyboardInterrupt
-        logging.getLogger("pbem.cli").warning(
-            "%s: stopping after the current step", signal.Signals(signum).name
-        )
+        name = signal.Signals(signum).name
+        serve_log.info("%s: stopping after the current step", name, extra={"signal": name})
         daemon.stop()
 
     for sig in (signal.SIGTERM, signal.SIGINT):

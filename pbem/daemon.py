@@ -26,9 +26,11 @@ from typing import IO
 
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
+from sqlmodel import Session, col, select
 
+from pbem.logsetup import mask_address
 from pbem.outbox import OutboxSender
-from pbem.service import ALREADY_PROCESSED, Service
+from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.transport.base import InboundSource, TransportError
@@ -70,6 +72,8 @@ class SingleProcessLock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
+        if self._fh is not None:
+            return  # held already
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = self.path.open("a+")
         try:
@@ -122,6 +126,16 @@ class Daemon:
         self._lock = lock_for(service.settings.db_url)
         self._reader_conn: Connection | None = None
         self._reader = False
+
+    def claim(self) -> None:
+        """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
+        where workers share it). ``run`` does it too.
+
+        Raises:
+            DaemonError: another daemon runs on this SQLite database.
+        """
+        if self._lock is not None:
+            self._lock.acquire()
 
     def is_reader(self) -> bool:
         """Whether this worker reads the inbox now.
@@ -179,7 +193,9 @@ class Daemon:
         # Process in chunks, sending each chunk's mail before the next: the first moves of
         # a long batch are not held back until the whole batch is processed.
         for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):
-            outcomes = self.service.process_pending(PROCESS_CHUNK)
+            ids = self.service.pending_ids(PROCESS_CHUNK)
+            outcomes = self.service.process_many(ids)
+            self._log_outcomes(ids, outcomes)
             # Messages another worker holds are not work done here: counting them would
             # keep this worker stepping in a tight loop until that worker commits.
             done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
@@ -209,10 +225,41 @@ class Daemon:
             stats.sent += self.sender.drain()
         return stats
 
+    def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:
+        """One INFO line per message processed here: id, sender, game, outcome, reason."""
+        mine = [(i, o) for i, o in zip(ids, outcomes, strict=True) if o is not ALREADY_PROCESSED]
+        if not mine or not log.isEnabledFor(logging.INFO):
+            return
+        with Session(self.service.db) as session:
+            senders = dict(
+                session.exec(
+                    select(m.Inbound.id, m.Inbound.sender).where(
+                        col(m.Inbound.id).in_([i for i, _ in mine])
+                    )
+                ).all()
+            )
+        for inbound_id, outcome in mine:
+            sender = mask_address(senders.get(inbound_id)) or "-"
+            game = outcome.game_id if outcome.game_id is not None else "-"
+            log.info(
+                "inbound %s from %s, game %s: %s (%s)",
+                inbound_id,
+                sender,
+                game,
+                outcome.status,
+                outcome.reason,
+                extra={
+                    "inbound": inbound_id,
+                    "sender": sender,
+                    "game": outcome.game_id,
+                    "outcome": outcome.status,
+                    "reason": outcome.reason,
+                },
+            )
+
     def run(self, *, once: bool = False) -> None:
         """Run until ``stop()`` (or, with ``once``, until nothing is left to do)."""
-        if self._lock is not None:
-            self._lock.acquire()
+        self.claim()
         try:
             # Rows a crashed sender left 'sending' are due now, not when their lease ends.
             self.sender.recover_interrupted()
@@ -233,6 +280,15 @@ class Daemon:
                     log.warning("mail transport failed (%s); retrying in %.1f s", exc, delay)
                     self.stop_event.wait(delay)
                     continue
+                if stats.busy:
+                    log.debug(
+                        "step: %d fetched (%d new), %d processed, %d sent, %d timers",
+                        stats.fetched,
+                        stats.new,
+                        stats.processed,
+                        stats.sent,
+                        stats.timers,
+                    )
                 if once and not stats.busy:
                     break
                 if stats.busy:
@@ -242,11 +298,15 @@ class Daemon:
                 else:
                     self.stop_event.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
         finally:
-            self._drop_reader()
-            self.inbox.close()
-            self.sender.close()
-            if self._lock is not None:
-                self._lock.release()
+            self.close()
+
+    def close(self) -> None:
+        """Let go of the inbox, the sender and the database lock."""
+        self._drop_reader()
+        self.inbox.close()
+        self.sender.close()
+        if self._lock is not None:
+            self._lock.release()
 
     @property
     def _shared(self) -> bool:

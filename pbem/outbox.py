@@ -37,6 +37,7 @@ from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col, func, select
 
+from pbem.logsetup import mask_address
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.outbox import (
@@ -82,6 +83,8 @@ class OutboxSender:
         self._postgres = db.dialect.name == "postgresql"
         self._lock_engine: Engine | None = None
         self._lock_conn: Connection | None = None
+        # Claimed rows: outbox id → (game id, attempt number), for the delivery log.
+        self._claimed: dict[int, tuple[int | None, int]] = {}
 
     def drain(self, max_batches: int = 100) -> int:
         return asyncio.run(self.adrain(max_batches))
@@ -128,10 +131,11 @@ class OutboxSender:
                 with self.db.begin() as connection:
                     record_sent(connection, row_id, now=now, next_in_flight=following)
                 delivered += 1
+                self._log_delivery(row_id, result.recipient, "sent")
                 return
             trouble = trouble or result.temporary
             with session_scope(self.db) as session:
-                mark_failed(
+                failed = mark_failed(
                     session,
                     row_id,
                     result.error or "delivery failed",
@@ -147,12 +151,15 @@ class OutboxSender:
                     record_bounce(
                         session, result.recipient, result.error or "address refused", now=now
                     )
-            log.warning(
-                "delivery of outbox %s to %s failed (%s): %s",
-                result.id,
-                result.recipient,
-                "temporary" if result.temporary else "permanent",
-                result.error,
+                outcome = (
+                    "bounced"
+                    if result.address_refused
+                    else "deferred"
+                    if failed.status == m.OutboxStatus.PENDING.value
+                    else "failed"
+                )
+            self._log_delivery(
+                row_id, result.recipient, outcome, result.error or "delivery failed"
             )
 
         async def send_lane(lane: list[OutgoingMail]) -> None:
@@ -177,6 +184,30 @@ class OutboxSender:
 
         await asyncio.gather(*(send_lane(lane) for lane in lanes))
         return delivered, trouble
+
+    def _log_delivery(
+        self, row_id: int, recipient: str, result: str, error: str | None = None
+    ) -> None:
+        """One line per delivery attempt: recipient, game, result, attempt number."""
+        game_id, attempt = self._claimed.pop(row_id, (None, 0))
+        to = mask_address(recipient)
+        text = f"outbox {row_id} to {to}, game {game_id if game_id is not None else '-'}: "
+        text += f"{result} (attempt {attempt})"
+        if error:
+            text += f": {error}"
+        log.log(
+            logging.INFO if result == "sent" else logging.WARNING,
+            "%s",
+            text,
+            extra={
+                "outbox": row_id,
+                "recipient": to,
+                "game": game_id,
+                "result": result,
+                "attempt": attempt,
+                "error": error,
+            },
+        )
 
     def _lanes(self, items: list[OutgoingMail]) -> list[list[OutgoingMail]]:
         """``items`` split into up to ``lanes`` lists, one recipient's mail all in one (in
@@ -211,6 +242,7 @@ class OutboxSender:
 
     def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
         rows = claim_due_outbox(session, now, self.batch, lease=self.lease, lock_rows=lock_rows)
+        self._claimed = {r.id: (r.game_id, r.attempts) for r in rows if r.id is not None}
         items = [
             OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
             for r in rows

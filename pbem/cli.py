@@ -29,6 +29,7 @@ from pbem.service import Service, ServiceError, display_name
 from pbem.store import models as m
 from pbem.store.db import check_schema, make_engine, migrate
 from pbem.store.errors import StoreError
+from pbem.wakeup import poke
 
 if TYPE_CHECKING:
     from pbem.daemon import Daemon
@@ -215,6 +216,7 @@ def game_new(
     game_id = _guard(
         svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed, computer=robots
     )
+    poke(svc.db)
     out.print(f"game {game_id} started; the first emails are in the outbox")
 
 
@@ -223,6 +225,7 @@ def game_rematch(game_id: int) -> None:
     """Start the next game of a match: same players and settings, the loser deals first."""
     svc = service()
     new_id = _guard(svc.rematch, game_id)
+    poke(svc.db)
     out.print(f"game {new_id} started (rematch of game {game_id}); the first emails are queued")
 
 
@@ -363,12 +366,14 @@ def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
     svc = service()
     n = _guard(svc.resend, game_id)
+    poke(svc.db)
     out.print(f"{n} emails queued")
 
 
 def _set_status(game_id: int, status: str) -> None:
     svc = service()
     _guard(svc.set_status, game_id, status)
+    poke(svc.db)  # the clocks changed: the daemon works out its next timer again
     out.print(f"game {game_id} is now {status}")
 
 
@@ -514,6 +519,7 @@ def ingest(file: Path) -> None:
         out.print(f"already received as inbound {inbound_id}; not processed again")
         return
     result = svc.process(inbound_id)
+    poke(svc.db)
     out.print(f"inbound {inbound_id}: {result.status} — {result.reason}", highlight=False)
 
 
@@ -570,6 +576,7 @@ def outbox_retry(
 
     with session_scope(svc.db) as session:
         count = retry_outbox(session, now=svc.clock(), ids=ids or None, all_failed=not ids)
+    poke(svc.db)
     out.print(f"{count} messages queued again")
 
 

@@ -26,7 +26,7 @@ from typing import IO
 
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from pbem.logsetup import mask_address
 from pbem.outbox import OutboxSender
@@ -34,6 +34,7 @@ from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.transport.base import InboundSource, TransportError
+from pbem.wakeup import Wakeup
 
 log = logging.getLogger("pbem.daemon")
 
@@ -45,6 +46,8 @@ PROCESS_LIMIT = 100
 PROCESS_CHUNK = 10
 # Fetched messages are stored RECEIVE_CHUNK to a transaction.
 RECEIVE_CHUNK = 50
+# The longest wait on an inbox that pushes (IMAP IDLE renews itself within it anyway).
+IDLE_WAIT_SECONDS = 25 * 60.0
 
 
 class DaemonError(RuntimeError):
@@ -126,6 +129,7 @@ class Daemon:
         self._lock = lock_for(service.settings.db_url)
         self._reader_conn: Connection | None = None
         self._reader = False
+        self.wakeup = Wakeup(service.db)
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
@@ -177,9 +181,11 @@ class Daemon:
                 log.debug("closing the reader connection failed", exc_info=True)
             self._reader_conn = None
 
-    def step(self) -> StepStats:
+    def step(self, *, fetch: bool = True) -> StepStats:
+        """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
+        process what is pending, send what is due and run the timers."""
         stats = StepStats()
-        fetched = self.inbox.fetch() if self.is_reader() else []
+        fetched = self.inbox.fetch() if self.is_reader() and fetch else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for start in range(0, len(fetched), RECEIVE_CHUNK):
@@ -265,12 +271,13 @@ class Daemon:
             self.sender.recover_interrupted()
             recovered_at = time.monotonic()
             failures = 0
+            fetch = True
             while not self.stop_event.is_set():
                 if self._shared and time.monotonic() - recovered_at >= RECOVER_SECONDS:
                     self.sender.recover_interrupted()  # another worker may have died
                     recovered_at = time.monotonic()
                 try:
-                    stats = self.step()
+                    stats = self.step(fetch=fetch)
                     failures = 0
                 except TransportError as exc:
                     if once:
@@ -278,8 +285,10 @@ class Daemon:
                     failures += 1
                     delay = min(60.0, 0.5 * 2 ** min(failures, 7))
                     log.warning("mail transport failed (%s); retrying in %.1f s", exc, delay)
-                    self.stop_event.wait(delay)
+                    self.wakeup.wait(delay)
+                    fetch = True
                     continue
+                fetch = True
                 if stats.busy:
                     log.debug(
                         "step: %d fetched (%d new), %d processed, %d sent, %d timers",
@@ -291,22 +300,40 @@ class Daemon:
                     )
                 if once and not stats.busy:
                     break
-                if stats.busy:
+                if stats.busy or self.stop_event.is_set():
                     continue
-                if self._reader or not self._shared:
-                    self.inbox.wait(self._wait_seconds(self.poll_seconds))
-                else:
-                    self.stop_event.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
+                fetch = self._wait()
         finally:
             self.close()
 
     def close(self) -> None:
-        """Let go of the inbox, the sender and the database lock."""
+        """Let go of the inbox, the sender, the wake-up and the database lock."""
         self._drop_reader()
+        self.wakeup.close()
         self.inbox.close()
         self.sender.close()
         if self._lock is not None:
             self._lock.release()
+
+    def _wait(self) -> bool:
+        """Wait for mail, a wake-up (mail the command line queued, a stop) or the next
+        timer or outbox retry, whichever comes first; True if the inbox should be read.
+
+        An inbox that pushes (IMAP IDLE) is read only when it said something came: a
+        wait that ends for another reason sends no command to the server. An inbox that
+        is polled is read after every wait."""
+        pushes = bool(getattr(self.inbox, "pushes", False))
+        if self._reader or not self._shared:
+            longest = IDLE_WAIT_SECONDS if pushes else self.poll_seconds
+            timeout = self._wait_seconds(longest)
+            log.debug("waiting up to %.1f s", timeout)
+            news = self.inbox.wait(timeout, self.wakeup.fds())
+        else:
+            self.wakeup.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
+            news = True
+        if self.wakeup.check():
+            log.debug("woken up: mail was queued")
+        return news or not pushes
 
     @property
     def _shared(self) -> bool:
@@ -314,13 +341,29 @@ class Daemon:
         return self.service.db.dialect.name == "postgresql"
 
     def _wait_seconds(self, longest: float) -> float:
-        """How long to wait for mail: ``longest``, or less when an outbox retry is due
-        sooner (a delivery that failed for a moment is retried on time, not at the next
-        poll)."""
-        due = self.sender.seconds_until_due()
+        """How long to wait for mail: ``longest``, or less when an outbox retry or a timer
+        (a reminder, a timeout) is due sooner: a delivery that failed for a moment is
+        retried on time, and a reminder goes out on time, not at the next poll."""
+        dues = [self.sender.seconds_until_due(), self._seconds_until_timers()]
+        due = min((d for d in dues if d is not None), default=None)
         if due is None:
             return longest
         return max(0.05, min(longest, due))
 
+    def _seconds_until_timers(self) -> float | None:
+        """Seconds until the next reminder or timeout of an active game, or None."""
+        active = m.Game.status == m.GameStatus.ACTIVE.value
+        with Session(self.service.db) as session:
+            reminder = session.exec(
+                select(func.min(col(m.Game.next_reminder_at))).where(active)
+            ).one()
+            deadline = session.exec(select(func.min(col(m.Game.deadline_at))).where(active)).one()
+        times = [t for t in (reminder, deadline) if t is not None]
+        if not times:
+            return None
+        return max(0.0, (min(times) - self.service.clock()).total_seconds())
+
     def stop(self) -> None:
+        """Stop after the step under way; a wait ends at once (safe from a signal handler)."""
         self.stop_event.set()
+        self.wakeup.stop()

@@ -177,7 +177,7 @@ def test_a_bad_log_level_is_one_clear_line(tmp_path: Path) -> None:
 def test_sigterm_stops_a_running_serve_with_an_info_line_and_exit_0(
     tmp_path: Path, db_url: str
 ) -> None:
-    env = _env(tmp_path, db_url, poll_seconds="1")
+    env = _env(tmp_path, db_url, poll_seconds="60")
     (tmp_path / "data").mkdir()
     assert _run(env, "init").returncode == 0
     daemon = subprocess.Popen(

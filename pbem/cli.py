@@ -21,6 +21,7 @@ from rich.table import Table
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
+from typer.core import TyperArgument, TyperOption
 
 from engine import EngineError, player_view
 from pbem.config import ConfigError, Settings, load_settings, mask_url
@@ -33,6 +34,36 @@ from pbem.wakeup import poke
 
 if TYPE_CHECKING:
     from pbem.daemon import Daemon
+
+
+def _plain_metavar(param: Any, ctx: Any) -> str | None:
+    """What the help shows after an option: its metavar, or a plain word for its value
+    (``N``, ``TEXT``, ``PATH``, the choices), and nothing for a flag (not ``<bool>``)."""
+    if param.metavar is not None:
+        return str(param.metavar) or None
+    if isinstance(param, TyperArgument):
+        return None  # the argument's name says it already
+    label = param.display_type(ctx).strip("<>")  # typer's own: int, bool, a|b, list[str]
+    many = label.startswith("list[") or param.nargs != 1
+    label = label.removeprefix("list[").removesuffix("]")
+    if label == "bool" or getattr(param, "is_flag", False):
+        return None
+    word = {"int": "N", "float": "NUMBER", "str": "TEXT"}.get(label, label)
+    if "|" not in word:
+        word = word.upper()
+    return word + ("..." if many else "")
+
+
+# Typer's rich help prints each parameter's Python type (<int>, <bool>, <list[str]>);
+# an operator wants the words above instead.
+TyperOption.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+TyperArgument.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+
+
+def examples(*lines: str) -> str:
+    """A command's Examples section (the help's epilog), one command line per line."""
+    return "[b]Examples[/b]\n\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
+
 
 app = typer.Typer(
     help="Play-by-email Cribbage: the admin command line.",
@@ -155,7 +186,7 @@ def _guard(func: Any, *args: Any, **kwargs: Any) -> Any:
 # -- init / config ------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=examples("pbem init", "PBEM_DATABASE_URL=postgresql://pbem@db/pbem pbem init"))
 def init() -> None:
     """Create the database, or upgrade it to the current schema."""
     cfg = settings()
@@ -167,7 +198,7 @@ def init() -> None:
     out.print(f"database ready at {mask_url(cfg.db_url)} (schema {revision})")
 
 
-@app.command("config")
+@app.command("config", epilog=examples("pbem config", "pbem --config /etc/pbem.toml config"))
 def show_config() -> None:
     """Show the effective configuration, secrets masked."""
     cfg = settings()
@@ -188,7 +219,14 @@ def _parse_player(text: str) -> tuple[str, str | None]:
     return text.strip(), None
 
 
-@game_app.command("new")
+@game_app.command(
+    "new",
+    epilog=examples(
+        "pbem game new Alice=alice@example.com bob@example.com",
+        "pbem game new alice@example.com --computer --to 61",
+        "pbem game new a@x.org b@x.org c@x.org d@x.org --muggins --skunk lurch",
+    ),
+)
 def game_new(
     players: Annotated[list[str], typer.Argument(help="Player addresses (Name=addr allowed).")],
     to: Annotated[int, typer.Option("--to", help="Target score: 61 or 121.")] = 121,
@@ -220,7 +258,7 @@ def game_new(
     out.print(f"game {game_id} started; the first emails are in the outbox")
 
 
-@game_app.command("rematch")
+@game_app.command("rematch", epilog=examples("pbem game rematch 12"))
 def game_rematch(game_id: int) -> None:
     """Start the next game of a match: same players and settings, the loser deals first."""
     svc = service()
@@ -229,10 +267,10 @@ def game_rematch(game_id: int) -> None:
     out.print(f"game {new_id} started (rematch of game {game_id}); the first emails are queued")
 
 
-@game_app.command("list")
+@game_app.command("list", epilog=examples("pbem game list", "pbem game list --status active"))
 def game_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="active, paused, finished, aborted.")
+        m.GameStatus | None, typer.Option("--status", help="Only games in this state.")
     ] = None,
 ) -> None:
     """List games."""
@@ -241,7 +279,7 @@ def game_list(
     with Session(svc.db) as session:
         query = select(m.Game).order_by(m.Game.id)  # type: ignore[arg-type]
         if status:
-            query = query.where(m.Game.status == status)
+            query = query.where(m.Game.status == status.value)
         for game in session.exec(query):
             assert game.id is not None
             names = ", ".join(s.name for s in svc._seats(session, game.id))
@@ -266,7 +304,9 @@ def _seat_for(svc: Service, session: Session, game_id: int, who: str) -> int:
     fail(f"no player {who!r} in game {game_id}")
 
 
-@game_app.command("show")
+@game_app.command(
+    "show", epilog=examples("pbem game show 12", "pbem game show 12 --as alice@example.com")
+)
 def game_show(
     game_id: int,
     as_player: Annotated[
@@ -312,7 +352,7 @@ def game_show(
             )
 
 
-@game_app.command("stalled")
+@game_app.command("stalled", epilog=examples("pbem game stalled", "pbem game stalled --hours 48"))
 def game_stalled(
     hours: Annotated[
         float | None,
@@ -361,7 +401,7 @@ def game_stalled(
     out.print(table)
 
 
-@game_app.command("resend")
+@game_app.command("resend", epilog=examples("pbem game resend 12"))
 def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
     svc = service()
@@ -377,25 +417,27 @@ def _set_status(game_id: int, status: str) -> None:
     out.print(f"game {game_id} is now {status}")
 
 
-@game_app.command("pause")
+@game_app.command("pause", epilog=examples("pbem game pause 12"))
 def game_pause(game_id: int) -> None:
     """Pause a game: moves are refused and the clocks stop."""
     _set_status(game_id, "paused")
 
 
-@game_app.command("resume")
+@game_app.command("resume", epilog=examples("pbem game resume 12"))
 def game_resume(game_id: int) -> None:
     """Resume a paused game."""
     _set_status(game_id, "active")
 
 
-@game_app.command("abort")
+@game_app.command("abort", epilog=examples("pbem game abort 12"))
 def game_abort(game_id: int) -> None:
     """Abort a game for good."""
     _set_status(game_id, "aborted")
 
 
-@game_app.command("replay")
+@game_app.command(
+    "replay", epilog=examples("pbem game replay 12 --verify", "pbem game replay 12 --as Bob")
+)
 def game_replay(
     game_id: int,
     verify: Annotated[
@@ -467,7 +509,7 @@ def _print_events(game: Any, names: list[str], since: int, seat: int | None) -> 
         out.print(text, highlight=False, markup=False)
 
 
-@game_app.command("export")
+@game_app.command("export", epilog=examples("pbem game export 12 -o game-12.json"))
 def game_export(
     game_id: int,
     output: Annotated[
@@ -485,9 +527,22 @@ def game_export(
         out.print(f"game {game_id} written to {output}")
 
 
-@game_app.command("import")
-def game_import(file: Path) -> None:
-    """Store a game from its JSON archive (replayed and verified first)."""
+@game_app.command(
+    "import",
+    epilog=examples("pbem game import game-12.json", "pbem game import game-12.json --again"),
+)
+def game_import(
+    file: Path,
+    again: Annotated[
+        bool,
+        typer.Option("--again", help="Import it even if the same game is stored already."),
+    ] = False,
+) -> None:
+    """Store a game from its JSON archive (replayed and verified first).
+
+    An archive whose game is stored already (the same seed, settings, players and moves)
+    is refused, naming the stored game, unless --again is given.
+    """
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -497,14 +552,62 @@ def game_import(file: Path) -> None:
     if not isinstance(data, dict):
         fail(f"{file} is not a JSON archive")
     svc = service()
+    if not again:
+        existing = _guard(_stored_copy, svc, data)
+        if existing is not None:
+            fail(
+                f"{file} is game {existing}, stored already (same seed, settings, players and "
+                "moves); use --again to import it once more"
+            )
     game_id = _guard(svc.import_archive, data)
     out.print(f"imported as game {game_id}")
+
+
+def _stored_copy(svc: Service, data: dict[str, Any]) -> int | None:
+    """The id of a stored game that ``data`` is the archive of, or None: the same seed,
+    settings, players (by address, seat by seat) and moves (count and state hash).
+
+    Raises:
+        ServiceError: the archive does not replay.
+    """
+    from engine.archive import load
+    from pbem.mail.address import normalize_address
+
+    try:
+        game = load(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive does not replay: {exc}") from exc
+    people = data.get("players")
+    emails = [
+        normalize_address(p["email"])
+        if isinstance(p, dict) and isinstance(p.get("email"), str)
+        else None
+        for p in (people if isinstance(people, list) else [])
+    ]
+    settings_json = game.settings.to_json()
+    with Session(svc.db) as session:
+        candidates = session.exec(
+            select(m.Game)
+            .where(m.Game.seed == game.seed)
+            .where(m.Game.action_count == len(game.actions))
+            .order_by(m.Game.id)  # type: ignore[arg-type]
+        ).all()
+        for row in candidates:
+            assert row.id is not None
+            if row.settings != settings_json:
+                continue
+            if game.actions and row.state_hash != game.state_hash():
+                continue
+            if [s.player.email for s in svc._seats(session, row.id)] != emails:
+                continue
+            return row.id
+    return None
 
 
 # -- mail ---------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=examples("pbem ingest reply.eml"))
 def ingest(file: Path) -> None:
     """Feed one raw message (.eml) as if it had arrived in the inbox, and process it."""
     try:
@@ -523,10 +626,12 @@ def ingest(file: Path) -> None:
     out.print(f"inbound {inbound_id}: {result.status} — {result.reason}", highlight=False)
 
 
-@outbox_app.command("list")
+@outbox_app.command(
+    "list", epilog=examples("pbem outbox list", "pbem outbox list --status failed --limit 20")
+)
 def outbox_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="pending, sending, sent, failed.")
+        m.OutboxStatus | None, typer.Option("--status", help="Only mail in this state.")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
 ) -> None:
@@ -546,7 +651,7 @@ def outbox_list(
     with Session(svc.db) as session:
         query = select(m.Outbox).order_by(m.Outbox.id.desc()).limit(limit)  # type: ignore[union-attr]
         if status:
-            query = query.where(m.Outbox.status == status)
+            query = query.where(m.Outbox.status == status.value)
         for row in session.exec(query):
             when = row.sent_at or row.next_attempt_at
             table.add_row(
@@ -562,7 +667,7 @@ def outbox_list(
     out.print(table)
 
 
-@outbox_app.command("retry")
+@outbox_app.command("retry", epilog=examples("pbem outbox retry", "pbem outbox retry 41 42"))
 def outbox_retry(
     ids: Annotated[
         list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")
@@ -580,10 +685,11 @@ def outbox_retry(
     out.print(f"{count} messages queued again")
 
 
-@inbox_app.command("list")
+@inbox_app.command("list", epilog=examples("pbem inbox list", "pbem inbox list --status failed"))
 def inbox_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="pending, applied, rejected, ignored, failed.")
+        m.InboundStatus | None,
+        typer.Option("--status", help="Only mail that ended this way (or is pending)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
@@ -593,7 +699,7 @@ def inbox_list(
     svc = service()
     table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
     with Session(svc.db) as session:
-        for row in list_inbound(session, status, limit):
+        for row in list_inbound(session, status.value if status else None, limit):
             table.add_row(
                 str(row.id),
                 row.status,
@@ -605,7 +711,7 @@ def inbox_list(
     out.print(table)
 
 
-@app.command()
+@app.command(epilog=examples("pbem players"))
 def players() -> None:
     """List players, with bounces."""
     svc = service()
@@ -632,8 +738,7 @@ class LogFormatChoice(StrEnum):
     json = "json"
 
 
-
-@app.command()
+@app.command(epilog=examples("pbem serve", "pbem serve --once", "pbem -v serve --log-format json"))
 def serve(
     once: Annotated[bool, typer.Option("--once", help="Drain everything due, then exit.")] = False,
     log_format: Annotated[
@@ -732,7 +837,7 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     return restore
 
 
-@app.command()
+@app.command(epilog=examples("pbem demo", "pbem demo --to 61 --quiet"))
 def demo(
     directory: Annotated[
         Path | None,

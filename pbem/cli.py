@@ -728,6 +728,33 @@ def players() -> None:
     out.print(table)
 
 
+@app.command(epilog=examples("pbem status", "pbem status --json", "pbem status || alert-admin"))
+def status(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object instead of text.")
+    ] = False,
+) -> None:
+    """The service's health on one screen: daemon, inbox, outbox, bounces, stalled games,
+    the transports' last errors.
+
+    Exit code 0 when healthy; 1 when something needs attention: no daemon running, a
+    received message waiting over 5 minutes or failed in the last day, outgoing mail
+    overdue by over 15 minutes or failed for good, or a transport whose last error came
+    after its last success (each named on a line starting with "!").
+    """
+    from pbem.status import describe, gather
+
+    svc = service()
+    health = gather(svc.settings, svc.db, svc.clock())
+    if as_json:
+        sys.stdout.write(json.dumps(health.to_json(), ensure_ascii=False) + "\n")
+    else:
+        for line in describe(health):
+            out.print(line, highlight=False)
+    if not health.healthy:
+        raise typer.Exit(1)
+
+
 # -- the daemon and the demo ----------------------------------------------------------------
 
 serve_log = logging.getLogger("pbem.serve")

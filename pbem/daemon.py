@@ -33,6 +33,7 @@ from pbem.outbox import OutboxSender
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.health import INBOX, record_transport_error, record_transport_ok
 from pbem.transport.base import InboundSource, TransportError
 from pbem.wakeup import Wakeup
 
@@ -278,8 +279,11 @@ class Daemon:
                     recovered_at = time.monotonic()
                 try:
                     stats = self.step(fetch=fetch)
+                    if failures:
+                        self._note_transport(None)
                     failures = 0
                 except TransportError as exc:
+                    self._note_transport(str(exc))
                     if once:
                         raise DaemonError(f"the mail transport failed: {exc}") from exc
                     failures += 1
@@ -314,6 +318,17 @@ class Daemon:
         self.sender.close()
         if self._lock is not None:
             self._lock.release()
+
+    def _note_transport(self, error: str | None) -> None:
+        """Record the inbox's error (or that it works again) for ``pbem status``."""
+        try:
+            now = self.service.clock()
+            if error is None:
+                record_transport_ok(self.service.db, INBOX, now=now)
+            else:
+                record_transport_error(self.service.db, INBOX, error, now=now)
+        except Exception as exc:  # the record is for the operator: never stop for it
+            log.warning("cannot record the inbox's state: %s", exc)
 
     def _wait(self) -> bool:
         """Wait for mail, a wake-up (mail the command line queued, a stop) or the next

@@ -40,6 +40,7 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.health import OUTBOX, record_transport_error, record_transport_ok
 from pbem.store.outbox import (
     DEFAULT_LEASE,
     claim_due_outbox,
@@ -85,6 +86,7 @@ class OutboxSender:
         self._lock_conn: Connection | None = None
         # Claimed rows: outbox id → (game id, attempt number), for the delivery log.
         self._claimed: dict[int, tuple[int | None, int]] = {}
+        self._transport_failing = False
 
     def drain(self, max_batches: int = 100) -> int:
         return asyncio.run(self.adrain(max_batches))
@@ -131,9 +133,13 @@ class OutboxSender:
                 with self.db.begin() as connection:
                     record_sent(connection, row_id, now=now, next_in_flight=following)
                 delivered += 1
+                if self._transport_failing:
+                    self._note_transport(None)
                 self._log_delivery(row_id, result.recipient, "sent")
                 return
             trouble = trouble or result.temporary
+            if result.temporary and not self._transport_failing:
+                self._note_transport(result.error or "delivery failed")
             with session_scope(self.db) as session:
                 failed = mark_failed(
                     session,
@@ -171,6 +177,7 @@ class OutboxSender:
             except Exception as exc:
                 log.warning("sending a batch failed: %s", exc)
                 error = f"{type(exc).__name__}: {exc}"
+                self._note_transport(error)
                 for item in lane:
                     if int(item.id) not in recorded:
                         record(DeliveryResult(item.id, item.recipients[0], False, True, error))
@@ -184,6 +191,18 @@ class OutboxSender:
 
         await asyncio.gather(*(send_lane(lane) for lane in lanes))
         return delivered, trouble
+
+    def _note_transport(self, error: str | None) -> None:
+        """Record the outbox transport's error (or that it works again) for
+        ``pbem status``; a temporary failure is the transport's, a refused address not."""
+        self._transport_failing = error is not None
+        try:
+            if error is None:
+                record_transport_ok(self.db, OUTBOX, now=self.clock())
+            else:
+                record_transport_error(self.db, OUTBOX, error, now=self.clock())
+        except Exception as exc:  # the record is for the operator: never stop for it
+            log.warning("cannot record the outbox's state: %s", exc)
 
     def _log_delivery(
         self, row_id: int, recipient: str, result: str, error: str | None = None

@@ -33,7 +33,7 @@ COMMANDS = _commands()
 
 
 def test_every_command_is_found() -> None:
-    assert ["game", "new"] in COMMANDS and ["serve"] in COMMANDS
+    assert ["game", "new"] in COMMANDS and ["serve"] in COMMANDS and ["status"] in COMMANDS
     assert len(COMMANDS) >= 20
 
 

@@ -162,3 +162,45 @@ def test_late_and_failed_inbox_messages_need_attention(
     problems = data["problems"]
     assert any("1 received messages wait to be processed" in p for p in problems)
     assert any("1 received messages failed in the last" in p for p in problems)
+
+
+def test_the_daemon_records_transport_errors_for_status(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    """An inbox that cannot be reached and an SMTP server that refuses connections (nothing
+    listens on port 1) are recorded, and pbem status names them."""
+    import threading
+
+    from pbem.runtime import build_daemon
+    from pbem.store.db import session_scope
+    from pbem.store.health import transport_states
+    from tests.e2e.helpers import make_settings
+
+    settings = make_settings(
+        tmp_path,
+        db_url,
+        inbound_url="imap://svc:secret@127.0.0.1:1/INBOX?tls=none&timeout=2",
+        outbound_url="smtp://127.0.0.1:1?tls=none&timeout=2",
+    )
+    daemon = build_daemon(settings, db_engine)
+    daemon.service.new_game([("a@example.com", None), ("b@example.com", None)], seed="t")
+    daemon.sender.drain()  # the SMTP server is not there: a temporary failure
+    runner = threading.Thread(target=daemon.run, daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with session_scope(db_engine) as session:
+                names = {t.name: t for t in transport_states(session) if t.last_error}
+            if INBOX in names:
+                break
+            assert time.monotonic() < deadline, "the inbox error was never recorded"
+            time.sleep(0.1)
+    finally:
+        daemon.stop()
+        runner.join(15)
+    assert OUTBOX in names and "127.0.0.1" in (names[OUTBOX].last_error or "")
+    assert "secret" not in (names[INBOX].last_error or "")  # the URL's password masked
+    _, data = _status(cli_env(tmp_path, db_url))
+    failing = {t["name"] for t in data["transports"] if t["failing"]}
+    assert failing == {INBOX, OUTBOX}

@@ -838,8 +838,8 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     previous handlers back.
 
     The first signal asks the loop to stop: the step under way finishes (a message being
-    processed is committed or rolled back, never half done) and a wait for mail ends at its
-    next wake-up, within ``poll_seconds``. A second signal stops at once.
+    processed is committed or rolled back, never half done) and a wait for mail ends at
+    once. A second signal stops at once, even in the middle of a step.
     """
     import signal
     import threading

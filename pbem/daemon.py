@@ -5,8 +5,11 @@ processes every pending message (ten to a transaction, each ending as it would a
 the outbox is drained after each transaction, so the first moves of a long batch go
 out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
-Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
-on the inbox (IMAP IDLE, or a poll) in between, until stopped.
+Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
+waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
+happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
+command line wakes it because it queued mail (see ``pbem.wakeup``).  Each message
+processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
 clear message (an exclusive lock file beside the database).

@@ -95,6 +95,22 @@ class TextFormatter(logging.Formatter):
         return mask_secrets(super().formatException(ei))
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of each line (a test runner may
+    swap it, and close the one there was when logging was set up)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
 def parse_level(value: str) -> int:
     """``"info"`` → ``logging.INFO``; raises ValueError for anything but the five levels."""
     name = value.strip().upper()
@@ -110,7 +126,9 @@ def configure_logging(
     other logger at WARNING. Replaces whatever handlers the root logger had."""
     if isinstance(level, str):
         level = parse_level(level)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler: logging.Handler = (
+        logging.StreamHandler(stream) if stream is not None else _StderrHandler()
+    )
     handler.addFilter(SecretFilter())
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()

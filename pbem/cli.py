@@ -62,7 +62,7 @@ TyperArgument.display_type_rich = _plain_metavar  # type: ignore[method-assign,a
 
 def examples(*lines: str) -> str:
     """A command's Examples section (the help's epilog), one command line per line."""
-    return "[b]Examples[/b]\n\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
+    return "[b]Examples[/b]\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
 
 
 app = typer.Typer(

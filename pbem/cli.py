@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -20,16 +21,49 @@ from rich.table import Table
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
+from typer.core import TyperArgument, TyperOption
 
 from engine import Action, Discard, EngineError, Game, player_view
 from pbem.config import ConfigError, Settings, load_settings, mask_url
+from pbem.logsetup import LogFormat, configure_logging
 from pbem.service import Service, ServiceError, display_name
 from pbem.store import models as m
 from pbem.store.db import check_schema, make_engine, migrate
 from pbem.store.errors import StoreError
+from pbem.wakeup import poke
 
 if TYPE_CHECKING:
     from pbem.daemon import Daemon
+
+
+def _plain_metavar(param: Any, ctx: Any) -> str | None:
+    """What the help shows after an option: its metavar, or a plain word for its value
+    (``N``, ``TEXT``, ``PATH``, the choices), and nothing for a flag (not ``<bool>``)."""
+    if param.metavar is not None:
+        return str(param.metavar) or None
+    if isinstance(param, TyperArgument):
+        return None  # the argument's name says it already
+    label = param.display_type(ctx).strip("<>")  # typer's own: int, bool, a|b, list[str]
+    many = label.startswith("list[") or param.nargs != 1
+    label = label.removeprefix("list[").removesuffix("]")
+    if label == "bool" or getattr(param, "is_flag", False):
+        return None
+    word = {"int": "N", "float": "NUMBER", "str": "TEXT"}.get(label, label)
+    if "|" not in word:
+        word = word.upper()
+    return word + ("..." if many else "")
+
+
+# Typer's rich help prints each parameter's Python type (<int>, <bool>, <list[str]>);
+# an operator wants the words above instead.
+TyperOption.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+TyperArgument.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+
+
+def examples(*lines: str) -> str:
+    """A command's Examples section (the help's epilog), one command line per line."""
+    return "[b]Examples[/b]\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
+
 
 app = typer.Typer(
     help="Play-by-email Cribbage: the admin command line.",
@@ -54,6 +88,7 @@ err = Console(stderr=True, markup=False)
 class _State:
     config_file: Path | None = None
     data_dir: Path | None = None
+    verbose: bool = False
 
 
 state = _State()
@@ -67,6 +102,22 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def package_version() -> str:
+    """The installed package's version (the source tree's when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbem-cribbage")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"pbem {package_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     config: Annotated[
@@ -75,14 +126,20 @@ def _main(
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Folder for the embedded defaults.")
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log our own DEBUG lines too.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     state.config_file = config
     state.data_dir = data_dir
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    state.verbose = verbose
+    configure_logging(logging.DEBUG if verbose else logging.WARNING)
 
 
 def settings() -> Settings:
@@ -90,9 +147,12 @@ def settings() -> Settings:
     if state.data_dir is not None:
         overrides["data_dir"] = state.data_dir
     try:
-        return load_settings(state.config_file, **overrides)
+        cfg = load_settings(state.config_file, **overrides)
     except ConfigError as exc:
         fail(str(exc))
+    if not state.verbose and "log_level" in cfg.model_fields_set:
+        logging.getLogger("pbem").setLevel(cfg.log_level)
+    return cfg
 
 
 def database(cfg: Settings, *, check: bool = True) -> Engine:
@@ -126,7 +186,7 @@ def _guard(func: Any, *args: Any, **kwargs: Any) -> Any:
 # -- init / config ------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=examples("pbem init", "PBEM_DATABASE_URL=postgresql://pbem@db/pbem pbem init"))
 def init() -> None:
     """Create the database, or upgrade it to the current schema."""
     cfg = settings()
@@ -138,7 +198,7 @@ def init() -> None:
     out.print(f"database ready at {mask_url(cfg.db_url)} (schema {revision})")
 
 
-@app.command("config")
+@app.command("config", epilog=examples("pbem config", "pbem --config /etc/pbem.toml config"))
 def show_config() -> None:
     """Show the effective configuration, secrets masked."""
     cfg = settings()
@@ -159,7 +219,14 @@ def _parse_player(text: str) -> tuple[str, str | None]:
     return text.strip(), None
 
 
-@game_app.command("new")
+@game_app.command(
+    "new",
+    epilog=examples(
+        "pbem game new Alice=alice@example.com bob@example.com",
+        "pbem game new alice@example.com --computer --to 61",
+        "pbem game new a@x.org b@x.org c@x.org d@x.org --muggins --skunk lurch",
+    ),
+)
 def game_new(
     players: Annotated[list[str], typer.Argument(help="Player addresses (Name=addr allowed).")],
     to: Annotated[int, typer.Option("--to", help="Target score: 61 or 121.")] = 121,
@@ -187,21 +254,23 @@ def game_new(
     game_id = _guard(
         svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed, computer=robots
     )
+    poke(svc.db)
     out.print(f"game {game_id} started; the first emails are in the outbox")
 
 
-@game_app.command("rematch")
+@game_app.command("rematch", epilog=examples("pbem game rematch 12"))
 def game_rematch(game_id: int) -> None:
     """Start the next game of a match: same players and settings, the loser deals first."""
     svc = service()
     new_id = _guard(svc.rematch, game_id)
+    poke(svc.db)
     out.print(f"game {new_id} started (rematch of game {game_id}); the first emails are queued")
 
 
-@game_app.command("list")
+@game_app.command("list", epilog=examples("pbem game list", "pbem game list --status active"))
 def game_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="active, paused, finished, aborted.")
+        m.GameStatus | None, typer.Option("--status", help="Only games in this state.")
     ] = None,
 ) -> None:
     """List games."""
@@ -210,7 +279,7 @@ def game_list(
     with Session(svc.db) as session:
         query = select(m.Game).order_by(m.Game.id)  # type: ignore[arg-type]
         if status:
-            query = query.where(m.Game.status == status)
+            query = query.where(m.Game.status == status.value)
         for game in session.exec(query):
             assert game.id is not None
             names = ", ".join(s.name for s in svc._seats(session, game.id))
@@ -235,7 +304,9 @@ def _seat_for(svc: Service, session: Session, game_id: int, who: str) -> int:
     fail(f"no player {who!r} in game {game_id}")
 
 
-@game_app.command("show")
+@game_app.command(
+    "show", epilog=examples("pbem game show 12", "pbem game show 12 --as alice@example.com")
+)
 def game_show(
     game_id: int,
     as_player: Annotated[
@@ -281,7 +352,7 @@ def game_show(
             )
 
 
-@game_app.command("stalled")
+@game_app.command("stalled", epilog=examples("pbem game stalled", "pbem game stalled --hours 48"))
 def game_stalled(
     hours: Annotated[
         float | None,
@@ -330,13 +401,14 @@ def game_stalled(
     out.print(table)
 
 
-@game_app.command("resend")
+@game_app.command("resend", epilog=examples("pbem game resend 12"))
 def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
     svc = service()
     n = _guard(svc.resend, game_id)
     with Session(svc.db) as session:
         status = _guard(svc.get_game, session, game_id).status
+    poke(svc.db)
     if status == "finished":
         out.print(f"game {game_id} is over: {n} emails queued with the result, no moves offered")
     elif status == "aborted":
@@ -354,28 +426,35 @@ Reason = Annotated[
 def _set_status(game_id: int, status: str, reason: str | None) -> None:
     svc = service()
     game_row = _guard(svc.set_status, game_id, status, reason)
+    poke(svc.db)  # the clocks changed and mail was queued: the daemon looks again
     out.print(f"game {game_id} is now {status}; every player was told: {game_row.status_reason}")
 
 
-@game_app.command("pause")
+@game_app.command(
+    "pause", epilog=examples("pbem game pause 12", 'pbem game pause 12 --reason "holiday week"')
+)
 def game_pause(game_id: int, reason: Reason = None) -> None:
     """Pause a game: moves are refused and the clocks stop."""
     _set_status(game_id, "paused", reason)
 
 
-@game_app.command("resume")
+@game_app.command("resume", epilog=examples("pbem game resume 12"))
 def game_resume(game_id: int, reason: Reason = None) -> None:
     """Resume a paused game."""
     _set_status(game_id, "active", reason)
 
 
-@game_app.command("abort")
+@game_app.command(
+    "abort", epilog=examples('pbem game abort 12 --reason "a player left the club"')
+)
 def game_abort(game_id: int, reason: Reason = None) -> None:
     """Abort a game for good."""
     _set_status(game_id, "aborted", reason)
 
 
-@game_app.command("replay")
+@game_app.command(
+    "replay", epilog=examples("pbem game replay 12 --verify", "pbem game replay 12 --as Bob")
+)
 def game_replay(
     game_id: int,
     verify: Annotated[
@@ -456,7 +535,7 @@ def _print_events(game: Game, names: list[str], since: int, seat: int | None) ->
         out.print(text, highlight=False, markup=False)
 
 
-@game_app.command("export")
+@game_app.command("export", epilog=examples("pbem game export 12 -o game-12.json"))
 def game_export(
     game_id: int,
     output: Annotated[
@@ -474,9 +553,22 @@ def game_export(
         out.print(f"game {game_id} written to {output}")
 
 
-@game_app.command("import")
-def game_import(file: Path) -> None:
-    """Store a game from its JSON archive (replayed and verified first)."""
+@game_app.command(
+    "import",
+    epilog=examples("pbem game import game-12.json", "pbem game import game-12.json --again"),
+)
+def game_import(
+    file: Path,
+    again: Annotated[
+        bool,
+        typer.Option("--again", help="Import it even if the same game is stored already."),
+    ] = False,
+) -> None:
+    """Store a game from its JSON archive (replayed and verified first).
+
+    An archive whose game is stored already (the same seed, settings, players and moves)
+    is refused, naming the stored game, unless --again is given.
+    """
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -486,14 +578,62 @@ def game_import(file: Path) -> None:
     if not isinstance(data, dict):
         fail(f"{file} is not a JSON archive")
     svc = service()
+    if not again:
+        existing = _guard(_stored_copy, svc, data)
+        if existing is not None:
+            fail(
+                f"{file} is game {existing}, stored already (same seed, settings, players and "
+                "moves); use --again to import it once more"
+            )
     game_id = _guard(svc.import_archive, data)
     out.print(f"imported as game {game_id}")
+
+
+def _stored_copy(svc: Service, data: dict[str, Any]) -> int | None:
+    """The id of a stored game that ``data`` is the archive of, or None: the same seed,
+    settings, players (by address, seat by seat) and moves (count and state hash).
+
+    Raises:
+        ServiceError: the archive does not replay.
+    """
+    from engine.archive import load
+    from pbem.mail.address import normalize_address
+
+    try:
+        game = load(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive does not replay: {exc}") from exc
+    people = data.get("players")
+    emails = [
+        normalize_address(p["email"])
+        if isinstance(p, dict) and isinstance(p.get("email"), str)
+        else None
+        for p in (people if isinstance(people, list) else [])
+    ]
+    settings_json = game.settings.to_json()
+    with Session(svc.db) as session:
+        candidates = session.exec(
+            select(m.Game)
+            .where(m.Game.seed == game.seed)
+            .where(m.Game.action_count == len(game.actions))
+            .order_by(m.Game.id)  # type: ignore[arg-type]
+        ).all()
+        for row in candidates:
+            assert row.id is not None
+            if row.settings != settings_json:
+                continue
+            if game.actions and row.state_hash != game.state_hash():
+                continue
+            if [s.player.email for s in svc._seats(session, row.id)] != emails:
+                continue
+            return row.id
+    return None
 
 
 # -- mail ---------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=examples("pbem ingest reply.eml"))
 def ingest(file: Path) -> None:
     """Feed one raw message (.eml) as if it had arrived in the inbox, and process it."""
     try:
@@ -508,13 +648,16 @@ def ingest(file: Path) -> None:
         out.print(f"already received as inbound {inbound_id}; not processed again")
         return
     result = svc.process(inbound_id)
+    poke(svc.db)
     out.print(f"inbound {inbound_id}: {result.status} — {result.reason}", highlight=False)
 
 
-@outbox_app.command("list")
+@outbox_app.command(
+    "list", epilog=examples("pbem outbox list", "pbem outbox list --status failed --limit 20")
+)
 def outbox_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="pending, sending, sent, failed.")
+        m.OutboxStatus | None, typer.Option("--status", help="Only mail in this state.")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
 ) -> None:
@@ -534,7 +677,7 @@ def outbox_list(
     with Session(svc.db) as session:
         query = select(m.Outbox).order_by(m.Outbox.id.desc()).limit(limit)  # type: ignore[union-attr]
         if status:
-            query = query.where(m.Outbox.status == status)
+            query = query.where(m.Outbox.status == status.value)
         for row in session.exec(query):
             when = row.sent_at or row.next_attempt_at
             table.add_row(
@@ -550,7 +693,7 @@ def outbox_list(
     out.print(table)
 
 
-@outbox_app.command("retry")
+@outbox_app.command("retry", epilog=examples("pbem outbox retry", "pbem outbox retry 41 42"))
 def outbox_retry(
     ids: Annotated[
         list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")
@@ -564,13 +707,15 @@ def outbox_retry(
 
     with session_scope(svc.db) as session:
         count = retry_outbox(session, now=svc.clock(), ids=ids or None, all_failed=not ids)
+    poke(svc.db)
     out.print(f"{count} messages queued again")
 
 
-@inbox_app.command("list")
+@inbox_app.command("list", epilog=examples("pbem inbox list", "pbem inbox list --status failed"))
 def inbox_list(
     status: Annotated[
-        str | None, typer.Option("--status", help="pending, applied, rejected, ignored, failed.")
+        m.InboundStatus | None,
+        typer.Option("--status", help="Only mail that ended this way (or is pending)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
@@ -580,7 +725,7 @@ def inbox_list(
     svc = service()
     table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
     with Session(svc.db) as session:
-        for row in list_inbound(session, status, limit):
+        for row in list_inbound(session, status.value if status else None, limit):
             table.add_row(
                 str(row.id),
                 row.status,
@@ -592,7 +737,7 @@ def inbox_list(
     out.print(table)
 
 
-@app.command()
+@app.command(epilog=examples("pbem players"))
 def players() -> None:
     """List players, with bounces."""
     svc = service()
@@ -609,25 +754,99 @@ def players() -> None:
     out.print(table)
 
 
+@app.command(epilog=examples("pbem status", "pbem status --json", "pbem status || alert-admin"))
+def status(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object instead of text.")
+    ] = False,
+) -> None:
+    """The service's health on one screen: daemon, inbox, outbox, bounces, stalled games,
+    the transports' last errors.
+
+    Exit code 0 when healthy; 1 when something needs attention: no daemon running, a
+    received message waiting over 5 minutes or failed in the last day, outgoing mail
+    overdue by over 15 minutes or failed for good, or a transport whose last error came
+    after its last success (each named on a line starting with "!").
+    """
+    from pbem.status import describe, gather
+
+    svc = service()
+    health = gather(svc.settings, svc.db, svc.clock())
+    if as_json:
+        sys.stdout.write(json.dumps(health.to_json(), ensure_ascii=False) + "\n")
+    else:
+        for line in describe(health):
+            out.print(line, highlight=False)
+    if not health.healthy:
+        raise typer.Exit(1)
+
+
 # -- the daemon and the demo ----------------------------------------------------------------
 
+serve_log = logging.getLogger("pbem.serve")
 
-@app.command()
+
+class LogFormatChoice(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command(epilog=examples("pbem serve", "pbem serve --once", "pbem -v serve --log-format json"))
 def serve(
     once: Annotated[bool, typer.Option("--once", help="Drain everything due, then exit.")] = False,
+    log_format: Annotated[
+        LogFormatChoice,
+        typer.Option(
+            "--log-format",
+            help="text, or json: one JSON object per line (ts, level, logger, msg and the "
+            "line's fields) for log shippers.",
+        ),
+    ] = LogFormatChoice.text,
 ) -> None:
-    """Run the daemon: watch the inbox, apply moves, send mail, run the clocks."""
+    """Run the daemon: watch the inbox, apply moves, send mail, run the clocks.
+
+    It logs to stderr what it serves, one line per message received (applied, rejected,
+    ignored or failed, and why) and one per delivery (sent, deferred, failed or bounced),
+    at the log_level setting (INFO unless set; -v: DEBUG). SIGTERM or Ctrl-C stops it
+    after the step under way, with exit code 0.
+    """
     from pbem.daemon import DaemonError
     from pbem.runtime import build_daemon, freeze_startup_objects
 
     cfg = settings()
+    level = logging.DEBUG if state.verbose else cfg.log_level
+    fmt: LogFormat = log_format.value
+    configure_logging(level, fmt)
     engine = database(cfg)
     try:
         daemon = build_daemon(cfg, engine)
     except (ValueError, DaemonError) as exc:
         fail(str(exc))
+    try:
+        daemon.claim()
+    except DaemonError as exc:
+        daemon.close()
+        fail(str(exc))
     freeze_startup_objects()
     restore = _stop_on_signals(daemon)
+    serve_log.info(
+        "pbem %s serving %s for %s: database %s, inbox %s, outbox %s",
+        package_version(),
+        cfg.address,
+        cfg.domain,
+        mask_url(cfg.db_url),
+        mask_url(cfg.inbound),
+        mask_url(cfg.outbound),
+        extra={
+            "version": package_version(),
+            "address": cfg.address,
+            "domain": cfg.domain,
+            "database": mask_url(cfg.db_url),
+            "inbox": mask_url(cfg.inbound),
+            "outbox": mask_url(cfg.outbound),
+            "once": once,
+        },
+    )
     interrupted = False
     try:
         daemon.run(once=once)
@@ -637,8 +856,7 @@ def serve(
         interrupted = True
     finally:
         restore()
-    if interrupted or daemon.stop_event.is_set():
-        out.print("stopped")
+    serve_log.info("stopped" if interrupted or daemon.stop_event.is_set() else "done")
 
 
 def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
@@ -646,8 +864,8 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     previous handlers back.
 
     The first signal asks the loop to stop: the step under way finishes (a message being
-    processed is committed or rolled back, never half done) and a wait for mail ends at its
-    next wake-up, within ``poll_seconds``. A second signal stops at once.
+    processed is committed or rolled back, never half done) and a wait for mail ends at
+    once. A second signal stops at once, even in the middle of a step.
     """
     import signal
     import threading
@@ -663,9 +881,8 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     def handler(signum: int, frame: Any) -> None:
         if daemon.stop_event.is_set():
             raise KeyboardInterrupt
-        logging.getLogger("pbem.cli").warning(
-            "%s: stopping after the current step", signal.Signals(signum).name
-        )
+        name = signal.Signals(signum).name
+        serve_log.info("%s: stopping after the current step", name, extra={"signal": name})
         daemon.stop()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -673,7 +890,7 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     return restore
 
 
-@app.command()
+@app.command(epilog=examples("pbem demo", "pbem demo --to 61 --quiet"))
 def demo(
     directory: Annotated[
         Path | None,

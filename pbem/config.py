@@ -62,7 +62,11 @@ class Settings(BaseSettings):
         "(0: none; default: one on SQLite with two or more cores, none on PostgreSQL, "
         "where more workers use the cores)",
     )
-    log_level: str = Field("INFO")
+    log_level: str = Field(
+        "INFO",
+        description="DEBUG, INFO, WARNING, ERROR or CRITICAL: how much pbem serve logs "
+        "(-v means DEBUG); other commands log warnings unless this is set",
+    )
 
     @field_validator("timeout_action")
     @classmethod
@@ -76,6 +80,14 @@ class Settings(BaseSettings):
     def _database_url(cls, value: str) -> str:
         check_database_url(value)
         return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        name = value.strip().upper()
+        if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return name
 
     @property
     def address(self) -> str:

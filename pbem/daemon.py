@@ -5,8 +5,11 @@ processes every pending message (ten to a transaction, each ending as it would a
 the outbox is drained after each transaction, so the first moves of a long batch go
 out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
-Then it drains the outbox and runs the timers.  ``run`` repeats steps, waiting
-on the inbox (IMAP IDLE, or a poll) in between, until stopped.
+Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
+waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
+happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
+command line wakes it because it queued mail (see ``pbem.wakeup``).  Each message
+processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
 clear message (an exclusive lock file beside the database).
@@ -26,12 +29,16 @@ from typing import IO
 
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
+from sqlmodel import Session, col, func, select
 
+from pbem.logsetup import mask_address
 from pbem.outbox import OutboxSender
-from pbem.service import ALREADY_PROCESSED, Service
+from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.health import INBOX, record_transport_error, record_transport_ok
 from pbem.transport.base import InboundSource, TransportError
+from pbem.wakeup import Wakeup
 
 log = logging.getLogger("pbem.daemon")
 
@@ -43,6 +50,8 @@ PROCESS_LIMIT = 100
 PROCESS_CHUNK = 10
 # Fetched messages are stored RECEIVE_CHUNK to a transaction.
 RECEIVE_CHUNK = 50
+# The longest wait on an inbox that pushes (IMAP IDLE renews itself within it anyway).
+IDLE_WAIT_SECONDS = 25 * 60.0
 
 
 class DaemonError(RuntimeError):
@@ -70,6 +79,8 @@ class SingleProcessLock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
+        if self._fh is not None:
+            return  # held already
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = self.path.open("a+")
         try:
@@ -122,6 +133,17 @@ class Daemon:
         self._lock = lock_for(service.settings.db_url)
         self._reader_conn: Connection | None = None
         self._reader = False
+        self.wakeup = Wakeup(service.db)
+
+    def claim(self) -> None:
+        """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
+        where workers share it). ``run`` does it too.
+
+        Raises:
+            DaemonError: another daemon runs on this SQLite database.
+        """
+        if self._lock is not None:
+            self._lock.acquire()
 
     def is_reader(self) -> bool:
         """Whether this worker reads the inbox now.
@@ -163,9 +185,11 @@ class Daemon:
                 log.debug("closing the reader connection failed", exc_info=True)
             self._reader_conn = None
 
-    def step(self) -> StepStats:
+    def step(self, *, fetch: bool = True) -> StepStats:
+        """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
+        process what is pending, send what is due and run the timers."""
         stats = StepStats()
-        fetched = self.inbox.fetch() if self.is_reader() else []
+        fetched = self.inbox.fetch() if self.is_reader() and fetch else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for start in range(0, len(fetched), RECEIVE_CHUNK):
@@ -179,7 +203,9 @@ class Daemon:
         # Process in chunks, sending each chunk's mail before the next: the first moves of
         # a long batch are not held back until the whole batch is processed.
         for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):
-            outcomes = self.service.process_pending(PROCESS_CHUNK)
+            ids = self.service.pending_ids(PROCESS_CHUNK)
+            outcomes = self.service.process_many(ids)
+            self._log_outcomes(ids, outcomes)
             # Messages another worker holds are not work done here: counting them would
             # keep this worker stepping in a tight loop until that worker commits.
             done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
@@ -209,44 +235,123 @@ class Daemon:
             stats.sent += self.sender.drain()
         return stats
 
+    def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:
+        """One INFO line per message processed here: id, sender, game, outcome, reason."""
+        mine = [(i, o) for i, o in zip(ids, outcomes, strict=True) if o is not ALREADY_PROCESSED]
+        if not mine or not log.isEnabledFor(logging.INFO):
+            return
+        with Session(self.service.db) as session:
+            senders = dict(
+                session.exec(
+                    select(m.Inbound.id, m.Inbound.sender).where(
+                        col(m.Inbound.id).in_([i for i, _ in mine])
+                    )
+                ).all()
+            )
+        for inbound_id, outcome in mine:
+            sender = mask_address(senders.get(inbound_id)) or "-"
+            game = outcome.game_id if outcome.game_id is not None else "-"
+            log.info(
+                "inbound %s from %s, game %s: %s (%s)",
+                inbound_id,
+                sender,
+                game,
+                outcome.status,
+                outcome.reason,
+                extra={
+                    "inbound": inbound_id,
+                    "sender": sender,
+                    "game": outcome.game_id,
+                    "outcome": outcome.status,
+                    "reason": outcome.reason,
+                },
+            )
+
     def run(self, *, once: bool = False) -> None:
         """Run until ``stop()`` (or, with ``once``, until nothing is left to do)."""
-        if self._lock is not None:
-            self._lock.acquire()
+        self.claim()
         try:
             # Rows a crashed sender left 'sending' are due now, not when their lease ends.
             self.sender.recover_interrupted()
             recovered_at = time.monotonic()
             failures = 0
+            fetch = True
             while not self.stop_event.is_set():
                 if self._shared and time.monotonic() - recovered_at >= RECOVER_SECONDS:
                     self.sender.recover_interrupted()  # another worker may have died
                     recovered_at = time.monotonic()
                 try:
-                    stats = self.step()
+                    stats = self.step(fetch=fetch)
+                    if failures:
+                        self._note_transport(None)
                     failures = 0
                 except TransportError as exc:
+                    self._note_transport(str(exc))
                     if once:
                         raise DaemonError(f"the mail transport failed: {exc}") from exc
                     failures += 1
                     delay = min(60.0, 0.5 * 2 ** min(failures, 7))
                     log.warning("mail transport failed (%s); retrying in %.1f s", exc, delay)
-                    self.stop_event.wait(delay)
+                    self.wakeup.wait(delay)
+                    fetch = True
                     continue
+                fetch = True
+                if stats.busy:
+                    log.debug(
+                        "step: %d fetched (%d new), %d processed, %d sent, %d timers",
+                        stats.fetched,
+                        stats.new,
+                        stats.processed,
+                        stats.sent,
+                        stats.timers,
+                    )
                 if once and not stats.busy:
                     break
-                if stats.busy:
+                if stats.busy or self.stop_event.is_set():
                     continue
-                if self._reader or not self._shared:
-                    self.inbox.wait(self._wait_seconds(self.poll_seconds))
-                else:
-                    self.stop_event.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
+                fetch = self._wait()
         finally:
-            self._drop_reader()
-            self.inbox.close()
-            self.sender.close()
-            if self._lock is not None:
-                self._lock.release()
+            self.close()
+
+    def close(self) -> None:
+        """Let go of the inbox, the sender, the wake-up and the database lock."""
+        self._drop_reader()
+        self.wakeup.close()
+        self.inbox.close()
+        self.sender.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    def _note_transport(self, error: str | None) -> None:
+        """Record the inbox's error (or that it works again) for ``pbem status``."""
+        try:
+            now = self.service.clock()
+            if error is None:
+                record_transport_ok(self.service.db, INBOX, now=now)
+            else:
+                record_transport_error(self.service.db, INBOX, error, now=now)
+        except Exception as exc:  # the record is for the operator: never stop for it
+            log.warning("cannot record the inbox's state: %s", exc)
+
+    def _wait(self) -> bool:
+        """Wait for mail, a wake-up (mail the command line queued, a stop) or the next
+        timer or outbox retry, whichever comes first; True if the inbox should be read.
+
+        An inbox that pushes (IMAP IDLE) is read only when it said something came: a
+        wait that ends for another reason sends no command to the server. An inbox that
+        is polled is read after every wait."""
+        pushes = bool(getattr(self.inbox, "pushes", False))
+        if self._reader or not self._shared:
+            longest = IDLE_WAIT_SECONDS if pushes else self.poll_seconds
+            timeout = self._wait_seconds(longest)
+            log.debug("waiting up to %.1f s", timeout)
+            news = self.inbox.wait(timeout, self.wakeup.fds())
+        else:
+            self.wakeup.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
+            news = True
+        if self.wakeup.check():
+            log.debug("woken up: mail was queued")
+        return news or not pushes
 
     @property
     def _shared(self) -> bool:
@@ -254,13 +359,29 @@ class Daemon:
         return self.service.db.dialect.name == "postgresql"
 
     def _wait_seconds(self, longest: float) -> float:
-        """How long to wait for mail: ``longest``, or less when an outbox retry is due
-        sooner (a delivery that failed for a moment is retried on time, not at the next
-        poll)."""
-        due = self.sender.seconds_until_due()
+        """How long to wait for mail: ``longest``, or less when an outbox retry or a timer
+        (a reminder, a timeout) is due sooner: a delivery that failed for a moment is
+        retried on time, and a reminder goes out on time, not at the next poll."""
+        dues = [self.sender.seconds_until_due(), self._seconds_until_timers()]
+        due = min((d for d in dues if d is not None), default=None)
         if due is None:
             return longest
         return max(0.05, min(longest, due))
 
+    def _seconds_until_timers(self) -> float | None:
+        """Seconds until the next reminder or timeout of an active game, or None."""
+        active = m.Game.status == m.GameStatus.ACTIVE.value
+        with Session(self.service.db) as session:
+            reminder = session.exec(
+                select(func.min(col(m.Game.next_reminder_at))).where(active)
+            ).one()
+            deadline = session.exec(select(func.min(col(m.Game.deadline_at))).where(active)).one()
+        times = [t for t in (reminder, deadline) if t is not None]
+        if not times:
+            return None
+        return max(0.0, (min(times) - self.service.clock()).total_seconds())
+
     def stop(self) -> None:
+        """Stop after the step under way; a wait ends at once (safe from a signal handler)."""
         self.stop_event.set()
+        self.wakeup.stop()

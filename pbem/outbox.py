@@ -37,8 +37,10 @@ from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col, func, select
 
+from pbem.logsetup import mask_address
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.health import OUTBOX, record_transport_error, record_transport_ok
 from pbem.store.outbox import (
     DEFAULT_LEASE,
     claim_due_outbox,
@@ -82,6 +84,9 @@ class OutboxSender:
         self._postgres = db.dialect.name == "postgresql"
         self._lock_engine: Engine | None = None
         self._lock_conn: Connection | None = None
+        # Claimed rows: outbox id → (game id, attempt number), for the delivery log.
+        self._claimed: dict[int, tuple[int | None, int]] = {}
+        self._transport_failing = False
 
     def drain(self, max_batches: int = 100) -> int:
         return asyncio.run(self.adrain(max_batches))
@@ -128,10 +133,15 @@ class OutboxSender:
                 with self.db.begin() as connection:
                     record_sent(connection, row_id, now=now, next_in_flight=following)
                 delivered += 1
+                if self._transport_failing:
+                    self._note_transport(None)
+                self._log_delivery(row_id, result.recipient, "sent")
                 return
             trouble = trouble or result.temporary
+            if result.temporary and not self._transport_failing:
+                self._note_transport(result.error or "delivery failed")
             with session_scope(self.db) as session:
-                mark_failed(
+                failed = mark_failed(
                     session,
                     row_id,
                     result.error or "delivery failed",
@@ -147,12 +157,15 @@ class OutboxSender:
                     record_bounce(
                         session, result.recipient, result.error or "address refused", now=now
                     )
-            log.warning(
-                "delivery of outbox %s to %s failed (%s): %s",
-                result.id,
-                result.recipient,
-                "temporary" if result.temporary else "permanent",
-                result.error,
+                outcome = (
+                    "bounced"
+                    if result.address_refused
+                    else "deferred"
+                    if failed.status == m.OutboxStatus.PENDING.value
+                    else "failed"
+                )
+            self._log_delivery(
+                row_id, result.recipient, outcome, result.error or "delivery failed"
             )
 
         async def send_lane(lane: list[OutgoingMail]) -> None:
@@ -164,6 +177,7 @@ class OutboxSender:
             except Exception as exc:
                 log.warning("sending a batch failed: %s", exc)
                 error = f"{type(exc).__name__}: {exc}"
+                self._note_transport(error)
                 for item in lane:
                     if int(item.id) not in recorded:
                         record(DeliveryResult(item.id, item.recipients[0], False, True, error))
@@ -177,6 +191,42 @@ class OutboxSender:
 
         await asyncio.gather(*(send_lane(lane) for lane in lanes))
         return delivered, trouble
+
+    def _note_transport(self, error: str | None) -> None:
+        """Record the outbox transport's error (or that it works again) for
+        ``pbem status``; a temporary failure is the transport's, a refused address not."""
+        self._transport_failing = error is not None
+        try:
+            if error is None:
+                record_transport_ok(self.db, OUTBOX, now=self.clock())
+            else:
+                record_transport_error(self.db, OUTBOX, error, now=self.clock())
+        except Exception as exc:  # the record is for the operator: never stop for it
+            log.warning("cannot record the outbox's state: %s", exc)
+
+    def _log_delivery(
+        self, row_id: int, recipient: str, result: str, error: str | None = None
+    ) -> None:
+        """One line per delivery attempt: recipient, game, result, attempt number."""
+        game_id, attempt = self._claimed.pop(row_id, (None, 0))
+        to = mask_address(recipient)
+        text = f"outbox {row_id} to {to}, game {game_id if game_id is not None else '-'}: "
+        text += f"{result} (attempt {attempt})"
+        if error:
+            text += f": {error}"
+        log.log(
+            logging.INFO if result == "sent" else logging.WARNING,
+            "%s",
+            text,
+            extra={
+                "outbox": row_id,
+                "recipient": to,
+                "game": game_id,
+                "result": result,
+                "attempt": attempt,
+                "error": error,
+            },
+        )
 
     def _lanes(self, items: list[OutgoingMail]) -> list[list[OutgoingMail]]:
         """``items`` split into up to ``lanes`` lists, one recipient's mail all in one (in
@@ -211,6 +261,7 @@ class OutboxSender:
 
     def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
         rows = claim_due_outbox(session, now, self.batch, lease=self.lease, lock_rows=lock_rows)
+        self._claimed = {r.id: (r.game_id, r.attempts) for r in rows if r.id is not None}
         items = [
             OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
             for r in rows

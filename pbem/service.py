@@ -914,7 +914,7 @@ class Service:
         applied: tuple[str, ...] = (),
     ) -> Outcome:
         mark_inbound(session, row, status, reason, game_id, now=self.clock(), sender=sender)
-        log.info("inbound %s %s: %s", row.id, status, reason)
+        log.debug("inbound %s %s: %s", row.id, status, reason)
         return Outcome(status, reason, game_id, applied)
 
     # -- games -----------------------------------------------------------------------

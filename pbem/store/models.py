@@ -205,3 +205,16 @@ class WorkerLease(SQLModel, table=True):
     name: str = Field(unique=True)
     holder: str
     expires_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class TransportState(SQLModel, table=True):
+    """The last error of the inbox or the outbox transport (``name``), and when that
+    transport last worked after an error; for ``pbem status``."""
+
+    __tablename__ = "transport_state"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    name: str = Field(unique=True)
+    last_error: str | None = Field(default=None, sa_type=Text)
+    last_error_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_ok_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

@@ -21,6 +21,7 @@ Transports move bytes; they know nothing of games, players or templates.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -108,10 +109,12 @@ class InboundSource(Protocol):
         """
         ...
 
-    def wait(self, timeout: float) -> bool:
+    def wait(self, timeout: float, wake: Sequence[int] = ()) -> bool:
         """Block until something may have arrived (True) or ``timeout`` seconds pass (False).
 
-        Messages already returned by the last fetch do not count as new.
+        Messages already returned by the last fetch do not count as new. The wait also
+        ends (False) as soon as one of the ``wake`` file descriptors is readable: the
+        caller's other reasons to wake up (it reads them itself).
         """
         ...
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import imaplib
 import logging
+import select
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -94,6 +95,7 @@ class ImapInbound:
         self._backoff = 0.0
         self._closed = False
         self._idling_now = False  # inside IDLE: the server awaits DONE, not a command
+        self._idle_since = 0.0  # when the current IDLE began (clock)
 
     def __repr__(self) -> str:
         return f"ImapInbound({self.config.masked_url()!r})"
@@ -218,6 +220,7 @@ class ImapInbound:
             self.connect()
             assert self._client is not None
             try:
+                self._leave_idle(self._client)
                 return operation(self._client)
             except _LINK_ERRORS as exc:
                 self._drop()
@@ -377,10 +380,13 @@ class ImapInbound:
             self.cursor_store.save(self.mailbox_name, self._uidvalidity, candidate)
             self._done = {uid for uid in self._done if uid > candidate}
 
-    def wait(self, timeout: float) -> bool:
-        """Block until mail may have arrived (True) or ``timeout`` seconds pass (False).
+    def wait(self, timeout: float, wake: Sequence[int] = ()) -> bool:
+        """Block until mail may have arrived (True), ``timeout`` seconds pass or one of the
+        ``wake`` descriptors is readable (False).
 
-        Uses IDLE when the server has it, else polls every ``poll`` seconds. After a lost
+        Uses IDLE when the server has it, else polls every ``poll`` seconds. IDLE goes on
+        after the wait ends: the next wait carries on in it, without a command, and only
+        a command (a fetch, an ack) or its renewal every 25 minutes ends it. After a lost
         connection it reconnects with exponential backoff and returns True once back (mail
         may have arrived meanwhile). Never raises for connection trouble.
         """
@@ -390,7 +396,7 @@ class ImapInbound:
             if self._client is None and not self._reconnect(deadline):
                 return False
             try:
-                return self._wait_connected(deadline)
+                return self._wait_connected(deadline, wake)
             except _WAIT_ERRORS as exc:
                 log.info("%r: connection lost while waiting (%s); reconnecting", self, _text(exc))
                 self._drop()
@@ -402,6 +408,12 @@ class ImapInbound:
                 if remaining <= 0:
                     return False
                 self._sleep(min(self.config.poll, remaining))
+
+    @property
+    def pushes(self) -> bool:
+        """Whether new mail is pushed (IDLE) rather than polled for; known once connected."""
+        client = self._client
+        return bool(client is not None and self.config.idle and client.has_capability("IDLE"))
 
     def _reconnect(self, deadline: float) -> bool:
         """Connect, retrying with exponential backoff until ``deadline``."""
@@ -431,52 +443,64 @@ class ImapInbound:
         found = client.search(["UID", f"{self._high_uid + 1}:*", "NOT", "DELETED"])
         return any(uid > self._high_uid for uid in found)
 
-    def _wait_connected(self, deadline: float) -> bool:
+    def _wait_connected(self, deadline: float, wake: Sequence[int]) -> bool:
         client = self._client
         assert client is not None
-        if self._has_new(client):
-            return True
-        if not (self.config.idle and client.has_capability("IDLE")):
+        if not self.pushes:
+            if self._has_new(client):
+                return True
             while True:
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     return False
-                self._sleep(min(self.config.poll, remaining))
+                if _wait_readable(wake, min(self.config.poll, remaining), self._sleep):
+                    return False
                 if self._has_new(client):
                     return True
+        if not self._idling_now:
+            # Mail may have come since the last fetch, before IDLE: look once.
+            if self._has_new(client):
+                return True
+            self._enter_idle(client)
         while True:
             remaining = deadline - self._clock()
             if remaining <= 0:
-                return False
-            with self._idling(client):
-                if self._idle_until(client, min(deadline, self._clock() + IDLE_RENEW_SECONDS)):
+                return False  # still in IDLE: the next wait carries on
+            renew_in = self._idle_since + IDLE_RENEW_SECONDS - self._clock()
+            if renew_in <= 0:
+                if self._leave_idle(client):
                     return True
+                self._enter_idle(client)
+                continue
+            ready = _select([client.socket(), *wake], min(remaining, renew_in))
+            if any(fd is not client.socket() for fd in ready):
+                return False
+            if ready and self._idle_news(client):
+                return True
 
-    @contextlib.contextmanager
-    def _idling(self, client: IMAPClient) -> Iterator[None]:
-        """IDLE for the block; ended with DONE unless the block failed (the link is dropped)."""
+    def _enter_idle(self, client: IMAPClient) -> None:
         self._idling_now = True  # first: a signal may come before idle() returns
         client.idle()
-        yield
-        client.idle_done()
-        self._idling_now = False
+        self._idle_since = self._clock()
 
-    def _idle_until(self, client: IMAPClient, until: float) -> bool:
-        """Inside IDLE: True on news of the folder, False when ``until`` passes."""
-        while True:
-            remaining = until - self._clock()
-            if remaining <= 0:
-                return False
-            started = self._clock()
-            responses: list[Any] = client.idle_check(timeout=remaining)
-            for response in responses:
-                if response and response[0] == b"BYE":
-                    raise _LinkLost("server said BYE")
-                if len(response) >= 2 and response[1] in _WAKING_RESPONSES:
-                    return True
-            if not responses and self._clock() - started < remaining - 0.05:
-                # Woken with nothing to read: the server closed the connection.
-                raise _LinkLost("connection closed")
+    def _leave_idle(self, client: IMAPClient) -> bool:
+        """End IDLE if in it (DONE); True if the server reported news meanwhile."""
+        if not self._idling_now:
+            return False
+        _, responses = client.idle_done()
+        self._idling_now = False
+        return any(_waking(response) for response in responses)
+
+    def _idle_news(self, client: IMAPClient) -> bool:
+        """Inside IDLE, with the socket readable: True on news of the folder."""
+        responses: list[Any] = client.idle_check(timeout=0)
+        if not responses:
+            # Readable with nothing to read: the server closed the connection.
+            raise _LinkLost("connection closed")
+        for response in responses:
+            if response and response[0] == b"BYE":
+                raise _LinkLost("server said BYE")
+        return any(_waking(response) for response in responses)
 
     def close(self) -> None:
         """Log out and forget the connection; the source cannot be used afterwards."""
@@ -498,6 +522,24 @@ class ImapInbound:
     def _check_open(self) -> None:
         if self._closed:
             raise TransportError(f"{self!r} is closed", temporary=False)
+
+
+def _waking(response: Any) -> bool:
+    return bool(len(response) >= 2 and response[1] in _WAKING_RESPONSES)
+
+
+def _select(fds: Sequence[Any], timeout: float) -> list[Any]:
+    """The readable ones of ``fds`` (sockets or descriptors) within ``timeout`` seconds."""
+    ready, _, _ = select.select(list(fds), [], [], max(0.0, timeout))
+    return ready
+
+
+def _wait_readable(wake: Sequence[int], timeout: float, sleep: Callable[[float], None]) -> bool:
+    """Wait ``timeout`` seconds, or less if a ``wake`` descriptor becomes readable (True)."""
+    if not wake:
+        sleep(timeout)
+        return False
+    return bool(_select(wake, timeout))
 
 
 def _parse_key(key: str) -> tuple[int, int]:

@@ -26,8 +26,9 @@ import logging
 import os
 import re
 import secrets
+import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,8 +200,9 @@ class MaildirInbound:
             self._known.discard(key)
             return
 
-    def wait(self, timeout: float) -> bool:
-        """Poll until an unseen message not returned by the last fetch appears."""
+    def wait(self, timeout: float, wake: Sequence[int] = ()) -> bool:
+        """Poll until an unseen message not returned by the last fetch appears (True), or
+        ``timeout`` passes or one of the ``wake`` descriptors is readable (False)."""
         self._check_open()
         deadline = self._clock() + max(0.0, timeout)
         while True:
@@ -209,7 +211,12 @@ class MaildirInbound:
             remaining = deadline - self._clock()
             if remaining <= 0:
                 return False
-            self._sleep(min(self.poll, remaining))
+            if wake:
+                ready, _, _ = select.select(list(wake), [], [], min(self.poll, remaining))
+                if ready:
+                    return False
+            else:
+                self._sleep(min(self.poll, remaining))
 
     def close(self) -> None:
         self._closed = True

@@ -214,9 +214,13 @@ def test_export_import_and_bad_archives(
     data = json.loads(archive.read_text(encoding="utf-8"))
     to_stdout = ok(run_cli(env, "game", "export", str(game)))
     assert json.loads(to_stdout) == data
-    copy = int(
-        re.findall(r"imported as game (\d+)", ok(run_cli(env, "game", "import", str(archive))))[0]
+    # The game is stored already: importing it is refused, naming it, unless --again.
+    one_line_error(
+        run_cli(env, "game", "import", str(archive)), f"is game {game}, stored already", "--again"
     )
+    imported = ok(run_cli(env, "game", "import", str(archive), "--again"))
+    copy = int(re.findall(r"imported as game (\d+)", imported)[0])
+    one_line_error(run_cli(env, "game", "import", str(archive)), f"is game {game},")
     ok(run_cli(env, "game", "replay", str(copy), "--verify"))
     assert h.game(copy).state_hash() == h.game(game).state_hash()
     assert h.count(A) == len(h.received(A))  # importing mails nobody

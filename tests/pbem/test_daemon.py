@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -63,10 +64,10 @@ def test_killed_after_storing_before_processing(harness: Harness) -> None:
     h.send(reply(h.latest(A), A, "Alice", discard(h, game, 0)))
     h.send(reply(h.latest(B), B, "Bob", discard(h, game, 1)))
 
-    def killed(limit: int = 100) -> list[Outcome]:
+    def killed(inbound_ids: Sequence[int]) -> list[Outcome]:
         raise InjectedFault("killed after storing")
 
-    h.daemon.service.process_pending = killed  # type: ignore[method-assign]
+    h.daemon.service.process_many = killed  # type: ignore[method-assign]
     with pytest.raises(InjectedFault):
         h.step()
     assert [r.status for r in h.inbound()] == ["pending", "pending"]

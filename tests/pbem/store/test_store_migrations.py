@@ -38,6 +38,7 @@ TABLES = {
     "error_throttle",
     "mailbox_cursor",
     "worker_lease",
+    "transport_state",
 }
 
 

@@ -1403,7 +1403,8 @@ class Service:
             session, player.email, kind, now, content=mail.subject + "\n" + mail.text
         ):
             return
-        msg_id = f"<err.{inbound_id}.{kind}@{self.settings.domain}>"
+        # A random part: the id cannot be guessed, so a forged bounce cannot name it.
+        msg_id = f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{self.settings.domain}>"
         ref = reply_reference(answering)
         raw = compose(
             sender=self.settings.address,

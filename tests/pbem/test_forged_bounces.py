@@ -85,3 +85,29 @@ def test_a_bounce_answering_our_mail_by_its_threading_headers(
     assert _counts(h) == (0, 1)
     h.deliver(_short_bounce(A, header, ours))  # our mail to Bob does not make Alice bounce
     assert _counts(h) == (0, 1)
+
+
+def test_a_bounce_guessing_an_answer_of_ours_counts_nothing(harness: Harness) -> None:
+    """Answers outside a game ("Which game?") carry an unguessable Message-ID: a forged
+    bounce that names what such an id would be if it were built from the inbound id and
+    kind alone counts nothing; a bounce of the real answer counts."""
+    h = harness
+    h.new_game((ALICE, BOB), seed="dsn-guess")
+    h.new_game((ALICE, BOB), seed="dsn-guess-2")  # two games: a plain mail gets "Which game?"
+    h.deliver(
+        b"From: "
+        + A.encode()
+        + b"\r\nTo: "
+        + SERVICE_ADDRESS.encode()
+        + b"\r\nSubject: hello\r\nMessage-ID: <plain.1@example.org>\r\n\r\nplay 7c\r\n"
+    )
+    row = h.last_inbound()
+    assert row.status == "rejected", row.reason
+    answer = h.mail_files(A)[-1][1]
+    real_id = _message_id(answer)
+    guessed = f"<err.{row.id}.no-game@pbem.test>"
+    assert real_id != guessed
+    h.deliver(_short_bounce(A, "In-Reply-To", guessed))
+    assert _counts(h) == (0, 0)
+    h.deliver(_short_bounce(A, "References", real_id))
+    assert _counts(h) == (1, 0)

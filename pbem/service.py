@@ -422,6 +422,8 @@ class Service:
         tokenless = table is None
         if table is None:
             player = get_player_by_email(session, sender)
+            if player is None and self.settings.match_plus_tags and without_tag(sender) != sender:
+                player = get_player_by_email(session, without_tag(sender))
             if player is None:
                 # No backscatter: whatever it asks (help included), nobody is answered.
                 return self._finish(

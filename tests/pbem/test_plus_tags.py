@@ -8,7 +8,7 @@ import pytest
 
 from pbem.bots import text_of
 from pbem.mail.address import without_tag
-from tests.e2e.helpers import BOB, Harness, reply
+from tests.e2e.helpers import BOB, SERVICE_ADDRESS, Harness, plain_mail, reply
 
 ALICE = ("alice@example.com", "Alice")
 TAGGED = ("alice+games@example.com", "Alice")
@@ -90,3 +90,19 @@ def test_another_mailbox_is_still_not_the_player(harness: Harness) -> None:
     assert row.status == "ignored" and "unknown sender" in (row.reason or "")
     assert h.log(game) == []
     assert h.counts((ALICE[0], "alicia+games@example.com")) == before
+
+
+def test_with_match_plus_tags_a_tagged_plain_mail_finds_the_player(harness: Harness) -> None:
+    """A mail to the plain address from alice+games@ is alice@'s when +tags match: with one
+    game it is taken as a reply to it; with tags not matching, the sender is a stranger."""
+    h = harness
+    _setting(h, False)
+    game = h.new_game((ALICE, BOB), seed="tags-plain")
+    h.deliver(plain_mail(TAGGED[0], SERVICE_ADDRESS, _discard(h, game)))
+    assert h.last_inbound().status == "ignored"
+    assert h.log(game) == []
+    _setting(h, True)
+    h.deliver(plain_mail(TAGGED[0], SERVICE_ADDRESS, _discard(h, game)))
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert len(h.log(game)) == 1

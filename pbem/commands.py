@@ -10,6 +10,7 @@ Case does not matter, punctuation around words is ignored::
     muggins | accept   (muggins games: take points the last claim missed, or let it stand)
     hand | status      (send me my view again)
     history            (the moves so far)
+    mail all | turns   (a mail after every move, or only when there is news: the default)
     resign
     help
 
@@ -42,6 +43,20 @@ from engine import (
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 INFO_VERBS = ("hand", "history", "help")
+# The player's own settings, taken in any state of the game.
+SETTING_VERBS = ("mail",)
+# ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
+MAIL_CHOICES = {
+    "all": True,
+    "every": True,
+    "each": True,
+    "always": True,
+    "turns": False,
+    "turn": False,
+    "news": False,
+    "less": False,
+    "fewer": False,
+}
 
 _ALIASES = {
     "discard": "discard",
@@ -75,6 +90,10 @@ _ALIASES = {
     "concede": "resign",
     "forfeit": "resign",
     "help": "help",
+    "mail": "mail",
+    "mails": "mail",
+    "email": "mail",
+    "emails": "mail",
     "?": "help",
     "commands": "help",
 }
@@ -134,7 +153,20 @@ def parse_line(line: str) -> Command | None:
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
         return Command(verb, (), line.strip())
+    if verb == "mail" and rest and not any(w in MAIL_CHOICES for w in rest):
+        return None  # "mail me later": not the mail setting
     return Command(verb, tuple(rest), line.strip())
+
+
+def mail_choice(command: Command) -> bool:
+    """``True`` for ``mail all`` (a mail after every move), ``False`` for ``mail turns``.
+
+    Raises ``InvalidSyntaxError`` when the words name neither.
+    """
+    choices = {MAIL_CHOICES[w] for w in command.args if w in MAIL_CHOICES}
+    if len(choices) != 1:
+        raise InvalidSyntaxError("mail how often? 'mail all' (after every move) or 'mail turns'")
+    return choices.pop()
 
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)

@@ -45,7 +45,7 @@ from engine import (
     Settings as GameSettings,
 )
 from engine import players as computer
-from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
+from pbem.commands import GAME_VERBS, Command, mail_choice, parse_reply, to_action
 from pbem.config import Settings
 from pbem.mail.autoreply import AutoKind
 from pbem.mail.compose import compose, reply_reference
@@ -61,6 +61,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
+from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, is_postgresql, release_writes, update_row
@@ -555,6 +556,12 @@ class Service:
             if cmd.verb in ("hand", "history", "help"):
                 wants.append(cmd.verb)
                 continue
+            if cmd.verb == "mail":
+                notice = self._set_mail_choice(session, seats[seat].player, cmd)
+                notices.append(notice)
+                if notice.status == "applied":
+                    wants.append("mail")
+                continue
             if game.is_over:
                 notices.append(Notice("refused", str(cmd), "The game is over."))
                 continue
@@ -603,7 +610,7 @@ class Service:
                 applied=tuple(applied),
             )
         if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
-            if "hand" in wants or not set(wants) - {"hand"}:
+            if "hand" in wants or "mail" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
@@ -623,6 +630,23 @@ class Service:
         reason = "; ".join(f"{n.command}: {n.message}" for n in notices if n.status != "applied")
         return self._finish(
             session, row, "rejected", reason[:2000], sender=sender, game_id=game_row.id
+        )
+
+    @staticmethod
+    def _set_mail_choice(session: Session, player: m.Player, cmd: Command) -> Notice:
+        """``mail all`` / ``mail turns``: the player's choice, kept on their player row."""
+        try:
+            every = mail_choice(cmd)
+        except InvalidSyntaxError as exc:
+            return Notice("refused", str(cmd), str(exc), "mail all, or mail turns")
+        update_row(session, player, mail_all=every)
+        if every:
+            return Notice("applied", str(cmd), "You will get a mail after every move.")
+        return Notice(
+            "applied",
+            str(cmd),
+            "You will get a mail when it is your turn or there is news "
+            "(not after each of your own moves).",
         )
 
     def _auto_moves(
@@ -1041,14 +1065,31 @@ class Service:
         inbound_id: int | None,
         now: datetime,
     ) -> None:
+        """A turn mail to every player who needs one (`pbem.render.news`): its news run
+        from the player's last turn mail (``since`` for a seat that has none on record)."""
         kind = "gameover" if game.is_over else "turn"
         tag = f"a{game_row.action_count}"
         for seated in seats:
             seat = seated.seat.seat
             if self._is_computer(game_row, seat):
                 continue  # the computer plays in-process; it has no mailbox
-            view = player_view(game, seat, since)
-            ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
+            mine = notices.get(seat, [])
+            told = seated.seat.mailed_events
+            start = since if told is None or told > len(game.events) else told
+            view = player_view(game, seat, start)
+            if not (
+                seated.player.mail_all
+                or any(n.status != "applied" for n in mine)
+                or worth_mailing(view, seated.seat.mailed_state)
+            ):
+                continue  # nothing new for them: their last mail still says it all
+            update_row(
+                session,
+                seated.seat,
+                mailed_events=len(game.events),
+                mailed_state=mail_state(view),
+            )
+            ctx = self._context(game_row, seats, seat, mine, start)
             envelope = self._envelope(session, game_row, seated, kind, tag, now, None)
             job = TurnMailJob(view, ctx, envelope)
             if self._maker is not None:

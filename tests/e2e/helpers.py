@@ -212,6 +212,14 @@ class Harness:
                 session.expunge(row)
             return row
 
+    def mail_all(self, address: str, every: bool = True) -> None:
+        """Set a player's choice of a mail after every move (as "mail all" would)."""
+        with Session(self.db) as session:
+            row = session.exec(select(m.Player).where(m.Player.email == address)).one()
+            row.mail_all = every
+            session.add(row)
+            session.commit()
+
     def token(self, game_id: int, seat: int) -> str:
         with Session(self.db) as session:
             row = session.exec(

@@ -269,6 +269,8 @@ def test_a_batch_queues_the_mail_its_helper_made(
     h = Harness.build(tmp_path, db_url, db_engine, render_processes=1)
     try:
         game = h.new_game((ALICE, BOB), seed="helper-batch")
+        h.mail_all(ALICE[0])  # a mail to each player after each move: four to make
+        h.mail_all(BOB[0])
         ids = [
             inbound_id
             for inbound_id, _ in h.service.receive_many(

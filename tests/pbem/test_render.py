@@ -30,11 +30,13 @@ from engine import (
     Action,
     Card,
     Claim,
+    Discard,
     Event,
     Game,
     Go,
     Muggins,
     Outcome,
+    Play,
     PlayerView,
     Resign,
     count_words,
@@ -46,6 +48,7 @@ from engine import (
     show_points,
     visible_events,
 )
+from engine.players import decide, discard_values
 from pbem.render import (
     TEMPLATES,
     MailContext,
@@ -57,6 +60,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
+from pbem.render.prompt import suggested_action
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 WIDTH = 78
@@ -560,8 +564,9 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     game = new_game(2, seed="reply", first_dealer=0)
     view = player_view(game, 1)
     mail = render_turn(view, ctx_for(game, 1))
-    first_two = " ".join(str(c) for c in view.holding[:2])
-    assert f"        discard {first_two}\n" in mail.text
+    best = suggested_action(view)
+    assert isinstance(best, Discard)
+    assert f"        discard {' '.join(str(c) for c in best.cards)}\n" in mail.text
     assert "(choose 2 of your 6 cards for Alice's crib)" in mail.text
     assert "Reply to this email with your move." in mail.text
     rng = random.Random(4)
@@ -569,10 +574,48 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     seat = game.to_act()[0]
     view = player_view(game, seat)
     text = render_turn(view, ctx_for(game, seat)).text
-    assert f"        play {view.playable[0]}\n" in text
+    best = suggested_action(view)
+    assert isinstance(best, Play)
+    assert f"        play {best.card}\n" in text
     assert "(you can play " in " ".join(text.split())
     for card in view.holding:
         assert str(card) in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
+    players: int,
+) -> None:
+    """The suggested discard and play are the ``good`` computer player's choice, legal,
+    and decided from the recipient's view only: the same view rebuilt from its JSON (which
+    holds nothing the recipient may not see) suggests the same, and so does the view of
+    nothing else (`suggested_action` takes the view and nothing more)."""
+    rng = random.Random(players)
+    for seed in range(6):
+        game = new_game(players, seed=f"suggest-{players}-{seed}")
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        best = suggested_action(view)
+        assert isinstance(best, Discard) and best in view.legal
+        want = decide(view, random.Random(f"1/discard/{' '.join(c.ascii for c in view.holding)}/0"))
+        assert best == want
+        assert suggested_action(PlayerView.from_json(view.to_json())) == best
+        good = next(value for value, d in discard_values(view) if d == best)
+        assert good >= max(value for value, _ in discard_values(view)) - 1e-9
+        text = render_turn(view, ctx_for(game, seat)).text
+        assert f"discard {' '.join(str(c) for c in best.cards)}" in text
+        _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
+        if game.is_over or game.phase != PEGGING:
+            continue
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        best = suggested_action(view)
+        assert isinstance(best, Play) and best in view.legal
+        assert suggested_action(PlayerView.from_json(view.to_json())) == best
+        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat)).text
+        # Nothing to suggest to a player who is not to move.
+        idle = next(s for s in range(players) if s not in game.to_act())
+        assert suggested_action(player_view(game, idle)) is None
 
 
 def test_partnerships_are_shown() -> None:

@@ -61,6 +61,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
+from pbem.render.board import house_rules
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.store import models as m
@@ -1153,7 +1154,12 @@ class Service:
         now: datetime,
     ) -> None:
         ctx = self._context(game_row, seats, seat, [], 0)
-        mail = render_help(ctx, f"Cribbage {game_row.id}")
+        rules = GameSettings.from_json(game_row.settings)
+        mail = render_help(
+            ctx,
+            f"Cribbage {game_row.id}",
+            rules=house_rules(rules.players, rules.target, rules.muggins, rules.skunk),
+        )
         self._enqueue(session, game_row, seats[seat], mail, "help", f"p{inbound_id}", now)
 
     def _error_reply(

@@ -51,6 +51,24 @@ class Board:
     rows: tuple[BoardRow, ...]
     label_width: int
     home: tuple[ScoreLine, ...]  # sides pegged into the game hole
+    rules: str = ""  # the house rules, in words (`house_rules`)
+
+
+def house_rules(players: int, target: int, muggins: bool, skunk: str) -> str:
+    """The game's house rules in one line: target, muggins, the skunk rule, the players."""
+    half = (target + 1) // 2
+    if skunk == "lurch":
+        skunks = f"a lurch (a loser under {half}) counts double"
+    elif skunk == "skunk":
+        three_quarters = 91 if target == 121 else 46
+        skunks = (
+            f"a skunk (a loser under {three_quarters}) counts double, "
+            f"a double skunk (under {half}) four times"
+        )
+    else:
+        skunks = "no skunks"
+    who = "4 players in two partnerships" if players == 4 else f"{players} players"
+    return f"game to {target}; muggins {'on' if muggins else 'off'}; {skunks}; {who}"
 
 
 @lru_cache(maxsize=4096)
@@ -101,4 +119,5 @@ def build_board(view: PlayerView, people: People) -> Board:
         rows.append(BoardRow(first, last, tracks))
     width = max(len(line.label) for line in lines)
     home = tuple(line for line in lines if line.front >= view.target)
-    return Board(view.target, tuple(lines), tuple(rows), width, home)
+    rules = house_rules(view.players, view.target, view.muggins, view.skunk)
+    return Board(view.target, tuple(lines), tuple(rows), width, home, rules)

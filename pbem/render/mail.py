@@ -190,15 +190,20 @@ def render_error(
 
 
 def render_help(
-    ctx: MailContext | None, game_label: str, templates: Path | None = None
+    ctx: MailContext | None,
+    game_label: str,
+    templates: Path | None = None,
+    rules: str = "",
 ) -> RenderedMail:
-    """The command language, with the service's reply hint when a game is known."""
+    """The command language, with the service's reply hint when a game is known, and
+    that game's house rules (`pbem.render.board.house_rules`) when given."""
     subject = f"{subject_tag(ctx, game_label)} How to play by mail"
     page = Page(
         kind="help",
         subject=subject,
         title=phrase(f"{clean_name(game_label, 40)}: how to play by mail"),
         matchup="",
+        intro=(phrase(f"House rules of this game: {rules}."),) if rules else (),
         notices=notice_views(ctx),
         footer=footer_lines()[1:],
     )

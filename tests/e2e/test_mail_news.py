@@ -169,3 +169,20 @@ def test_mail_all_brings_back_a_mail_after_every_move(harness: Harness) -> None:
     h.answer(pone_address, "mail")
     text = str(h.latest(pone_address).get_body(("plain",)).get_content())
     assert h.count(pone_address) == bad + 1 and "mail all" in text and "refused" in text
+
+
+def test_the_help_reply_and_the_first_mail_state_the_house_rules(harness: Harness) -> None:
+    h = harness
+    game_id = h.service.new_game(
+        list(PEOPLE[:3]), target=61, muggins=True, skunk="lurch", seed="rules"
+    )
+    h.step()
+    rules = "game to 61; muggins on; a lurch (a loser under 31) counts double; 3 players"
+    first = " ".join(str(h.latest(PEOPLE[2][0]).get_body(("plain",)).get_content()).split())
+    assert f"House rules: {rules}" in first
+    h.answer(PEOPLE[0][0], "help")
+    helped = h.latest(PEOPLE[0][0])
+    assert "How to play by mail" in str(helped["Subject"])
+    text = " ".join(str(helped.get_body(("plain",)).get_content()).split())
+    assert f"House rules of this game: {rules}." in text
+    assert h.game_row(game_id).action_count == 0

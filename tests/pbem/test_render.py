@@ -60,6 +60,7 @@ from pbem.render import (
     render_reminder,
     render_turn,
 )
+from pbem.render.board import house_rules
 from pbem.render.prompt import suggested_action
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
@@ -740,11 +741,58 @@ def test_help_lists_the_command_language() -> None:
         "resign",
         "hand",
         "history",
+        "mail all",
         "help",
     ):
         assert verb in mail.text and verb in html_text(mail.html)
     assert_narrow(mail.text)
     assert_well_formed(mail.html)
+    assert "House rules" not in mail.text  # no game, no rules
+
+
+@pytest.mark.parametrize(
+    ("players", "target", "muggins", "skunk", "rules"),
+    [
+        (
+            2,
+            121,
+            False,
+            "skunk",
+            "game to 121; muggins off; a skunk (a loser under 91) counts double, "
+            "a double skunk (under 61) four times; 2 players",
+        ),
+        (
+            3,
+            61,
+            True,
+            "lurch",
+            "game to 61; muggins on; a lurch (a loser under 31) counts double; 3 players",
+        ),
+        (
+            4,
+            121,
+            False,
+            "none",
+            "game to 121; muggins off; no skunks; 4 players in two partnerships",
+        ),
+    ],
+)
+def test_the_house_rules_are_stated_in_the_first_mail_the_board_and_help(
+    players: int, target: int, muggins: bool, skunk: str, rules: str
+) -> None:
+    game = new_game(players, seed="rules", target=target, muggins=muggins, skunk=skunk)
+    assert house_rules(players, target, muggins, skunk) == rules
+    first = render_turn(player_view(game, 0), ctx_for(game, 0))
+    flat = " ".join(first.text.split())
+    assert f"House rules: {rules}" in flat
+    assert f"House rules: {rules}" in " ".join(html_text(first.html).split())
+    assert_narrow(first.text)
+    later = render_reminder(player_view(game, 1), ctx_for(game, 1), "2 days")
+    assert f"House rules: {rules}" in " ".join(later.text.split())  # on every board
+    helped = render_help(ctx_for(game, 0), "Cribbage 12", rules=rules)
+    assert f"House rules of this game: {rules}." in " ".join(helped.text.split())
+    assert f"House rules of this game: {rules}." in " ".join(html_text(helped.html).split())
+    assert_narrow(helped.text)
 
 
 def test_error_without_a_game() -> None:

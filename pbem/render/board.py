@@ -10,7 +10,7 @@ from pbem.render.words import People, clean_name
 
 SIDE_COLORS = ("#1d5fa8", "#2e7d32", "#a35200")
 
-HOLE, FRONT, BACK = "·", "●", "○"
+HOLE, FRONT, BACK = ".", "●", "○"
 ROW = 30
 GROUP = 5
 
@@ -58,17 +58,14 @@ def house_rules(players: int, target: int, muggins: bool, skunk: str) -> str:
     """The game's house rules in one line: target, muggins, the skunk rule, the players."""
     half = (target + 1) // 2
     if skunk == "lurch":
-        skunks = f"a lurch (a loser under {half}) counts double"
+        skunks = f"lurch under {half} (2 games)"
     elif skunk == "skunk":
         three_quarters = 91 if target == 121 else 46
-        skunks = (
-            f"a skunk (a loser under {three_quarters}) counts double, "
-            f"a double skunk (under {half}) four times"
-        )
+        skunks = f"skunk under {three_quarters} (2 games), double under {half} (4)"
     else:
         skunks = "no skunks"
-    who = "4 players in two partnerships" if players == 4 else f"{players} players"
-    return f"game to {target}; muggins {'on' if muggins else 'off'}; {skunks}; {who}"
+    who = "2 partnerships" if players == 4 else f"{players} players"
+    return f"to {target}, muggins {'on' if muggins else 'off'}, {skunks}, {who}"
 
 
 @lru_cache(maxsize=4096)

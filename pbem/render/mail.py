@@ -35,21 +35,17 @@ RED = "#c62828"
 
 @cache
 def _card_html(card: Card) -> Markup:
+    """A card in bold, red suits red: ``<em>`` (the layout styles it; without styles a
+    red card still stands out, in italics)."""
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
-    color = RED if red else "#1a1a1a"
-    return Markup('<span style="color:{};font-weight:bold;white-space:nowrap">{}</span>').format(
-        color, str(card)
-    )
+    return Markup("<em>{}</em>" if red else "<b>{}</b>").format(str(card))
 
 
 @cache
 def _tile_html(card: Card) -> Markup:
+    """A card drawn as a small white card (``<kbd>``, as the layout styles it)."""
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
-    return Markup(
-        '<span style="display:inline-block;min-width:24px;text-align:center;padding:1px 4px;'
-        "margin:1px 1px;border:1px solid #cfc6b4;border-radius:4px;background:#ffffff;"
-        'color:{};font-weight:bold;white-space:nowrap">{}</span>'
-    ).format(RED if red else "#1a1a1a", str(card))
+    return Markup("<kbd><em>{}</em></kbd>" if red else "<kbd>{}</kbd>").format(str(card))
 
 
 def _tiles_filter(value: Phrase) -> Markup:
@@ -145,7 +141,8 @@ def _render(page: Page, name: str, templates: Path | None, **extra: Any) -> Rend
     values = {"page": page, "preview": preview, **extra}
     text = env.get_template(f"{name}.txt").render(values)
     html = env.get_template(f"{name}.html").render(values)
-    return RenderedMail(page.subject, _tidy(text), html)
+    # Blank lines in markup are bytes nobody sees (the peg board's <pre> has none).
+    return RenderedMail(page.subject, _tidy(text), _BLANKS_HTML.sub("\n", html))
 
 
 def _tidy(text: str) -> str:
@@ -155,6 +152,7 @@ def _tidy(text: str) -> str:
 
 
 _BLANKS = re.compile(r"\n{3,}")
+_BLANKS_HTML = re.compile(r"\n{2,}")
 
 
 # -- the public functions ---------------------------------------------------------------

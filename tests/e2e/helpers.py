@@ -610,9 +610,13 @@ def hidden_from(game: Game, seat: int, told: Iterable[Event] = ()) -> set[Card]:
     for e in game.events:
         if e.private_to is None and e.hand == game.hand_no:
             public |= _event_cards(e)
+    starters = {e.hand: e.cards for e in game.events if e.kind == "starter"}
     for e in told:
         if e.private_to is None:
             public |= _event_cards(e)
+            if e.kind in ("show", "claim", "reveal", "muggins"):
+                # A count is told with its hand's starter ("… + starter 5♠").
+                public |= set(starters.get(e.hand, ()))
     own = set(game.holding(seat)) | set(game.kept(seat)) | set(game.laid_away(seat))
     return hidden - public - own
 

@@ -69,13 +69,19 @@ def _turn_mails(h: Harness, game_id: int, address: str) -> list[tuple[int, Email
     return out
 
 
-@pytest.mark.parametrize("players", [2, 3, 4])
-def test_whole_games_to_121_mail_only_news(harness: Harness, players: int) -> None:
+@pytest.mark.parametrize(
+    ("players", "muggins"), [(2, False), (3, False), (4, False), (3, True)]
+)
+def test_whole_games_to_121_mail_only_news(harness: Harness, players: int, muggins: bool) -> None:
     h = harness
-    game_id = h.service.new_game(list(PEOPLE[:players]), target=121, seed=f"news-{players}")
+    game_id = h.service.new_game(
+        list(PEOPLE[:players]), target=121, seed=f"news-{players}", muggins=muggins
+    )
     play_by_mail(h, game_id, "good")
     states, ends = _states_after_each_reply(h, game_id)
-    sizes: list[int] = []
+    # Every game mail is small, as queued: headers, both parts and view.json.
+    sizes = [len(row.raw) for row in h.outbox() if row.kind in ("turn", "gameover")]
+    assert sizes and max(sizes) < MAX_MAIL_BYTES, (max(sizes), statistics.median(sizes))
     counts: dict[int, int] = defaultdict(int)
     for seat, (address, _) in enumerate(PEOPLE[:players]):
         mails = _turn_mails(h, game_id, address)
@@ -84,7 +90,6 @@ def test_whole_games_to_121_mail_only_news(harness: Harness, players: int) -> No
         assert numbers == sorted(set(numbers))  # one mail per state at most
         last_asked: tuple[str, ...] | None = None
         for n, msg in mails:
-            sizes.append(len(msg.as_bytes()))
             view = view_of(msg)
             assert view is not None and view.seat == seat
             asked = _asks(states[n], seat)
@@ -177,7 +182,7 @@ def test_the_help_reply_and_the_first_mail_state_the_house_rules(harness: Harnes
         list(PEOPLE[:3]), target=61, muggins=True, skunk="lurch", seed="rules"
     )
     h.step()
-    rules = "game to 61; muggins on; a lurch (a loser under 31) counts double; 3 players"
+    rules = "to 61, muggins on, lurch under 31 (2 games), 3 players"
     first = " ".join(str(h.latest(PEOPLE[2][0]).get_body(("plain",)).get_content()).split())
     assert f"House rules: {rules}" in first
     h.answer(PEOPLE[0][0], "help")

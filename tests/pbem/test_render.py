@@ -39,6 +39,7 @@ from engine import (
     Play,
     PlayerView,
     Resign,
+    Suit,
     count_words,
     new_game,
     parse_card,
@@ -216,8 +217,16 @@ def assert_well_formed(markup: str) -> None:
     assert not parser.errors, parser.errors[:3]
     assert not parser.stack, f"left open: {parser.stack}"
     assert markup.lstrip().lower().startswith("<!doctype html>")
-    assert "<style" not in markup and "<link" not in markup and "<script" not in markup.lower()
+    # One style block, in the head (classes instead of inline styles); nothing external.
+    assert markup.count("<style>") == 1 and markup.index("</style>") < markup.index("</head>")
+    assert "<link" not in markup and "<script" not in markup.lower()
     assert "<img" not in markup
+
+
+def tile(card: Card) -> str:
+    """A card as the HTML part draws it among one's own cards (red ones in <em>)."""
+    red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
+    return f"<kbd><em>{card}</em></kbd>" if red else f"<kbd>{card}</kbd>"
 
 
 def assert_narrow(text: str) -> None:
@@ -661,12 +670,16 @@ def test_board_marks_front_and_back_pegs() -> None:
     holes = you[7:].replace(" ", "")
     assert len(holes) == 30
     assert holes[75 - 61] == "○" and holes[87 - 61] == "●"
-    assert holes.count("·") == 28
+    assert holes.count(".") == 28  # ASCII holes: the board costs no encoding
     top = lines.index(next(line for line in lines if line.strip().startswith("1 ")))
     assert lines[top + 2].startswith("  Bob  ")
     assert lines[top + 2][7:].replace(" ", "").index("●") == 3 - 1
-    assert bob[7:].replace(" ", "") == "·" * 30
+    assert bob[7:].replace(" ", "") == "." * 30
     assert re.search(r"You +87 +\(\+12 from 75\) +34 to go", text)
+    # The HTML part draws each side's progress as a bar (its width: front peg / target).
+    html = render_turn(dataclasses.replace(view, scores=scores), ctx_for(game, 0)).html
+    assert f'style="width:{round(100 * 87 / 121, 1)}%"' in html
+    assert f'style="width:{round(100 * 3 / 121, 1)}%"' in html
 
 
 def test_a_board_drawn_before_is_drawn_from_memory_and_a_new_score_draws_anew() -> None:
@@ -700,7 +713,8 @@ def test_html_escapes_names_and_colours_red_suits() -> None:
     red = [c for c in player_view(game, 2).holding if c.suit in (1, 2)]
     assert red
     for card in red:
-        assert f'color:#c62828;font-weight:bold;white-space:nowrap">{card}</span>' in mail.html
+        assert f"<em>{card}</em>" in mail.html  # red: the style block colours <em>
+    assert "em{color:#c62828" in mail.html
     assert "max-width:600px" in mail.html and 'name="viewport"' in mail.html
 
 
@@ -725,7 +739,7 @@ def test_footer_says_how_to_get_help_and_that_mail_is_automatic() -> None:
     game = new_game(2, seed="footer")
     mail = render_turn(player_view(game, 0), ctx_for(game, 0))
     assert '\n-- \nReply "help"' in mail.text
-    assert "sent automatically" in mail.text and "sent automatically" in mail.html
+    assert "Sent automatically" in mail.text and "Sent automatically" in mail.html
 
 
 def test_help_lists_the_command_language() -> None:
@@ -758,22 +772,21 @@ def test_help_lists_the_command_language() -> None:
             121,
             False,
             "skunk",
-            "game to 121; muggins off; a skunk (a loser under 91) counts double, "
-            "a double skunk (under 61) four times; 2 players",
+            "to 121, muggins off, skunk under 91 (2 games), double under 61 (4), 2 players",
         ),
         (
             3,
             61,
             True,
             "lurch",
-            "game to 61; muggins on; a lurch (a loser under 31) counts double; 3 players",
+            "to 61, muggins on, lurch under 31 (2 games), 3 players",
         ),
         (
             4,
             121,
             False,
             "none",
-            "game to 121; muggins off; no skunks; 4 players in two partnerships",
+            "to 121, muggins off, no skunks, 2 partnerships",
         ),
     ],
 )
@@ -924,7 +937,7 @@ def test_the_counter_sees_the_hand_it_counts_with_the_starter() -> None:
         assert f'Counting now: your hand {shown} — reply "count N"' in flat
     assert mail.text.index("Counting now") < mail.text.index("        count N")
     for card in game.showing():  # drawn as cards in the prompt box
-        assert f'white-space:nowrap">{card}</span>' in mail.html
+        assert tile(card) in mail.html
     _check(mail)
     mail = render_turn(player_view(game, other), ctx_for(game, other))
     for flat in flats(mail):

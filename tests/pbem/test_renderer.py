@@ -27,7 +27,7 @@ from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
 from tests.e2e.test_exactly_once import discard
 
 NAMES = ("Alice", "Bob")
-_BOUNDARY = re.compile(rb"={15}[0-9a-f]{20}==")
+_BOUNDARY = re.compile(rb"=_[0-9a-f]{16}")
 
 
 def same(raw: bytes | None) -> bytes:

@@ -11,6 +11,7 @@ Case does not matter, punctuation around words is ignored::
     hand | status      (send me my view again)
     history            (the moves so far)
     mail all | turns   (a mail after every move, or only when there is news: the default)
+    archive            (a finished game's JSON archive, to replay and verify)
     resign
     help
 
@@ -42,7 +43,7 @@ from engine import (
 )
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
-INFO_VERBS = ("hand", "history", "help")
+INFO_VERBS = ("hand", "history", "help", "archive")
 # The player's own settings, taken in any state of the game.
 SETTING_VERBS = ("mail",)
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -90,6 +91,9 @@ _ALIASES = {
     "concede": "resign",
     "forfeit": "resign",
     "help": "help",
+    "archive": "archive",
+    "record": "archive",
+    "export": "archive",
     "mail": "mail",
     "mails": "mail",
     "email": "mail",
@@ -148,7 +152,7 @@ def parse_line(line: str) -> Command | None:
         if all(_is_card_word(w) for w in words) and len(words) <= 2:
             return Command("cards", tuple(words), line.strip())
         return None
-    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign"):
+    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive"):
         # Allow trailing politeness ("go!", "help please") but not stray arguments.
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None

@@ -16,6 +16,7 @@ why), ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -55,6 +56,7 @@ from pbem.render import (
     MailContext,
     Notice,
     RenderedMail,
+    render_archive,
     render_error,
     render_help,
     render_history,
@@ -90,6 +92,10 @@ from pbem.store.players import get_or_create_player, get_player_by_email, record
 from pbem.store.throttle import error_throttle_allows
 
 log = logging.getLogger("pbem.service")
+
+
+# The game-over mail's line on the archive (the ``archive`` reply sends it).
+ARCHIVE_HINT = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
 
 
 def utcnow() -> datetime:
@@ -557,6 +563,20 @@ class Service:
             if cmd.verb in ("hand", "history", "help"):
                 wants.append(cmd.verb)
                 continue
+            if cmd.verb == "archive":
+                if game_row.status != m.GameStatus.FINISHED.value:
+                    notices.append(
+                        Notice(
+                            "refused",
+                            str(cmd),
+                            "The archive is sent once the game is over: until then it would "
+                            "show the cards still hidden and the seed of the shuffle.",
+                            "reply 'archive' after the game",
+                        )
+                    )
+                else:
+                    wants.append("archive")
+                continue
             if cmd.verb == "mail":
                 notice = self._set_mail_choice(session, seats[seat].player, cmd)
                 notices.append(notice)
@@ -613,6 +633,8 @@ class Service:
         if wants and not any(n.status in ("refused", "ambiguous") for n in notices):
             if "hand" in wants or "mail" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
+            if "archive" in wants:
+                self._send_archive(session, game_row, game, seats, seat, row.id, now)
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
@@ -910,14 +932,7 @@ class Service:
         with Session(self.db) as session:
             game_row = self.get_game(session, game_id)
             game = self.load_game(session, game_row)
-            seats = self._seats(session, game_id)
-            return to_archive(
-                game,
-                game_id=game_id,
-                players=[{"email": s.player.email, "name": s.name} for s in seats],
-                status=game_row.status,
-                created_at=game_row.created_at.isoformat(),
-            )
+            return _archive(game_row, game, self._seats(session, game_id))
 
     def import_archive(self, data: dict[str, Any]) -> int:
         """Store an exported game (verified by replay) as a new game; no mail is sent."""
@@ -1051,7 +1066,7 @@ class Service:
             reply_hint="Reply to this email with your move.",
             notices=tuple(notices),
             since_event=since,
-            archive_hint=f"pbem game replay {game_row.id}",
+            archive_hint=ARCHIVE_HINT,
             paused=game_row.status == m.GameStatus.PAUSED.value,
         )
 
@@ -1143,6 +1158,30 @@ class Service:
         events = player_view(game, seat, 0).events
         mail = render_history(view, ctx, events)
         self._enqueue(session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
+
+    def _send_archive(
+        self,
+        session: Session,
+        game_row: m.Game,
+        game: Game,
+        seats: list[_Seated],
+        seat: int,
+        inbound_id: int,
+        now: datetime,
+    ) -> None:
+        """A finished game's archive, as ``pbem game export`` writes it, to one player
+        (a finished game hides nothing: every card was shown or may be, and the seed too)."""
+        assert game_row.id is not None
+        name = f"cribbage-{game_row.id}.json"
+        data = archive_bytes(_archive(game_row, game, seats))
+        ctx = self._context(game_row, seats, seat, [], len(game.events))
+        mail = render_archive(ctx, name)
+        envelope = self._envelope(
+            session, game_row, seats[seat], "archive", f"x{inbound_id}", now, None
+        )
+        envelope["attachments"].append((name, "application/json", data))
+        raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+        self._queue(session, envelope, "archive", game_row.id, raw, now)
 
     def _send_help(
         self,
@@ -1314,6 +1353,22 @@ def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     except Exception:
         return None, None, None
     return sender, subject, msg_id
+
+
+def _archive(game_row: m.Game, game: Game, seats: Sequence[_Seated]) -> dict[str, Any]:
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply)."""
+    return to_archive(
+        game,
+        game_id=game_row.id,
+        players=[{"email": s.player.email, "name": s.name} for s in seats],
+        status=game_row.status,
+        created_at=game_row.created_at.isoformat(),
+    )
+
+
+def archive_bytes(data: dict[str, Any]) -> bytes:
+    """An archive as the file `pbem game export` writes."""
+    return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

@@ -22,6 +22,7 @@ from pbem.render.context import MailContext, Notice, RenderedMail
 from pbem.render.mail import (
     TEMPLATES,
     WIDTH,
+    render_archive,
     render_error,
     render_help,
     render_history,
@@ -39,6 +40,7 @@ __all__ = [
     "RenderedMail",
     "clean_name",
     "peg_words",
+    "render_archive",
     "render_error",
     "render_help",
     "render_history",

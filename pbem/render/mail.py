@@ -208,6 +208,34 @@ def render_help(
     return _render(page, "help", templates)
 
 
+def render_archive(ctx: MailContext, filename: str, templates: Path | None = None) -> RenderedMail:
+    """The mail that carries a finished game's archive (attached as ``filename``), with
+    how to replay and verify it."""
+    subject = f"{subject_tag(ctx)} The game's archive"
+    name = clean_name(filename, 60)
+    intro = (
+        phrase(
+            f"Attached: {name}, the whole game — its settings, the seed of the shuffle and "
+            "every move — as the service keeps it."
+        ),
+        phrase(
+            "To replay it and check every step, on a machine with pbem installed: "
+            f'"pbem game import {name}" (it prints the new game\'s number N), then '
+            '"pbem game replay N --verify"; "pbem game replay N" steps through it.'
+        ),
+    )
+    page = Page(
+        kind="archive",
+        subject=subject,
+        title=phrase(f"Cribbage · game {ctx.game_id} · the archive"),
+        matchup="",
+        intro=intro,
+        notices=notice_views(ctx),
+        footer=footer_lines(game_over=True),
+    )
+    return _render(page, "mail", templates)
+
+
 def render_history(
     view: PlayerView,
     ctx: MailContext,

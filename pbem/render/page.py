@@ -162,7 +162,7 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
     finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
     lines.append(phrase(f"Final score: {finals}."))
     if ctx.archive_hint:
-        lines.append(phrase(f"To replay the game move by move: {ctx.archive_hint}"))
+        lines.append(phrase(ctx.archive_hint))
     return tuple(lines)
 
 

@@ -5,6 +5,7 @@ carrying news, a mail asking for every move a player has to make, and every game
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from collections import defaultdict
@@ -19,7 +20,7 @@ from pbem.bots import view_of
 from pbem.mail.tokens import parse_message_id
 from pbem.render.news import is_news
 from pbem.store import models as m
-from tests.e2e.helpers import DOMAIN, PEOPLE, Harness
+from tests.e2e.helpers import DOMAIN, PEOPLE, Harness, cli_env, run_cli
 from tests.e2e.test_whole_games import every_state, play_by_mail
 
 # A game mail stays under this many bytes, whole (headers, both parts, view.json).
@@ -69,9 +70,7 @@ def _turn_mails(h: Harness, game_id: int, address: str) -> list[tuple[int, Email
     return out
 
 
-@pytest.mark.parametrize(
-    ("players", "muggins"), [(2, False), (3, False), (4, False), (3, True)]
-)
+@pytest.mark.parametrize(("players", "muggins"), [(2, False), (3, False), (4, False), (3, True)])
 def test_whole_games_to_121_mail_only_news(harness: Harness, players: int, muggins: bool) -> None:
     h = harness
     game_id = h.service.new_game(
@@ -191,3 +190,67 @@ def test_the_help_reply_and_the_first_mail_state_the_house_rules(harness: Harnes
     text = " ".join(str(helped.get_body(("plain",)).get_content()).split())
     assert f"House rules of this game: {rules}." in text
     assert h.game_row(game_id).action_count == 0
+
+
+def _attachment(msg: EmailMessage, suffix: str) -> tuple[str, bytes] | None:
+    for part in msg.walk():
+        name = part.get_filename()
+        if name and name.endswith(suffix):
+            data = part.get_payload(decode=True)
+            assert isinstance(data, bytes)
+            return name, data
+    return None
+
+
+def test_archive_is_refused_before_the_end_of_the_game(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game(seed="archive-early")
+    alice = PEOPLE[0][0]
+    before = h.count(alice)
+    h.answer(alice, "archive")
+    assert h.count(alice) == before + 1
+    reply = h.latest(alice)
+    text = " ".join(str(reply.get_body(("plain",)).get_content()).split())
+    assert "[refused] archive" in text and "hidden" in text and "seed" in text
+    attached = _attachment(reply, ".json")
+    assert attached is not None and attached[0] == "view.json"  # the view, no archive
+    assert h.last_inbound().status == "rejected"
+    assert h.game_row(game_id).action_count == 0
+
+
+def test_a_finished_game_sends_its_archive_to_replay_and_verify(
+    harness: Harness, db_url: str
+) -> None:
+    h = harness
+    game_id = h.service.new_game(list(PEOPLE[:2]), target=61, seed="archive")
+    play_by_mail(h, game_id, "good")
+    alice = PEOPLE[0][0]
+    over = h.latest(alice)
+    text = str(over.get_body(("plain",)).get_content())
+    assert "GAME OVER" in text and 'Reply "archive"' in text
+    assert "pbem " not in text and "pbem " not in str(over.get_body(("html",)).get_content())
+    before = h.count(alice)
+    h.answer(alice, "archive")
+    assert h.count(alice) == before + 1
+    mail = h.latest(alice)
+    assert "archive" in str(mail["Subject"])
+    found = _attachment(mail, f"cribbage-{game_id}.json")
+    assert found is not None
+    name, data = found
+    body = " ".join(str(mail.get_body(("plain",)).get_content()).split())
+    assert f'"pbem game import {name}"' in body and '"pbem game replay N --verify"' in body
+    # The attachment is exactly what `pbem game export` writes.
+    env = cli_env(h.tmp_path, db_url)
+    exported = h.tmp_path / "exported.json"
+    assert run_cli(env, "game", "export", str(game_id), "-o", str(exported)).exit_code == 0
+    assert data == exported.read_bytes()
+    # And it imports and replays, verified.
+    copy = h.tmp_path / name
+    copy.write_bytes(data)
+    imported = run_cli(env, "game", "import", str(copy))
+    assert imported.exit_code == 0, imported.output
+    copy_id = re.search(r"imported as game (\d+)", imported.stdout)
+    assert copy_id is not None
+    verified = run_cli(env, "game", "replay", copy_id.group(1), "--verify")
+    assert verified.exit_code == 0 and "verified" in verified.stdout
+    assert json.loads(data)["seed"] == "archive"

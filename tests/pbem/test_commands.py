@@ -166,3 +166,9 @@ def test_the_mail_setting_needs_a_choice() -> None:
     with pytest.raises(InvalidSyntaxError, match="mail all"):
         mail_choice(bare)
     assert parse_line("mail me tomorrow") is None  # not the setting: an ordinary line
+
+
+@pytest.mark.parametrize("line", ["archive", "Archive please", "export", "record"])
+def test_archive_is_read(line: str) -> None:
+    cmd = parse_line(line)
+    assert cmd is not None and cmd.verb == "archive" and cmd.args == ()

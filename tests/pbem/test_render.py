@@ -55,6 +55,7 @@ from pbem.render import (
     MailContext,
     Notice,
     RenderedMail,
+    render_archive,
     render_error,
     render_help,
     render_history,
@@ -81,7 +82,7 @@ def ctx_for(
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         since_event=since,
-        archive_hint="pbem game replay 12",
+        archive_hint='Reply "archive" for the whole game as a file (JSON) to replay and verify.',
         **kw,  # type: ignore[arg-type]
     )
 
@@ -458,7 +459,9 @@ def test_game_over_subject_and_result() -> None:
     mail = render_turn(player_view(game, loser, last.since), ctx_for(game, loser, last.since))
     assert mail.subject == f"[Cribbage 12] Game over — {NAMES[winner]} wins"
     assert f"GAME OVER: {NAMES[winner]} wins {outcome.label}" in mail.text
-    assert "pbem game replay 12" in mail.text and "pbem game replay 12" in mail.html
+    hint = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
+    assert hint in " ".join(mail.text.split()) and "archive" in mail.html
+    assert "pbem " not in mail.text and "pbem " not in mail.html  # no admin commands
     final = f"Final score: {NAMES[winner]} {outcome.scores[winner]}, You {outcome.scores[loser]}."
     assert final in mail.text
     mine = render_turn(player_view(game, winner, last.since), ctx_for(game, winner, last.since))
@@ -1047,3 +1050,16 @@ def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | No
     from pbem.render.mail import _textwrap, _wrap
 
     assert _wrap(text, first, rest) == _textwrap(text, first, rest)
+
+
+def test_archive_mail_says_how_to_replay_and_verify() -> None:
+    game = new_game(2, seed="archive")
+    mail = render_archive(ctx_for(game, 0), "cribbage-12.json")
+    assert mail.subject == "[Cribbage 12] The game's archive"
+    flat = " ".join(mail.text.split())
+    assert "Attached: cribbage-12.json" in flat
+    assert '"pbem game import cribbage-12.json"' in flat
+    assert '"pbem game replay N --verify"' in flat
+    assert "pbem game import cribbage-12.json" in htmllib.unescape(mail.html)
+    assert_narrow(mail.text)
+    assert_well_formed(mail.html)

@@ -444,9 +444,7 @@ def game_resume(game_id: int, reason: Reason = None) -> None:
     _set_status(game_id, "active", reason)
 
 
-@game_app.command(
-    "abort", epilog=examples('pbem game abort 12 --reason "a player left the club"')
-)
+@game_app.command("abort", epilog=examples('pbem game abort 12 --reason "a player left the club"'))
 def game_abort(game_id: int, reason: Reason = None) -> None:
     """Abort a game for good."""
     _set_status(game_id, "aborted", reason)
@@ -737,17 +735,45 @@ def inbox_list(
     out.print(table)
 
 
-@app.command(epilog=examples("pbem players"))
-def players() -> None:
-    """List players, with bounces."""
+@app.command(epilog=examples("pbem players", "pbem players --mail-all alice@example.com"))
+def players(
+    mail_all: Annotated[
+        list[str] | None,
+        typer.Option("--mail-all", help="Mail this player after every move (repeatable)."),
+    ] = None,
+    mail_turns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mail-turns",
+            help="Mail this player only on their turn or news, the default (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """List players, with bounces and how often they are mailed; --mail-all / --mail-turns
+    set the latter (players set it themselves by replying "mail all" or "mail turns")."""
+    from pbem.mail.address import normalize_address
+
     svc = service()
-    table = Table("id", "name", "address", "bounces", "last bounce", title="players")
+    choices = [(a, True) for a in mail_all or ()] + [(a, False) for a in mail_turns or ()]
+    if choices:
+        with Session(svc.db) as session:
+            for address, every in choices:
+                player = session.exec(
+                    select(m.Player).where(m.Player.email == normalize_address(address))
+                ).first()
+                if player is None:
+                    fail(f"no player {address!r}")
+                player.mail_all = every
+                session.add(player)
+            session.commit()
+    table = Table("id", "name", "address", "mail", "bounces", "last bounce", title="players")
     with Session(svc.db) as session:
         for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
             table.add_row(
                 str(p.id),
                 display_name(p),
                 p.email,
+                "all" if p.mail_all else "turns",
                 str(p.bounce_count),
                 (p.last_bounce_reason or "")[:60],
             )

@@ -11,6 +11,8 @@ Case does not matter, punctuation around words is ignored::
     muggins | accept   (muggins games: take points the last claim missed, or let it stand)
     hand | status      (send me my view again)
     history            (the moves so far)
+    mail all | turns   (a mail after every move, or only when there is news: the default)
+    archive            (a finished game's JSON archive, to replay and verify)
     resign
     help
 
@@ -41,7 +43,21 @@ from engine import (
 )
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
-INFO_VERBS = ("hand", "history", "help")
+INFO_VERBS = ("hand", "history", "help", "archive")
+# The player's own settings, taken in any state of the game.
+SETTING_VERBS = ("mail",)
+# ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
+MAIL_CHOICES = {
+    "all": True,
+    "every": True,
+    "each": True,
+    "always": True,
+    "turns": False,
+    "turn": False,
+    "news": False,
+    "less": False,
+    "fewer": False,
+}
 
 _ALIASES = {
     "discard": "discard",
@@ -75,6 +91,13 @@ _ALIASES = {
     "concede": "resign",
     "forfeit": "resign",
     "help": "help",
+    "archive": "archive",
+    "record": "archive",
+    "export": "archive",
+    "mail": "mail",
+    "mails": "mail",
+    "email": "mail",
+    "emails": "mail",
     "?": "help",
     "commands": "help",
 }
@@ -151,11 +174,13 @@ def parse_line(line: str) -> Command | None:
         if all(_is_card_word(w) for w in words) and len(words) <= 2:
             return Command("cards", tuple(words), line.strip())
         return None
-    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign"):
+    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive"):
         # Allow trailing politeness ("go!", "help please") but not stray arguments.
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
         return Command(verb, (), line.strip())
+    if verb == "mail" and rest and not any(w in MAIL_CHOICES for w in rest):
+        return None  # "mail me later": not the mail setting
     return Command(verb, tuple(rest), line.strip())
 
 
@@ -187,6 +212,18 @@ def card_words(game: Game, command: Command) -> tuple[str, ...]:
 
 
 _RANK_LABELS = {1: "ace", 10: "ten", 11: "jack", 12: "queen", 13: "king"}
+
+
+def mail_choice(command: Command) -> bool:
+    """``True`` for ``mail all`` (a mail after every move), ``False`` for ``mail turns``.
+
+    Raises ``InvalidSyntaxError`` when the words name neither.
+    """
+    choices = {MAIL_CHOICES[w] for w in command.args if w in MAIL_CHOICES}
+    if len(choices) != 1:
+        raise InvalidSyntaxError("mail how often? 'mail all' (after every move) or 'mail turns'")
+    return choices.pop()
+
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)
 

@@ -61,8 +61,29 @@ class TurnMailJob:
 
 
 def view_attachment(view_json: dict[str, Any]) -> tuple[str, str, bytes]:
-    """A player's view as the ``view.json`` attachment of their mail."""
-    return ("view.json", "application/json", json.dumps(view_json, ensure_ascii=False).encode())
+    """A player's view as the ``view.json`` attachment of their mail: compact JSON, its
+    events without their empty fields, without the breakdown of their points (``items``:
+    the mail's text tells it in words) and without the side of an event that names a seat
+    (the seat's side: seat modulo the number of sides); ``PlayerView.from_json`` reads it
+    back."""
+    events = view_json.get("events")
+    if events:
+        view_json = {
+            **view_json,
+            "events": [
+                {
+                    k: v
+                    for k, v in e.items()
+                    if k != "items"
+                    and v not in (None, "", [])
+                    and (v or k != "points")
+                    and (k != "side" or e.get("seat") is None)  # a seat's side: seat % sides
+                }
+                for e in events
+            ],
+        }
+    data = json.dumps(view_json, ensure_ascii=False, separators=(",", ":"))
+    return ("view.json", "application/json", data.encode())
 
 
 def make_turn_mail(job: TurnMailJob) -> bytes:

@@ -16,6 +16,7 @@ why), ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -45,7 +46,7 @@ from engine import (
     Settings as GameSettings,
 )
 from engine import players as computer
-from pbem.commands import GAME_VERBS, Command, parse_reply, to_action
+from pbem.commands import GAME_VERBS, Command, mail_choice, parse_reply, to_action
 from pbem.config import Settings
 from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
@@ -58,6 +59,7 @@ from pbem.render import (
     MailContext,
     Notice,
     RenderedMail,
+    render_archive,
     render_error,
     render_help,
     render_help_games,
@@ -66,6 +68,8 @@ from pbem.render import (
     render_turn,
     render_which_game,
 )
+from pbem.render.board import house_rules
+from pbem.render.news import mail_state, worth_mailing
 from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
 from pbem.renderer import MailMaker, PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.repeats import already_done
@@ -102,6 +106,10 @@ from pbem.store.players import get_or_create_player, get_player_by_email, record
 from pbem.store.throttle import error_throttle_allows
 
 log = logging.getLogger("pbem.service")
+
+
+# The game-over mail's line on the archive (the ``archive`` reply sends it).
+ARCHIVE_HINT = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
 
 
 def utcnow() -> datetime:
@@ -249,9 +257,7 @@ class Service:
         self._staged.clear()
         self._deferred = []
         try:
-            with MailMaker(self.render_processes) as maker, session_scope(
-                self.db
-            ) as session:
+            with MailMaker(self.render_processes) as maker, session_scope(self.db) as session:
                 self._maker = maker
                 behind = hold_writes(session)
                 rows = lock_pending_inbound_many(session, inbound_ids)
@@ -643,9 +649,7 @@ class Service:
         if counted is not None and counted[0] == sender:
             count = counted[1]
         else:
-            count = count_recent_from(
-                session, sender, now - timedelta(hours=1), before=inbound_id
-            )
+            count = count_recent_from(session, sender, now - timedelta(hours=1), before=inbound_id)
         return count >= self.settings.max_per_sender_per_hour
 
     def _authenticate(
@@ -730,6 +734,26 @@ class Service:
             if cmd.verb in ("hand", "history", "help"):
                 wants.append(cmd.verb)
                 continue
+            if cmd.verb == "archive":
+                if game_row.status != m.GameStatus.FINISHED.value:
+                    notices.append(
+                        Notice(
+                            "refused",
+                            str(cmd),
+                            "The archive is sent once the game is over: until then it would "
+                            "show the cards still hidden and the seed of the shuffle.",
+                            "reply 'archive' after the game",
+                        )
+                    )
+                else:
+                    wants.append("archive")
+                continue
+            if cmd.verb == "mail":
+                notice = self._set_mail_choice(session, seats[seat].player, cmd)
+                notices.append(notice)
+                if notice.status == "applied":
+                    wants.append("mail")
+                continue
             if game.is_over:
                 notices.append(Notice("refused", str(cmd), "The game is over."))
                 continue
@@ -794,8 +818,10 @@ class Service:
         already = [n for n in notices if n.status == "already"]
         if (wants or already) and not any(n.status in ("refused", "ambiguous") for n in notices):
             # Only questions, or moves already made: the player gets where the game stands.
-            if already or "hand" in wants or not set(wants) - {"hand"}:
+            if already or "hand" in wants or "mail" in wants or not set(wants) - {"hand"}:
                 self._reply_view(session, game_row, seats, seat, row.id, notices, "status", now)
+            if "archive" in wants:
+                self._send_archive(session, game_row, game, seats, seat, row.id, now)
             if "history" in wants:
                 self._send_history(session, game_row, game, seats, seat, row.id, now)
             if "help" in wants:
@@ -838,6 +864,23 @@ class Service:
             ).first()
 
         return auto
+
+    @staticmethod
+    def _set_mail_choice(session: Session, player: m.Player, cmd: Command) -> Notice:
+        """``mail all`` / ``mail turns``: the player's choice, kept on their player row."""
+        try:
+            every = mail_choice(cmd)
+        except InvalidSyntaxError as exc:
+            return Notice("refused", str(cmd), str(exc), "mail all, or mail turns")
+        update_row(session, player, mail_all=every)
+        if every:
+            return Notice("applied", str(cmd), "You will get a mail after every move.")
+        return Notice(
+            "applied",
+            str(cmd),
+            "You will get a mail when it is your turn or there is news "
+            "(not after each of your own moves).",
+        )
 
     def _auto_moves(
         self, game: Game, game_row: m.Game
@@ -1136,14 +1179,7 @@ class Service:
         with Session(self.db) as session:
             game_row = self.get_game(session, game_id)
             game = self.load_game(session, game_row)
-            seats = self._seats(session, game_id)
-            return to_archive(
-                game,
-                game_id=game_id,
-                players=[{"email": s.player.email, "name": s.name} for s in seats],
-                status=game_row.status,
-                created_at=game_row.created_at.isoformat(),
-            )
+            return _archive(game_row, game, self._seats(session, game_id))
 
     def import_archive(self, data: dict[str, Any]) -> int:
         """Store an exported game (verified by replay) as a new game; no mail is sent."""
@@ -1277,7 +1313,7 @@ class Service:
             reply_hint="Reply to this email with your move.",
             notices=tuple(notices),
             since_event=since,
-            archive_hint=f"pbem game replay {game_row.id}",
+            archive_hint=ARCHIVE_HINT,
             paused=game_row.status == m.GameStatus.PAUSED.value,
         )
 
@@ -1292,14 +1328,31 @@ class Service:
         inbound_id: int | None,
         now: datetime,
     ) -> None:
+        """A turn mail to every player who needs one (`pbem.render.news`): its news run
+        from the player's last turn mail (``since`` for a seat that has none on record)."""
         kind = "gameover" if game.is_over else "turn"
         tag = f"a{game_row.action_count}"
         for seated in seats:
             seat = seated.seat.seat
             if self._is_computer(game_row, seat):
                 continue  # the computer plays in-process; it has no mailbox
-            view = player_view(game, seat, since)
-            ctx = self._context(game_row, seats, seat, notices.get(seat, []), since)
+            mine = notices.get(seat, [])
+            told = seated.seat.mailed_events
+            start = since if told is None or told > len(game.events) else told
+            view = player_view(game, seat, start)
+            if not (
+                seated.player.mail_all
+                or any(n.status != "applied" for n in mine)
+                or worth_mailing(view, seated.seat.mailed_state)
+            ):
+                continue  # nothing new for them: their last mail still says it all
+            update_row(
+                session,
+                seated.seat,
+                mailed_events=len(game.events),
+                mailed_state=mail_state(view),
+            )
+            ctx = self._context(game_row, seats, seat, mine, start)
             envelope = self._envelope(session, game_row, seated, kind, tag, now, None)
             job = TurnMailJob(view, ctx, envelope)
             if self._maker is not None:
@@ -1353,6 +1406,30 @@ class Service:
         mail = render_history(view, ctx, events)
         self._enqueue(session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
 
+    def _send_archive(
+        self,
+        session: Session,
+        game_row: m.Game,
+        game: Game,
+        seats: list[_Seated],
+        seat: int,
+        inbound_id: int,
+        now: datetime,
+    ) -> None:
+        """A finished game's archive, as ``pbem game export`` writes it, to one player
+        (a finished game hides nothing: every card was shown or may be, and the seed too)."""
+        assert game_row.id is not None
+        name = f"cribbage-{game_row.id}.json"
+        data = archive_bytes(_archive(game_row, game, seats))
+        ctx = self._context(game_row, seats, seat, [], len(game.events))
+        mail = render_archive(ctx, name)
+        envelope = self._envelope(
+            session, game_row, seats[seat], "archive", f"x{inbound_id}", now, None
+        )
+        envelope["attachments"].append((name, "application/json", data))
+        raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+        self._queue(session, envelope, "archive", game_row.id, raw, now)
+
     def _send_help(
         self,
         session: Session,
@@ -1363,7 +1440,12 @@ class Service:
         now: datetime,
     ) -> None:
         ctx = self._context(game_row, seats, seat, [], 0)
-        mail = render_help(ctx, f"Cribbage {game_row.id}")
+        rules = GameSettings.from_json(game_row.settings)
+        mail = render_help(
+            ctx,
+            f"Cribbage {game_row.id}",
+            rules=house_rules(rules.players, rules.target, rules.muggins, rules.skunk),
+        )
         self._enqueue(session, game_row, seats[seat], mail, "help", f"p{inbound_id}", now)
 
     def _error_reply(
@@ -1536,6 +1618,22 @@ def _peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     except Exception:
         return None, None, None
     return sender, subject, msg_id
+
+
+def _archive(game_row: m.Game, game: Game, seats: Sequence[_Seated]) -> dict[str, Any]:
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply)."""
+    return to_archive(
+        game,
+        game_id=game_row.id,
+        players=[{"email": s.player.email, "name": s.name} for s in seats],
+        status=game_row.status,
+        created_at=game_row.created_at.isoformat(),
+    )
+
+
+def archive_bytes(data: dict[str, Any]) -> bytes:
+    """An archive as the file `pbem game export` writes."""
+    return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import binascii
 import email.policy
-import quopri
 import re
 import secrets
 from collections.abc import Sequence
@@ -164,19 +163,37 @@ def _text_part(text: str, subtype: str) -> bytes:
     if lines is not None and all(len(line) <= 78 for line in lines):
         cte = "7bit"
         payload = "".join(line + "\r\n" for line in lines).encode("ascii")
-    elif subtype == "html":
-        # Markup is read by programs, not people: base64 is as safe as quoted-printable
-        # and several times cheaper to make (inline styles are full of "=").
-        cte = "base64"
-        payload = _base64_lines(text.encode("utf-8"))
     else:
-        cte = "quoted-printable"
-        payload = quopri.encodestring(text.encode("utf-8")).replace(b"\r\n", b"\n")
-        payload = payload.replace(b"\n", b"\r\n")
+        cte, payload = _smaller_encoding(text.encode("utf-8"), text=True)
     head = (
         f'Content-Type: text/{subtype}; charset="utf-8"\r\nContent-Transfer-Encoding: {cte}\r\n\r\n'
     )
     return head.encode("ascii") + payload
+
+
+def _quoted_printable(data: bytes, text: bool) -> bytes:
+    """``data`` quoted-printable, in lines of at most 76 characters ending in CRLF. Text
+    keeps its line breaks (as CRLF); other data has its CR and LF bytes encoded."""
+    if text:
+        encoded = binascii.b2a_qp(data.replace(b"\r\n", b"\n"))
+        return encoded.replace(b"\n", b"\r\n") + (b"" if encoded.endswith(b"\n") else b"\r\n")
+    encoded = binascii.b2a_qp(data, istext=False)  # soft breaks only: "=\n"
+    # The data ends on a soft break: the line break before the boundary is not data.
+    return encoded.replace(b"\n", b"\r\n") + b"=\r\n"
+
+
+def _smaller_encoding(data: bytes, *, text: bool) -> tuple[str, bytes]:
+    """(Content-Transfer-Encoding, payload): quoted-printable or base64, whichever is
+    smaller for ``data`` (mostly ASCII text and markup: quoted-printable; text full of
+    non-ASCII characters, such as a peg board: base64)."""
+    b64 = _base64_lines(data)
+    # Quoted-printable costs up to three characters a byte: base64 wins outright when
+    # more than a sixth of the bytes would be escaped.
+    escaped = len(data) - len(data.decode("ascii", "ignore")) if text else 0
+    if escaped * 3 > len(b64):
+        return "base64", b64
+    qp = _quoted_printable(data, text)
+    return ("quoted-printable", qp) if len(qp) < len(b64) else ("base64", b64)
 
 
 def _base64_lines(data: bytes) -> bytes:
@@ -187,17 +204,18 @@ def _base64_lines(data: bytes) -> bytes:
 
 def _attachment(filename: str, maintype: str, subtype: str, data: bytes) -> bytes:
     name = filename if filename.isascii() else "attachment"
+    cte, encoded = _smaller_encoding(data, text=False)
     head = (
         f"Content-Type: {maintype}/{subtype}\r\n"
-        "Content-Transfer-Encoding: base64\r\n"
+        f"Content-Transfer-Encoding: {cte}\r\n"
         f'Content-Disposition: attachment; filename="{name}"\r\n\r\n'
     )
-    encoded = _base64_lines(data)
     return head.encode("ascii") + encoded
 
 
 def _multipart(subtype: str, parts: list[bytes]) -> bytes:
-    boundary = "===============" + secrets.token_hex(10) + "=="
+    # "=_" never occurs in quoted-printable or base64 text, so the boundary cannot either.
+    boundary = "=_" + secrets.token_hex(8)
     out = [f'Content-Type: multipart/{subtype};\r\n boundary="{boundary}"\r\n\r\n'.encode()]
     for part in parts:
         out.append(f"--{boundary}\r\n".encode())
@@ -236,16 +254,16 @@ def compose(
     except for long Message-IDs, which are never split, and none near 998).
 
     With ``html`` the body is multipart/alternative (text/plain then text/html,
-    both UTF-8); without it, a single text/plain part. Non-ASCII text is
-    quoted-printable (HTML: base64), ASCII text with short lines 7bit. A non-ASCII subject or
-    name is RFC 2047-encoded. Every message carries ``Auto-Submitted:
+    both UTF-8); without it, a single text/plain part. ASCII text with short lines is
+    7bit; other text, and attachments, quoted-printable or base64, whichever is smaller.
+    A non-ASCII subject or name is RFC 2047-encoded. Every message carries ``Auto-Submitted:
     auto-generated`` (so well-behaved autoresponders stay silent) and
     ``X-PBEM-Loop: loop_value`` (so we recognise our own mail coming back).
     ``References`` keeps the first and the newest ids, at most
     :data:`MAX_REFERENCES`. ``date`` defaults to now (UTC); a naive datetime is
     taken as UTC. ``extra_headers`` adds headers but cannot replace the ones
     above. ``attachments`` are ``(filename, "type/subtype", data)`` triples,
-    sent base64 after the body in a multipart/mixed (readers ignore them).
+    sent after the body in a multipart/mixed (readers ignore them).
 
     Raises ValueError on an invalid address, Message-ID, header name or content
     type, or an empty ``loop_value``.

@@ -10,8 +10,8 @@ and cards (``words``), the events told in words (``narrate``), a peg board
 (``board``), a prompt saying what to reply (``prompt``), all gathered in one
 ``Page`` (``page``) — and ``mail`` hands the page to the Jinja2 templates in
 the top-level ``templates/`` folder, which lay it out once as plain text (at
-most 78 columns where the words allow) and once as HTML (autoescaped, inline
-styles only).
+most 78 columns where the words allow) and once as HTML (autoescaped, styled by
+one small style block in the head, with classes).
 
 Build the view for a turn mail with ``player_view(game, seat, since)`` and pass
 the same ``since`` as ``MailContext.since_event``: ``view.events`` are the
@@ -24,6 +24,7 @@ from pbem.render.games import GameLine, render_help_games, render_which_game
 from pbem.render.mail import (
     TEMPLATES,
     WIDTH,
+    render_archive,
     render_board_text,
     render_error,
     render_help,
@@ -44,6 +45,7 @@ __all__ = [
     "clean_name",
     "named_board",
     "peg_words",
+    "render_archive",
     "render_board_text",
     "render_error",
     "render_help",

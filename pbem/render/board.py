@@ -11,7 +11,7 @@ from pbem.render.words import People, clean_name
 
 SIDE_COLORS = ("#1d5fa8", "#2e7d32", "#a35200")
 
-HOLE, FRONT, BACK = "·", "●", "○"
+HOLE, FRONT, BACK = ".", "●", "○"
 ROW = 30
 GROUP = 5
 
@@ -52,6 +52,21 @@ class Board:
     rows: tuple[BoardRow, ...]
     label_width: int
     home: tuple[ScoreLine, ...]  # sides pegged into the game hole
+    rules: str = ""  # the house rules, in words (`house_rules`)
+
+
+def house_rules(players: int, target: int, muggins: bool, skunk: str) -> str:
+    """The game's house rules in one line: target, muggins, the skunk rule, the players."""
+    half = (target + 1) // 2
+    if skunk == "lurch":
+        skunks = f"lurch under {half} (2 games)"
+    elif skunk == "skunk":
+        three_quarters = 91 if target == 121 else 46
+        skunks = f"skunk under {three_quarters} (2 games), double under {half} (4)"
+    else:
+        skunks = "no skunks"
+    who = "2 partnerships" if players == 4 else f"{players} players"
+    return f"to {target}, muggins {'on' if muggins else 'off'}, {skunks}, {who}"
 
 
 @lru_cache(maxsize=4096)
@@ -92,7 +107,7 @@ def build_board(view: PlayerView, people: People) -> Board:
             )
         )
     lines.sort(key=lambda line: not line.mine)
-    return _board(view.target, lines)
+    return _board(view, lines)
 
 
 def named_board(view: PlayerView, names: Sequence[str]) -> Board:
@@ -110,18 +125,19 @@ def named_board(view: PlayerView, names: Sequence[str]) -> Board:
         for s, color in zip(view.scores, SIDE_COLORS, strict=False)
     ]
     lines.sort(key=lambda line: -line.front)
-    return _board(view.target, lines)
+    return _board(view, lines)
 
 
-def _board(target: int, lines: list[ScoreLine]) -> Board:
+def _board(view: PlayerView, lines: list[ScoreLine]) -> Board:
     rows: list[BoardRow] = []
-    for first in range(1, target, ROW):
-        last = min(first + ROW - 1, target - 1)
+    for first in range(1, view.target, ROW):
+        last = min(first + ROW - 1, view.target - 1)
         tracks = tuple(
             Track(line.label, line.color, _track(first, last, line.front, line.back))
             for line in lines
         )
         rows.append(BoardRow(first, last, tracks))
     width = max(len(line.label) for line in lines)
-    home = tuple(line for line in lines if line.front >= target)
-    return Board(target, tuple(lines), tuple(rows), width, home)
+    home = tuple(line for line in lines if line.front >= view.target)
+    rules = house_rules(view.players, view.target, view.muggins, view.skunk)
+    return Board(view.target, tuple(lines), tuple(rows), width, home, rules)

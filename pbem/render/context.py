@@ -27,7 +27,8 @@ class MailContext:
     ``reply_hint`` is printed under the reply line; ``notices`` report the
     recipient's own commands; ``since_event`` is the ``since`` the view was
     built with (0: the mail tells the game from the start); ``archive_hint``
-    tells how to replay a finished game; ``paused`` marks a game on hold.
+    tells how to get a finished game's archive (a line of the game-over mail);
+    ``paused`` marks a game on hold.
     """
 
     game_id: int

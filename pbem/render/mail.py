@@ -51,21 +51,17 @@ RED = "#c62828"
 
 @cache
 def _card_html(card: Card) -> Markup:
+    """A card in bold, red suits red: ``<em>`` (the layout styles it; without styles a
+    red card still stands out, in italics)."""
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
-    color = RED if red else "#1a1a1a"
-    return Markup('<span style="color:{};font-weight:bold;white-space:nowrap">{}</span>').format(
-        color, str(card)
-    )
+    return Markup("<em>{}</em>" if red else "<b>{}</b>").format(str(card))
 
 
 @cache
 def _tile_html(card: Card) -> Markup:
+    """A card drawn as a small white card (``<kbd>``, as the layout styles it)."""
     red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
-    return Markup(
-        '<span style="display:inline-block;min-width:24px;text-align:center;padding:1px 4px;'
-        "margin:1px 1px;border:1px solid #cfc6b4;border-radius:4px;background:#ffffff;"
-        'color:{};font-weight:bold;white-space:nowrap">{}</span>'
-    ).format(RED if red else "#1a1a1a", str(card))
+    return Markup("<kbd><em>{}</em></kbd>" if red else "<kbd>{}</kbd>").format(str(card))
 
 
 def _tiles_filter(value: Phrase) -> Markup:
@@ -161,7 +157,8 @@ def _render(page: Page, name: str, templates: Path | None, **extra: Any) -> Rend
     values = {"page": page, "preview": preview, **extra}
     text = env.get_template(f"{name}.txt").render(values)
     html = env.get_template(f"{name}.html").render(values)
-    return RenderedMail(page.subject, _tidy(text), html)
+    # Blank lines in markup are bytes nobody sees (the peg board's <pre> has none).
+    return RenderedMail(page.subject, _tidy(text), _BLANKS_HTML.sub("\n", html))
 
 
 def _tidy(text: str) -> str:
@@ -171,6 +168,7 @@ def _tidy(text: str) -> str:
 
 
 _BLANKS = re.compile(r"\n{3,}")
+_BLANKS_HTML = re.compile(r"\n{2,}")
 
 
 # -- the public functions ---------------------------------------------------------------
@@ -212,19 +210,52 @@ def render_error(
 
 
 def render_help(
-    ctx: MailContext | None, game_label: str, templates: Path | None = None
+    ctx: MailContext | None,
+    game_label: str,
+    templates: Path | None = None,
+    rules: str = "",
 ) -> RenderedMail:
-    """The command language, with the service's reply hint when a game is known."""
+    """The command language, with the service's reply hint when a game is known, and
+    that game's house rules (`pbem.render.board.house_rules`) when given."""
     subject = f"{subject_tag(ctx, game_label)} How to play by mail"
     page = Page(
         kind="help",
         subject=subject,
         title=phrase(f"{clean_name(game_label, 40)}: how to play by mail"),
         matchup="",
+        intro=(phrase(f"House rules of this game: {rules}."),) if rules else (),
         notices=notice_views(ctx),
         footer=footer_lines()[1:],
     )
     return _render(page, "help", templates)
+
+
+def render_archive(ctx: MailContext, filename: str, templates: Path | None = None) -> RenderedMail:
+    """The mail that carries a finished game's archive (attached as ``filename``), with
+    how to replay and verify it."""
+    subject = f"{subject_tag(ctx)} The game's archive"
+    name = clean_name(filename, 60)
+    intro = (
+        phrase(
+            f"Attached: {name}, the whole game — its settings, the seed of the shuffle and "
+            "every move — as the service keeps it."
+        ),
+        phrase(
+            "To replay it and check every step, on a machine with pbem installed: "
+            f'"pbem game import {name}" (it prints the new game\'s number N), then '
+            '"pbem game replay N --verify"; "pbem game replay N" steps through it.'
+        ),
+    )
+    page = Page(
+        kind="archive",
+        subject=subject,
+        title=phrase(f"Cribbage · game {ctx.game_id} · the archive"),
+        matchup="",
+        intro=intro,
+        notices=notice_views(ctx),
+        footer=footer_lines(game_over=True),
+    )
+    return _render(page, "mail", templates)
 
 
 def render_history(

@@ -73,9 +73,8 @@ def _table(view: PlayerView, p: People) -> tuple[tuple[str, Phrase], ...]:
     owner = "yours" if view.dealer == p.me else p.whose(view.dealer)
     crib = f" ({view.crib_size} card{'s' if view.crib_size != 1 else ''})" if view.crib_size else ""
     rows.append(("Dealer", phrase(f"{dealer} — the crib{crib} is {owner}")))
-    rows.append(
-        ("Starter", phrase(view.starter) if view.starter else phrase("turned after the discards"))
-    )
+    if view.starter:
+        rows.append(("Starter", phrase(view.starter)))
     if view.phase == PEGGING:
         parts: list[Part] = [f"{view.count}" if view.count_cards else "0 — a new count"]
         if view.count_cards:
@@ -85,14 +84,18 @@ def _table(view: PlayerView, p: People) -> tuple[tuple[str, Phrase], ...]:
             parts.append(")")
         rows.append(("Count", tuple(parts)))
     order = [(view.dealer + i) % view.players for i in range(1, view.players + 1)]
+    if view.phase == DISCARD:
+        # Two rows for the table, whatever the number of players: who has laid away, who not.
+        done = [p.who(s) for s in order if s not in view.to_act]
+        waiting = [p.who(s) for s in order if s in view.to_act]
+        if done:
+            rows.append(("Laid away", phrase(cap(join_words(done)))))
+        if waiting:
+            rows.append(("Choosing", phrase(cap(join_words(waiting)))))
+        return tuple(rows)
     for seat in order:
         label = "You" if seat == p.me else p.names[seat]
-        if view.phase == DISCARD:
-            status = "still choosing" if seat in view.to_act else "has laid away"
-            if seat == p.me:
-                status = "still to lay away" if seat in view.to_act else "laid away"
-            rows.append((label, phrase(status)))
-        elif view.phase == PEGGING:
+        if view.phase == PEGGING:
             played = [c for s, c, _ in view.plays if s == seat]
             left = view.cards_left[seat] if seat < len(view.cards_left) else 0
             state = f"{left} card{'s' if left != 1 else ''} left"
@@ -160,7 +163,7 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
     finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
     lines.append(phrase(f"Final score: {finals}."))
     if ctx.archive_hint:
-        lines.append(phrase(f"To replay the game move by move: {ctx.archive_hint}"))
+        lines.append(phrase(ctx.archive_hint))
     return tuple(lines)
 
 
@@ -229,7 +232,7 @@ def footer_lines(game_over: bool = False) -> tuple[str, ...]:
             '"hand" for this mail again.'
         ]
     )
-    lines.append("This mail was sent automatically; your replies are read by a program.")
+    lines.append("Sent automatically; your replies are read by a program.")
     return tuple(lines)
 
 

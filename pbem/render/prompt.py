@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Card, PlayerView
+from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Action, Card, Discard, Play, PlayerView
+from engine.players import decide
 from pbem.render.context import MailContext
 from pbem.render.narrate import CLAIMED
 from pbem.render.words import People, Phrase, either, join_words, phrase, seats_of
@@ -36,6 +38,16 @@ def _typed(verb: str, cards: Sequence[Card]) -> Phrase:
     return phrase(f'Plain letters work too: "{verb} {" ".join(c.ascii.lower() for c in cards)}".')
 
 
+def suggested_action(view: PlayerView) -> Action | None:
+    """The move the reply line offers: the computer player's choice (``good``), decided
+    from ``view`` alone — what the recipient may see — with a random generator seeded
+    from that view, so the same view always suggests the same move."""
+    if not (view.my_turn and view.legal) or view.outcome is not None:
+        return None
+    seed = f"{view.hand_no}/{view.phase}/{' '.join(c.ascii for c in view.holding)}/{view.count}"
+    return decide(view, random.Random(seed), "good")
+
+
 def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None:
     hint = phrase(ctx.reply_hint) if ctx.reply_hint else None
     waiting = join_words([p.who(s) for s in view.to_act])
@@ -45,7 +57,8 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
     if view.phase == DISCARD:
         need = view.must_discard
         if need:
-            example = view.holding[:need]
+            best = suggested_action(view)
+            example = best.cards if isinstance(best, Discard) else view.holding[:need]
             cards = "1 card" if need == 1 else f"{need} cards"
             choose = phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})")
             return Prompt(
@@ -68,9 +81,10 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
                 _notes(hint),
             )
         if view.my_turn and view.playable:
-            first = view.playable[0]
+            best = suggested_action(view)
+            first = best.card if isinstance(best, Play) else view.playable[0]
             can = (
-                phrase("(", first, " is the only card you can play)")
+                phrase("(", view.playable[0], " is the only card you can play)")
                 if len(view.playable) == 1
                 else phrase("(you can play ", either(view.playable), ")")
             )

@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
@@ -67,6 +67,8 @@ class Player(SQLModel, table=True):
     bounce_count: int = 0
     last_bounce_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_bounce_reason: str | None = Field(default=None, sa_type=Text)
+    # A mail after every move of the game, even one that brings nothing new ("mail all").
+    mail_all: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class Game(SQLModel, table=True):
@@ -110,6 +112,10 @@ class Seat(SQLModel, table=True):
     player_id: int = Field(foreign_key="player.id", index=True, sa_type=ID_TYPE)
     token: str = Field(unique=True, index=True)
     last_mail_id: str | None = None
+    # What the seat's last turn mail told it: the game's event count then (its news reach
+    # that far) and a digest of what it could do (see pbem.render.news).
+    mailed_events: int | None = None
+    mailed_state: str | None = None
 
 
 class Inbound(SQLModel, table=True):

@@ -212,6 +212,14 @@ class Harness:
                 session.expunge(row)
             return row
 
+    def mail_all(self, address: str, every: bool = True) -> None:
+        """Set a player's choice of a mail after every move (as "mail all" would)."""
+        with Session(self.db) as session:
+            row = session.exec(select(m.Player).where(m.Player.email == address)).one()
+            row.mail_all = every
+            session.add(row)
+            session.commit()
+
     def token(self, game_id: int, seat: int) -> str:
         with Session(self.db) as session:
             row = session.exec(
@@ -602,9 +610,13 @@ def hidden_from(game: Game, seat: int, told: Iterable[Event] = ()) -> set[Card]:
     for e in game.events:
         if e.private_to is None and e.hand == game.hand_no:
             public |= _event_cards(e)
+    starters = {e.hand: e.cards for e in game.events if e.kind == "starter"}
     for e in told:
         if e.private_to is None:
             public |= _event_cards(e)
+            if e.kind in ("show", "claim", "reveal", "muggins"):
+                # A count is told with its hand's starter ("… + starter 5♠").
+                public |= set(starters.get(e.hand, ()))
     own = set(game.holding(seat)) | set(game.kept(seat)) | set(game.laid_away(seat))
     return hidden - public - own
 

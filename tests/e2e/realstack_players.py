@@ -37,12 +37,16 @@ from email.parser import BytesHeaderParser
 from email.utils import getaddresses
 from typing import Any
 
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
 from engine import Game, PlayerView, action_to_json, player_view
 from engine import Settings as GameSettings
 from engine.actions import Action
 from engine.players import decide
 from pbem.bots import command_for, quoted_reply, view_of
 from pbem.mail.tokens import parse_message_id
+from pbem.store import models as m
 
 log = logging.getLogger("tests.realstack")
 
@@ -59,6 +63,19 @@ def decide_move(view: PlayerView, identity: str, level: str = "random") -> Actio
     """The move of player ``identity`` in ``view``: the same position, the same move."""
     rng = random.Random(f"{identity}/{view.hand_no}/{len(view.plays)}/{view.phase}")
     return decide(dataclasses.replace(view, events=()), rng, level)
+
+
+def mail_every_move(db: Engine, addresses: Iterable[str]) -> None:
+    """Give these players a mail after every move ("mail all"). These players move in a
+    fixed order (the lowest seat first, see `acts_now`), so the other one of two who must
+    both lay away waits for the mail after the first one's discard, which brings it nothing
+    new otherwise."""
+    with Session(db) as session:
+        for address in addresses:
+            player = session.exec(select(m.Player).where(m.Player.email == address)).one()
+            player.mail_all = True
+            session.add(player)
+        session.commit()
 
 
 def acts_now(view: PlayerView) -> bool:

@@ -49,7 +49,13 @@ from tests.e2e.realstack_daemon import (
     service_config,
     wait_smtp,
 )
-from tests.e2e.realstack_players import ImapPlayer, LogEntry, PlayerPool, reference_log
+from tests.e2e.realstack_players import (
+    ImapPlayer,
+    LogEntry,
+    PlayerPool,
+    mail_every_move,
+    reference_log,
+)
 from tests.fixtures.mailstack import MailStack
 
 GAMES = 3  # per wave; later waves start mid-run, so kills land mid-game throughout
@@ -106,6 +112,7 @@ def test_sigkill_at_random_moments_changes_nothing(mailstack: MailStack, tmp_pat
             seed = f"crash-{wave}-{g}"
             people = [(p.address, p.name) for p in pair]
             game_id = service.new_game(people, target=TARGET, seed=seed)
+            mail_every_move(db, [p.address for p in pair])
             games[game_id] = pair
             with Session(db) as session:
                 row = session.get(m.Game, game_id)

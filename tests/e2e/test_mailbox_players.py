@@ -31,6 +31,7 @@ def test_a_player_answers_the_latest_mail_even_when_file_times_disagree(
 ) -> None:
     h = harness
     game = h.new_game(seed="burst")
+    h.mail_all(A)  # so that her own move brings her a mail
     cards = sorted(h.game(game).holding(0))[:2]
     h.answer(A, "discard " + " ".join(c.ascii for c in cards))
     folder = h.outbox_dir / recipient_folder_name(A)

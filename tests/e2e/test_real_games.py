@@ -123,13 +123,17 @@ def test_the_newest_of_mails_read_out_of_order_is_answered(realmail: RealMail) -
     view = view_of(alice.latest_game_mail())
     assert view is not None
     leader, other = (bob, alice) if view.dealer == 0 else (alice, bob)
-    deal = leader.latest_game_mail()
-    leader.send(leader.reply(leader.legal_command()))
+    # A mail after every move, so that the leader's own discard brings "waiting for …".
+    leader.send(leader.reply("mail all"))
     real.until_processed(1)
+    real.settle()
+    deal = leader.latest_game_mail()  # the answer: the view again, "your turn: discard"
+    leader.send(leader.reply(leader.legal_command()))
+    real.until_processed(2)
     real.settle()
     waiting = leader.latest_game_mail()
     other.send(other.reply(other.legal_command()))
-    real.until_processed(2)
+    real.until_processed(3)
     real.settle()
     play = leader.latest_game_mail()
     states = [view_of(m) for m in (deal, waiting, play)]

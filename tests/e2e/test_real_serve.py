@@ -112,6 +112,8 @@ def test_serve_processes_a_reply_and_stops_on_sigterm_and_sigint(
             "--seed",
             "serve",
         )
+        # Bob is told of every move (one discard alone is otherwise news to nobody).
+        pbem(config, "players", "--mail-all", bob.address)
 
         # SIGTERM, as systemd stops the service.
         proc = serve(config)

@@ -46,7 +46,13 @@ from tests.e2e.realstack_daemon import (
     outbox_rows,
     service_config,
 )
-from tests.e2e.realstack_players import ImapPlayer, LogEntry, PlayerPool, reference_log
+from tests.e2e.realstack_players import (
+    ImapPlayer,
+    LogEntry,
+    PlayerPool,
+    mail_every_move,
+    reference_log,
+)
 from tests.fixtures.mailstack import MailStack
 
 GAMES = 50
@@ -133,6 +139,7 @@ def test_two_workers_share_fifty_games_and_survive_the_reader_killed(
         pair = [players[g % PLAYERS], players[(g + 1 + g // PLAYERS) % PLAYERS]]
         seed = f"workers-{g}"
         game_id = service.new_game([(p.address, p.name) for p in pair], target=TARGET, seed=seed)
+        mail_every_move(db_engine, [p.address for p in pair])
         level = "random" if g % 2 else "good"
         for p in pair:
             p.levels[game_id] = level

@@ -306,6 +306,23 @@ def test_inbox_outbox_and_players_lists(harness: Harness, env: dict[str, str | N
     assert ok(run_cli(env, "outbox", "list", "--limit", "1")).count(A) <= 1
     players = ok(run_cli(env, "players"))
     assert "Alice" in players and B in players and "mallory" not in players
+    assert "turns" in players and "all" not in players.replace("mallory", "")
+
+
+def test_players_mail_choice_set_by_the_admin(harness: Harness, env: dict[str, str | None]) -> None:
+    h = harness
+    h.new_game(seed="cli-mail")
+    listed = ok(run_cli(env, "players", "--mail-all", A.upper()))
+    player = h.player(A)
+    assert player is not None and player.mail_all
+    assert re.search(r"alice@example\.com\s*│\s*all", listed), listed
+    ok(run_cli(env, "players", "--mail-turns", A))
+    player = h.player(A)
+    assert player is not None and not player.mail_all
+    unknown = run_cli(env, "players", "--mail-all", "nobody@example.com")
+    assert unknown.exit_code == 1 and "no player 'nobody@example.com'" in unknown.output
+    player = h.player(A)
+    assert player is not None and not player.mail_all  # nothing changed
 
 
 def test_serve_once_processes_the_inbox_and_sends(
@@ -319,7 +336,18 @@ def test_serve_once_processes_the_inbox_and_sends(
     h.send(reply(h.latest(A), A, "Alice", "discard " + " ".join(c.ascii for c in cards)))
     ok(run_cli(env, "serve", "--once"))
     assert h.last_inbound().status == "applied"
-    assert h.count(B) == 2
+    # Bob was asked to discard already, and Alice's own move is no news to her.
+    assert h.count(A) == 1 and h.count(B) == 1
+    h.send(
+        reply(
+            h.latest(B),
+            B,
+            "Bob",
+            "discard " + " ".join(c.ascii for c in sorted(h.game(game).holding(1))[:2]),
+        )
+    )
+    ok(run_cli(env, "serve", "--once"))
+    assert h.count(A) == 2 and h.count(B) == 2  # the starter is cut: news for both
     assert {r.status for r in h.outbox()} == {"sent"}
 
 

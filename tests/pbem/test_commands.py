@@ -21,7 +21,7 @@ from engine import (
     new_game,
     parse_card,
 )
-from pbem.commands import Command, parse_line, parse_reply, to_action
+from pbem.commands import Command, mail_choice, parse_line, parse_reply, to_action
 
 
 @pytest.mark.parametrize(
@@ -219,3 +219,32 @@ def _parsed(line: str) -> Command:
     cmd = parse_line(line)
     assert cmd is not None, line
     return cmd
+
+
+@pytest.mark.parametrize(
+    ("line", "every"),
+    [
+        ("mail all", True),
+        ("Mail me after every move", True),
+        ("mail turns", False),
+        ("emails: fewer please", False),
+    ],
+)
+def test_the_mail_setting_is_read(line: str, every: bool) -> None:
+    cmd = parse_line(line)
+    assert cmd is not None and cmd.verb == "mail"
+    assert mail_choice(cmd) is every
+
+
+def test_the_mail_setting_needs_a_choice() -> None:
+    bare = parse_line("mail")
+    assert bare is not None and bare.verb == "mail"
+    with pytest.raises(InvalidSyntaxError, match="mail all"):
+        mail_choice(bare)
+    assert parse_line("mail me tomorrow") is None  # not the setting: an ordinary line
+
+
+@pytest.mark.parametrize("line", ["archive", "Archive please", "export", "record"])
+def test_archive_is_read(line: str) -> None:
+    cmd = parse_line(line)
+    assert cmd is not None and cmd.verb == "archive" and cmd.args == ()

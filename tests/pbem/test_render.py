@@ -30,13 +30,16 @@ from engine import (
     Action,
     Card,
     Claim,
+    Discard,
     Event,
     Game,
     Go,
     Muggins,
     Outcome,
+    Play,
     PlayerView,
     Resign,
+    Suit,
     count_words,
     new_game,
     parse_card,
@@ -46,17 +49,21 @@ from engine import (
     show_points,
     visible_events,
 )
+from engine.players import decide, discard_values
 from pbem.render import (
     TEMPLATES,
     MailContext,
     Notice,
     RenderedMail,
+    render_archive,
     render_error,
     render_help,
     render_history,
     render_reminder,
     render_turn,
 )
+from pbem.render.board import house_rules
+from pbem.render.prompt import suggested_action
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 WIDTH = 78
@@ -75,7 +82,7 @@ def ctx_for(
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         since_event=since,
-        archive_hint="pbem game replay 12",
+        archive_hint='Reply "archive" for the whole game as a file (JSON) to replay and verify.',
         **kw,  # type: ignore[arg-type]
     )
 
@@ -211,8 +218,16 @@ def assert_well_formed(markup: str) -> None:
     assert not parser.errors, parser.errors[:3]
     assert not parser.stack, f"left open: {parser.stack}"
     assert markup.lstrip().lower().startswith("<!doctype html>")
-    assert "<style" not in markup and "<link" not in markup and "<script" not in markup.lower()
+    # One style block, in the head (classes instead of inline styles); nothing external.
+    assert markup.count("<style>") == 1 and markup.index("</style>") < markup.index("</head>")
+    assert "<link" not in markup and "<script" not in markup.lower()
     assert "<img" not in markup
+
+
+def tile(card: Card) -> str:
+    """A card as the HTML part draws it among one's own cards (red ones in <em>)."""
+    red = card.suit in (Suit.HEARTS, Suit.DIAMONDS)
+    return f"<kbd><em>{card}</em></kbd>" if red else f"<kbd>{card}</kbd>"
 
 
 def assert_narrow(text: str) -> None:
@@ -444,7 +459,9 @@ def test_game_over_subject_and_result() -> None:
     mail = render_turn(player_view(game, loser, last.since), ctx_for(game, loser, last.since))
     assert mail.subject == f"[Cribbage 12] Game over — {NAMES[winner]} wins"
     assert f"GAME OVER: {NAMES[winner]} wins {outcome.label}" in mail.text
-    assert "pbem game replay 12" in mail.text and "pbem game replay 12" in mail.html
+    hint = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
+    assert hint in " ".join(mail.text.split()) and "archive" in mail.html
+    assert "pbem " not in mail.text and "pbem " not in mail.html  # no admin commands
     final = f"Final score: {NAMES[winner]} {outcome.scores[winner]}, You {outcome.scores[loser]}."
     assert final in mail.text
     mine = render_turn(player_view(game, winner, last.since), ctx_for(game, winner, last.since))
@@ -560,8 +577,9 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     game = new_game(2, seed="reply", first_dealer=0)
     view = player_view(game, 1)
     mail = render_turn(view, ctx_for(game, 1))
-    first_two = " ".join(str(c) for c in view.holding[:2])
-    assert f"        discard {first_two}\n" in mail.text
+    best = suggested_action(view)
+    assert isinstance(best, Discard)
+    assert f"        discard {' '.join(str(c) for c in best.cards)}\n" in mail.text
     assert "(choose 2 of your 6 cards for Alice's crib)" in mail.text
     assert "Reply to this email with your move." in mail.text
     rng = random.Random(4)
@@ -569,10 +587,48 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     seat = game.to_act()[0]
     view = player_view(game, seat)
     text = render_turn(view, ctx_for(game, seat)).text
-    assert f"        play {view.playable[0]}\n" in text
+    best = suggested_action(view)
+    assert isinstance(best, Play)
+    assert f"        play {best.card}\n" in text
     assert "(you can play " in " ".join(text.split())
     for card in view.holding:
         assert str(card) in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
+    players: int,
+) -> None:
+    """The suggested discard and play are the ``good`` computer player's choice, legal,
+    and decided from the recipient's view only: the same view rebuilt from its JSON (which
+    holds nothing the recipient may not see) suggests the same, and so does the view of
+    nothing else (`suggested_action` takes the view and nothing more)."""
+    rng = random.Random(players)
+    for seed in range(6):
+        game = new_game(players, seed=f"suggest-{players}-{seed}")
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        best = suggested_action(view)
+        assert isinstance(best, Discard) and best in view.legal
+        want = decide(view, random.Random(f"1/discard/{' '.join(c.ascii for c in view.holding)}/0"))
+        assert best == want
+        assert suggested_action(PlayerView.from_json(view.to_json())) == best
+        good = next(value for value, d in discard_values(view) if d == best)
+        assert good >= max(value for value, _ in discard_values(view)) - 1e-9
+        text = render_turn(view, ctx_for(game, seat)).text
+        assert f"discard {' '.join(str(c) for c in best.cards)}" in text
+        _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
+        if game.is_over or game.phase != PEGGING:
+            continue
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        best = suggested_action(view)
+        assert isinstance(best, Play) and best in view.legal
+        assert suggested_action(PlayerView.from_json(view.to_json())) == best
+        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat)).text
+        # Nothing to suggest to a player who is not to move.
+        idle = next(s for s in range(players) if s not in game.to_act())
+        assert suggested_action(player_view(game, idle)) is None
 
 
 def test_partnerships_are_shown() -> None:
@@ -617,12 +673,16 @@ def test_board_marks_front_and_back_pegs() -> None:
     holes = you[7:].replace(" ", "")
     assert len(holes) == 30
     assert holes[75 - 61] == "○" and holes[87 - 61] == "●"
-    assert holes.count("·") == 28
+    assert holes.count(".") == 28  # ASCII holes: the board costs no encoding
     top = lines.index(next(line for line in lines if line.strip().startswith("1 ")))
     assert lines[top + 2].startswith("  Bob  ")
     assert lines[top + 2][7:].replace(" ", "").index("●") == 3 - 1
-    assert bob[7:].replace(" ", "") == "·" * 30
+    assert bob[7:].replace(" ", "") == "." * 30
     assert re.search(r"You +87 +\(\+12 from 75\) +34 to go", text)
+    # The HTML part draws each side's progress as a bar (its width: front peg / target).
+    html = render_turn(dataclasses.replace(view, scores=scores), ctx_for(game, 0)).html
+    assert f'style="width:{round(100 * 87 / 121, 1)}%"' in html
+    assert f'style="width:{round(100 * 3 / 121, 1)}%"' in html
 
 
 def test_a_board_drawn_before_is_drawn_from_memory_and_a_new_score_draws_anew() -> None:
@@ -656,7 +716,8 @@ def test_html_escapes_names_and_colours_red_suits() -> None:
     red = [c for c in player_view(game, 2).holding if c.suit in (1, 2)]
     assert red
     for card in red:
-        assert f'color:#c62828;font-weight:bold;white-space:nowrap">{card}</span>' in mail.html
+        assert f"<em>{card}</em>" in mail.html  # red: the style block colours <em>
+    assert "em{color:#c62828" in mail.html
     assert "max-width:600px" in mail.html and 'name="viewport"' in mail.html
 
 
@@ -681,7 +742,7 @@ def test_footer_says_how_to_get_help_and_that_mail_is_automatic() -> None:
     game = new_game(2, seed="footer")
     mail = render_turn(player_view(game, 0), ctx_for(game, 0))
     assert '\n-- \nReply "help"' in mail.text
-    assert "sent automatically" in mail.text and "sent automatically" in mail.html
+    assert "Sent automatically" in mail.text and "Sent automatically" in mail.html
 
 
 def test_help_lists_the_command_language() -> None:
@@ -697,11 +758,57 @@ def test_help_lists_the_command_language() -> None:
         "resign",
         "hand",
         "history",
+        "mail all",
         "help",
     ):
         assert verb in mail.text and verb in html_text(mail.html)
     assert_narrow(mail.text)
     assert_well_formed(mail.html)
+    assert "House rules" not in mail.text  # no game, no rules
+
+
+@pytest.mark.parametrize(
+    ("players", "target", "muggins", "skunk", "rules"),
+    [
+        (
+            2,
+            121,
+            False,
+            "skunk",
+            "to 121, muggins off, skunk under 91 (2 games), double under 61 (4), 2 players",
+        ),
+        (
+            3,
+            61,
+            True,
+            "lurch",
+            "to 61, muggins on, lurch under 31 (2 games), 3 players",
+        ),
+        (
+            4,
+            121,
+            False,
+            "none",
+            "to 121, muggins off, no skunks, 2 partnerships",
+        ),
+    ],
+)
+def test_the_house_rules_are_stated_in_the_first_mail_the_board_and_help(
+    players: int, target: int, muggins: bool, skunk: str, rules: str
+) -> None:
+    game = new_game(players, seed="rules", target=target, muggins=muggins, skunk=skunk)
+    assert house_rules(players, target, muggins, skunk) == rules
+    first = render_turn(player_view(game, 0), ctx_for(game, 0))
+    flat = " ".join(first.text.split())
+    assert f"House rules: {rules}" in flat
+    assert f"House rules: {rules}" in " ".join(html_text(first.html).split())
+    assert_narrow(first.text)
+    later = render_reminder(player_view(game, 1), ctx_for(game, 1), "2 days")
+    assert f"House rules: {rules}" in " ".join(later.text.split())  # on every board
+    helped = render_help(ctx_for(game, 0), "Cribbage 12", rules=rules)
+    assert f"House rules of this game: {rules}." in " ".join(helped.text.split())
+    assert f"House rules of this game: {rules}." in " ".join(html_text(helped.html).split())
+    assert_narrow(helped.text)
 
 
 def test_error_without_a_game() -> None:
@@ -833,7 +940,7 @@ def test_the_counter_sees_the_hand_it_counts_with_the_starter() -> None:
         assert f'Counting now: your hand {shown} — reply "count N"' in flat
     assert mail.text.index("Counting now") < mail.text.index("        count N")
     for card in game.showing():  # drawn as cards in the prompt box
-        assert f'white-space:nowrap">{card}</span>' in mail.html
+        assert tile(card) in mail.html
     _check(mail)
     mail = render_turn(player_view(game, other), ctx_for(game, other))
     for flat in flats(mail):
@@ -943,3 +1050,16 @@ def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | No
     from pbem.render.mail import _textwrap, _wrap
 
     assert _wrap(text, first, rest) == _textwrap(text, first, rest)
+
+
+def test_archive_mail_says_how_to_replay_and_verify() -> None:
+    game = new_game(2, seed="archive")
+    mail = render_archive(ctx_for(game, 0), "cribbage-12.json")
+    assert mail.subject == "[Cribbage 12] The game's archive"
+    flat = " ".join(mail.text.split())
+    assert "Attached: cribbage-12.json" in flat
+    assert '"pbem game import cribbage-12.json"' in flat
+    assert '"pbem game replay N --verify"' in flat
+    assert "pbem game import cribbage-12.json" in htmllib.unescape(mail.html)
+    assert_narrow(mail.text)
+    assert_well_formed(mail.html)

@@ -27,7 +27,7 @@ from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
 from tests.e2e.test_exactly_once import discard
 
 NAMES = ("Alice", "Bob")
-_BOUNDARY = re.compile(rb"={15}[0-9a-f]{20}==")
+_BOUNDARY = re.compile(rb"=_[0-9a-f]{16}")
 
 
 def same(raw: bytes | None) -> bytes:
@@ -269,6 +269,8 @@ def test_a_batch_queues_the_mail_its_helper_made(
     h = Harness.build(tmp_path, db_url, db_engine, render_processes=1)
     try:
         game = h.new_game((ALICE, BOB), seed="helper-batch")
+        h.mail_all(ALICE[0])  # a mail to each player after each move: four to make
+        h.mail_all(BOB[0])
         ids = [
             inbound_id
             for inbound_id, _ in h.service.receive_many(

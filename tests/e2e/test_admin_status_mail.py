@@ -107,6 +107,8 @@ def test_pause_resume_and_abort_tell_every_player_why(timed: Harness) -> None:
 def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
     h = timed
     gid = h.new_game(seed="status")
+    for address in (A, B):  # a mail after every move: Alice's discard queues two
+        h.mail_all(address)
     # Alice's move is processed, but its mail is not sent yet when the game is aborted.
     cards = " ".join(c.ascii for c in sorted(h.game(gid).holding(0))[:2])
     h.service.receive(reply(h.latest(A), A, "Alice", f"discard {cards}"), "test")

@@ -244,9 +244,14 @@ def test_a_finished_game_sends_its_archive_to_replay_and_verify(
     exported = h.tmp_path / "exported.json"
     assert run_cli(env, "game", "export", str(game_id), "-o", str(exported)).exit_code == 0
     assert data == exported.read_bytes()
-    # And it imports and replays, verified.
+    # And it imports and replays, verified, where the player keeps it: their own database
+    # (into the service's own, it is refused as stored already).
     copy = h.tmp_path / name
     copy.write_bytes(data)
+    again = run_cli(env, "game", "import", str(copy))
+    assert again.exit_code == 1 and "stored already" in again.output
+    env = cli_env(h.tmp_path / "player")
+    assert run_cli(env, "init").exit_code == 0
     imported = run_cli(env, "game", "import", str(copy))
     assert imported.exit_code == 0, imported.output
     copy_id = re.search(r"imported as game (\d+)", imported.stdout)

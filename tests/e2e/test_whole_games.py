@@ -169,7 +169,7 @@ def test_a_whole_game_by_email(
     assert exported.exit_code == 0, exported.output
     data = json.loads(archive.read_text(encoding="utf-8"))
     assert len(data["actions"]) == len(log)
-    imported = run_cli(env, "game", "import", str(archive))
+    imported = run_cli(env, "game", "import", str(archive), "--again")
     assert imported.exit_code == 0, imported.output
     copy_id = int(re.search(r"imported as game (\d+)", imported.stdout).group(1))  # type: ignore[union-attr]
     assert copy_id != game_id

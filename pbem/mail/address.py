@@ -101,6 +101,9 @@ def from_mailbox(values: list[str]) -> tuple[str, str, str | None]:
 _FROM_MAX = 1000
 
 
+_NAME_IS_ADDRESS = re.compile(r"\s*(?P<name>[^<>\"]+?)\s*<(?P<addr>[^<>\"]+)>\s*")
+
+
 @lru_cache(maxsize=4096)
 def _from_mailbox(values: tuple[str, ...]) -> tuple[str, str, str | None]:
     if not values:
@@ -109,8 +112,14 @@ def _from_mailbox(values: tuple[str, ...]) -> tuple[str, str, str | None]:
         return "", "", f"ambiguous sender: {len(values)} From headers"
     if len(values[0]) > _FROM_MAX:
         return "", "", "the From header is too long"
+    value = values[0]
+    same = _NAME_IS_ADDRESS.fullmatch(value)
+    if same and same["name"].strip().lower() == same["addr"].strip().lower():
+        # "a@x.test <a@x.test>": invalid (an unquoted "@" in the name), as some clients
+        # write it, but not ambiguous: the name is the address itself.
+        value = f"<{same['addr'].strip()}>"
     try:
-        header: Any = policy.default.header_factory("From", values[0])
+        header: Any = policy.default.header_factory("From", value)
         groups = header.groups
         defects = header.defects
     except Exception as exc:  # the parser is meant never to raise; be sure

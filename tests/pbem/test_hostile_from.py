@@ -24,6 +24,10 @@ A, B = ALICE[0], BOB[0]
         (['"alice@example.com" <mallory@evil.example>'], "mallory@evil.example", None),
         (["=?utf-8?q?alice=40example.com?= <mallory@evil.example>"], "mallory@evil.example", None),
         (["alice@example.com <mallory@evil.example>"], "", "not a valid address"),
+        # ... unless the unquoted name is the address itself, as some clients write it.
+        (["Alice@example.com <alice@example.com>"], "alice@example.com", None),
+        (["a.b@x.test <A.B@x.test>"], "a.b@x.test", None),
+        (["alice@example.com <alice@example.com.evil.example>"], "", "not a valid address"),
         (["alice@example.com, mallory@evil.example"], "", "2 addresses in From"),
         (["Smith, Bob <bob@example.org>"], "", "2 addresses in From"),
         (["alice@example.com", "mallory@evil.example"], "", "2 From headers"),

@@ -63,7 +63,8 @@ def _parts(raw: bytes) -> dict[str, int]:
 
 def play(service: Service, players: int, seed: str) -> tuple[int, int, list[bytes]]:
     """One game to 121; (replies, game mails, the game mails' bytes)."""
-    people = [(f"p{i}.{seed}@bench.example", None) for i in range(players)]
+    names = ("Alice", "Bob", "Carol", "Dave")
+    people = [(f"{names[i].lower()}.{seed}@bench.example", names[i]) for i in range(players)]
     game_id = service.new_game(people, target=121, seed=seed)
     rng = random.Random(seed)
     replies = 0

@@ -5,7 +5,8 @@
   ``open_inbound(url)`` / ``open_outbound(url)`` that pick a transport by URL scheme.
 - :mod:`pbem.transport.urls`: URL forms and their parameters; passwords masked.
 - :mod:`pbem.transport.maildir`: Maildir in (one folder) and out (one folder per recipient).
-- :mod:`pbem.transport.imap`: IMAP in, with IDLE, a persisted cursor and reconnection.
+- :mod:`pbem.transport.imap`: IMAP in, with IDLE, a persisted cursor and reconnection
+  (:mod:`pbem.transport.imap_link`: opening the link, reading off it, waiting on it).
 - :mod:`pbem.transport.smtp`: SMTP out, one connection per batch, results per recipient.
 """
 

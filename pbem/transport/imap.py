@@ -27,21 +27,29 @@ from __future__ import annotations
 import contextlib
 import imaplib
 import logging
-import select
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from imapclient import IMAPClient
-from imapclient.exceptions import LoginError
-from imapclient.imapclient import SocketTimeout
 
-from pbem.transport._tls import client_tls_context
 from pbem.transport.base import (
     CursorStore,
     InboundMessage,
     MemoryCursorStore,
     TransportError,
+)
+from pbem.transport.imap_link import (
+    LINK_ERRORS,
+    WAIT_ERRORS,
+    error_text,
+    fetch_messages,
+    idle_news,
+    open_client,
+    select_readable,
+    shutdown,
+    wait_readable,
+    waking,
 )
 from pbem.transport.urls import ImapConfig
 
@@ -53,18 +61,6 @@ SEEN = b"\\Seen"
 IDLE_RENEW_SECONDS = 25 * 60
 BACKOFF_FIRST = 0.25
 BACKOFF_MAX = 30.0
-_FETCH_CHUNK = 25
-_WAKING_RESPONSES = {b"EXISTS", b"RECENT", b"FETCH"}
-
-# Errors that mean the connection is gone (or unusable) rather than a refused command.
-_LINK_ERRORS: tuple[type[Exception], ...] = (imaplib.IMAP4.abort, OSError, EOFError)
-
-
-class _LinkLost(Exception):
-    """The server said BYE or closed the connection."""
-
-
-_WAIT_ERRORS: tuple[type[Exception], ...] = (*_LINK_ERRORS, _LinkLost)
 
 
 class ImapInbound:
@@ -132,44 +128,7 @@ class ImapInbound:
         self._check_open()
         if self._client is not None:
             return
-        config = self.config
-        client: IMAPClient | None = None
-        try:
-            context = client_tls_context(config.verify) if config.tls != "none" else None
-            client = IMAPClient(
-                config.host,
-                port=config.port,
-                ssl=config.tls == "implicit",
-                ssl_context=context,
-                timeout=SocketTimeout(connect=config.timeout, read=config.timeout),
-            )
-            if config.tls == "starttls":
-                client.starttls(context)
-            client.login(config.username, config.password)
-            if config.processed and not client.folder_exists(config.processed):
-                with contextlib.suppress(imaplib.IMAP4.error):
-                    client.create_folder(config.processed)
-                if not client.folder_exists(config.processed):
-                    raise TransportError(
-                        f"{self!r}: cannot create folder {config.processed!r}", temporary=False
-                    )
-            info = client.select_folder(config.folder)
-        except LoginError as exc:
-            _shutdown(client)
-            raise TransportError(f"{self!r}: login refused: {_text(exc)}", temporary=False) from exc
-        except _LINK_ERRORS as exc:
-            _shutdown(client)
-            raise TransportError(
-                f"{self!r}: cannot connect: {type(exc).__name__}: {_text(exc)}", temporary=True
-            ) from exc
-        except imaplib.IMAP4.error as exc:
-            _shutdown(client)
-            raise TransportError(
-                f"{self!r}: {type(exc).__name__}: {_text(exc)}", temporary=False
-            ) from exc
-        except TransportError:
-            _shutdown(client)
-            raise
+        client, info = open_client(self.config, repr(self))
         self._client = client
         self._backoff = 0.0
         self._start_cursor(int(info[b"UIDVALIDITY"]), info.get(b"UIDNEXT"))
@@ -211,7 +170,7 @@ class ImapInbound:
     def _drop(self) -> None:
         self._idling_now = False
         client, self._client = self._client, None
-        _shutdown(client)
+        shutdown(client)
 
     def _run(self, operation: Callable[[IMAPClient], T]) -> T:
         """Run ``operation`` on a live connection, reconnecting and retrying once."""
@@ -222,19 +181,19 @@ class ImapInbound:
             try:
                 self._leave_idle(self._client)
                 return operation(self._client)
-            except _LINK_ERRORS as exc:
+            except LINK_ERRORS as exc:
                 self._drop()
                 if attempt == 2:
                     raise TransportError(
-                        f"{self!r}: connection lost: {type(exc).__name__}: {_text(exc)}",
+                        f"{self!r}: connection lost: {type(exc).__name__}: {error_text(exc)}",
                         temporary=True,
                     ) from exc
-                log.info("%r: connection lost (%s); reconnecting", self, _text(exc))
+                log.info("%r: connection lost (%s); reconnecting", self, error_text(exc))
             except imaplib.IMAP4.error as exc:
                 # A refused command leaves the session in doubt: start afresh next time.
                 self._drop()
                 raise TransportError(
-                    f"{self!r}: {type(exc).__name__}: {_text(exc)}", temporary=True
+                    f"{self!r}: {type(exc).__name__}: {error_text(exc)}", temporary=True
                 ) from exc
         raise AssertionError("unreachable")
 
@@ -273,25 +232,8 @@ class ImapInbound:
         uids = sorted((unseen | above) - self._done)[: self.config.batch]
         if not uids:
             return []
-        sizes: dict[int, int] = {}
-        for chunk in _chunks(uids, 500):
-            for uid, data in client.fetch(chunk, ["RFC822.SIZE"]).items():
-                sizes[uid] = int(data[b"RFC822.SIZE"])
         cap = self.config.max_size
-        small = [uid for uid in uids if uid in sizes and (cap is None or sizes[uid] <= cap)]
-        large = [uid for uid in uids if uid in sizes and cap is not None and sizes[uid] > cap]
-        bodies: dict[int, bytes] = {}
-        for chunk in _chunks(small, _FETCH_CHUNK):
-            for uid, data in client.fetch(chunk, ["BODY.PEEK[]"]).items():
-                body = data.get(b"BODY[]")
-                if body is not None:
-                    bodies[uid] = bytes(body)
-        headers: dict[int, bytes] = {}
-        for chunk in _chunks(large, _FETCH_CHUNK):
-            for uid, data in client.fetch(chunk, ["BODY.PEEK[HEADER]"]).items():
-                header = data.get(b"BODY[HEADER]")
-                if header is not None:
-                    headers[uid] = bytes(header)
+        sizes, bodies, headers = fetch_messages(client, uids, cap)
         messages: list[InboundMessage] = []
         for uid in uids:
             key = f"{self._uidvalidity}:{uid}"
@@ -397,12 +339,14 @@ class ImapInbound:
                 return False
             try:
                 return self._wait_connected(deadline, wake)
-            except _WAIT_ERRORS as exc:
-                log.info("%r: connection lost while waiting (%s); reconnecting", self, _text(exc))
+            except WAIT_ERRORS as exc:
+                log.info(
+                    "%r: connection lost while waiting (%s); reconnecting", self, error_text(exc)
+                )
                 self._drop()
                 return self._reconnect(deadline)
             except imaplib.IMAP4.error as exc:
-                log.warning("%r: error while waiting (%s); reconnecting", self, _text(exc))
+                log.warning("%r: error while waiting (%s); reconnecting", self, error_text(exc))
                 self._drop()
                 remaining = deadline - self._clock()
                 if remaining <= 0:
@@ -453,7 +397,7 @@ class ImapInbound:
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     return False
-                if _wait_readable(wake, min(self.config.poll, remaining), self._sleep):
+                if wait_readable(wake, min(self.config.poll, remaining), self._sleep):
                     return False
                 if self._has_new(client):
                     return True
@@ -472,10 +416,10 @@ class ImapInbound:
                     return True
                 self._enter_idle(client)
                 continue
-            ready = _select([client.socket(), *wake], min(remaining, renew_in))
+            ready = select_readable([client.socket(), *wake], min(remaining, renew_in))
             if any(fd is not client.socket() for fd in ready):
                 return False
-            if ready and self._idle_news(client):
+            if ready and idle_news(client):
                 return True
 
     def _enter_idle(self, client: IMAPClient) -> None:
@@ -489,18 +433,7 @@ class ImapInbound:
             return False
         _, responses = client.idle_done()
         self._idling_now = False
-        return any(_waking(response) for response in responses)
-
-    def _idle_news(self, client: IMAPClient) -> bool:
-        """Inside IDLE, with the socket readable: True on news of the folder."""
-        responses: list[Any] = client.idle_check(timeout=0)
-        if not responses:
-            # Readable with nothing to read: the server closed the connection.
-            raise _LinkLost("connection closed")
-        for response in responses:
-            if response and response[0] == b"BYE":
-                raise _LinkLost("server said BYE")
-        return any(_waking(response) for response in responses)
+        return any(waking(response) for response in responses)
 
     def close(self) -> None:
         """Log out and forget the connection; the source cannot be used afterwards."""
@@ -512,34 +445,16 @@ class ImapInbound:
             # Left inside IDLE (a signal ended the wait): the server would not answer a
             # LOGOUT before DONE, and the logout would wait out its timeout.
             self._idling_now = False
-            _shutdown(client)
+            shutdown(client)
         elif client is not None:
             try:
                 client.logout()
             except Exception:  # closing a dead link is fine
-                _shutdown(client)
+                shutdown(client)
 
     def _check_open(self) -> None:
         if self._closed:
             raise TransportError(f"{self!r} is closed", temporary=False)
-
-
-def _waking(response: Any) -> bool:
-    return bool(len(response) >= 2 and response[1] in _WAKING_RESPONSES)
-
-
-def _select(fds: Sequence[Any], timeout: float) -> list[Any]:
-    """The readable ones of ``fds`` (sockets or descriptors) within ``timeout`` seconds."""
-    ready, _, _ = select.select(list(fds), [], [], max(0.0, timeout))
-    return ready
-
-
-def _wait_readable(wake: Sequence[int], timeout: float, sleep: Callable[[float], None]) -> bool:
-    """Wait ``timeout`` seconds, or less if a ``wake`` descriptor becomes readable (True)."""
-    if not wake:
-        sleep(timeout)
-        return False
-    return bool(_select(wake, timeout))
 
 
 def _parse_key(key: str) -> tuple[int, int]:
@@ -547,23 +462,3 @@ def _parse_key(key: str) -> tuple[int, int]:
     if not sep or not uidvalidity.isdigit() or not uid.isdigit():
         raise ValueError(f"not an IMAP message key (UIDVALIDITY:UID): {key!r}")
     return int(uidvalidity), int(uid)
-
-
-def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _text(exc: BaseException) -> str:
-    """An exception's message as text (imaplib carries bytes)."""
-    parts = [
-        arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg) for arg in exc.args
-    ]
-    return " ".join(parts) or type(exc).__name__
-
-
-def _shutdown(client: IMAPClient | None) -> None:
-    if client is None:
-        return
-    with contextlib.suppress(Exception):
-        client.shutdown()

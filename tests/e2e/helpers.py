@@ -729,6 +729,7 @@ def run_cli(env: dict[str, str | None], *args: str, input: str | None = None) ->
     from typer.testing import CliRunner
 
     import pbem.cli
+    import pbem.cli.base
     from pbem.store.db import make_engine
 
     engines: list[Engine] = []
@@ -740,9 +741,9 @@ def run_cli(env: dict[str, str | None], *args: str, input: str | None = None) ->
 
     runner = CliRunner()
     with (
-        mock.patch.object(pbem.cli, "make_engine", tracked),
-        mock.patch.object(pbem.cli.out, "_width", 250),
-        mock.patch.object(pbem.cli.err, "_width", 250),
+        mock.patch.object(pbem.cli.base, "make_engine", tracked),
+        mock.patch.object(pbem.cli.base.out, "_width", 250),
+        mock.patch.object(pbem.cli.base.err, "_width", 250),
     ):
         try:
             result = runner.invoke(pbem.cli.app, list(args), env=env, input=input)

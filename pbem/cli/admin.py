@@ -1,0 +1,36 @@
+"""Setting the service up: ``pbem init`` (the database) and ``pbem config``."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from pbem.cli.base import database, examples, fail, out, settings
+from pbem.config import mask_url
+from pbem.store.db import migrate
+
+commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+
+
+@commands.command(
+    epilog=examples("pbem init", "PBEM_DATABASE_URL=postgresql://pbem@db/pbem pbem init")
+)
+def init() -> None:
+    """Create the database, or upgrade it to the current schema."""
+    cfg = settings()
+    engine = database(cfg, check=False)
+    try:
+        revision = migrate(engine)
+    except Exception as exc:
+        fail(f"migration failed: {exc}")
+    out.print(f"database ready at {mask_url(cfg.db_url)} (schema {revision})")
+
+
+@commands.command("config", epilog=examples("pbem config", "pbem --config /etc/pbem.toml config"))
+def show_config() -> None:
+    """Show the effective configuration, secrets masked."""
+    cfg = settings()
+    table = Table("setting", "value", title="pbem configuration")
+    for key, value in cfg.masked().items():
+        table.add_row(key, str(value))
+    out.print(table)

@@ -1,0 +1,129 @@
+"""What every command shares: the consoles, the global options' state, the help's
+plain words, one way to fail, and the settings, database and service a command opens.
+
+Every user mistake (a bad config, an unknown game, a malformed file) goes through
+:func:`fail`: one clear line on stderr and exit code 1, no traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
+from typer.core import TyperArgument, TyperOption
+
+from engine import EngineError
+from pbem.config import ConfigError, Settings, load_settings, mask_url
+from pbem.service import Service, ServiceError
+from pbem.store.db import check_schema, make_engine
+from pbem.store.errors import StoreError
+
+
+def _plain_metavar(param: Any, ctx: Any) -> str | None:
+    """What the help shows after an option: its metavar, or a plain word for its value
+    (``N``, ``TEXT``, ``PATH``, the choices), and nothing for a flag (not ``<bool>``)."""
+    if param.metavar is not None:
+        return str(param.metavar) or None
+    if isinstance(param, TyperArgument):
+        return None  # the argument's name says it already
+    label = param.display_type(ctx).strip("<>")  # typer's own: int, bool, a|b, list[str]
+    many = label.startswith("list[") or param.nargs != 1
+    label = label.removeprefix("list[").removesuffix("]")
+    if label == "bool" or getattr(param, "is_flag", False):
+        return None
+    word = {"int": "N", "float": "NUMBER", "str": "TEXT"}.get(label, label)
+    if "|" not in word:
+        word = word.upper()
+    return word + ("..." if many else "")
+
+
+# Typer's rich help prints each parameter's Python type (<int>, <bool>, <list[str]>);
+# an operator wants the words above instead.
+TyperOption.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+TyperArgument.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+
+
+def examples(*lines: str) -> str:
+    """A command's Examples section (the help's epilog), one command line per line."""
+    return "[b]Examples[/b]\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
+
+
+# No markup by default: names, addresses, subjects and reasons come from mail, and text
+# like "[/b]" in them must be printed as it is (or Rich would garble it, or raise).
+# No hard wrapping either: a printed command must stay one line to be copied.
+out = Console(markup=False, soft_wrap=True)
+err = Console(stderr=True, markup=False)
+
+
+class _State:
+    config_file: Path | None = None
+    data_dir: Path | None = None
+    verbose: bool = False
+
+
+state = _State()
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    # soft_wrap: one line whatever the terminal width, so logs and scripts see one line
+    err.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True
+    )
+    raise typer.Exit(code)
+
+
+def package_version() -> str:
+    """The installed package's version (the source tree's when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pbem-cribbage")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def settings() -> Settings:
+    overrides: dict[str, Any] = {}
+    if state.data_dir is not None:
+        overrides["data_dir"] = state.data_dir
+    try:
+        cfg = load_settings(state.config_file, **overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+    if not state.verbose and "log_level" in cfg.model_fields_set:
+        logging.getLogger("pbem").setLevel(cfg.log_level)
+    return cfg
+
+
+def database(cfg: Settings, *, check: bool = True) -> Engine:
+    try:
+        if cfg.db_url.startswith("sqlite"):
+            cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(cfg.db_url)
+        if check:
+            check_schema(engine)
+        return engine
+    except StoreError as exc:
+        fail(str(exc) if "pbem init" in str(exc) else f"{exc} (run 'pbem init')")
+    except OperationalError as exc:
+        fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc.orig}")
+    except Exception as exc:
+        fail(f"cannot open the database {mask_url(cfg.db_url)}: {exc}")
+
+
+def service() -> Service:
+    cfg = settings()
+    return Service(cfg, database(cfg))
+
+
+def guard(func: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return func(*args, **kwargs)
+    except (ServiceError, EngineError, ConfigError, StoreError) as exc:
+        fail(str(exc))

@@ -1,0 +1,256 @@
+"""``pbem game``: create, inspect and manage games."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from sqlmodel import Session, select
+
+from engine import player_view
+from pbem.cli.base import examples, fail, guard, out, service
+from pbem.service import Service
+from pbem.store import models as m
+from pbem.wakeup import poke
+
+game_app = typer.Typer(help="Create, inspect and manage games.", no_args_is_help=True)
+
+
+def _parse_player(text: str) -> tuple[str, str | None]:
+    """``alice@example.com`` or ``Alice=alice@example.com``."""
+    if "=" in text:
+        name, email = text.split("=", 1)
+        return email.strip(), name.strip() or None
+    return text.strip(), None
+
+
+@game_app.command(
+    "new",
+    epilog=examples(
+        "pbem game new Alice=alice@example.com bob@example.com",
+        "pbem game new alice@example.com --computer --to 61",
+        "pbem game new a@x.org b@x.org c@x.org d@x.org --muggins --skunk lurch",
+    ),
+)
+def game_new(
+    players: Annotated[list[str], typer.Argument(help="Player addresses (Name=addr allowed).")],
+    to: Annotated[int, typer.Option("--to", help="Target score: 61 or 121.")] = 121,
+    count: Annotated[
+        int | None, typer.Option("--players", help="Number of players (2, 3 or 4).")
+    ] = None,
+    muggins: Annotated[
+        bool, typer.Option("--muggins", help="Players count their own hands.")
+    ] = False,
+    skunk: Annotated[str, typer.Option("--skunk", help="none, lurch or skunk.")] = "skunk",
+    computer: Annotated[
+        bool, typer.Option("--computer", help="Fill the last seat with the computer.")
+    ] = False,
+    seed: Annotated[str | None, typer.Option("--seed", help="Fix the deal (for tests).")] = None,
+) -> None:
+    """Start a game and mail every player their first hand."""
+    svc = service()
+    people = [_parse_player(p) for p in players]
+    robots: list[int] = []
+    if computer:
+        people.append((f"computer@{svc.settings.domain}", "Computer"))
+        robots.append(len(people) - 1)
+    if count is not None and count != len(people):
+        fail(f"--players {count} but {len(people)} players were named")
+    game_id = guard(
+        svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed, computer=robots
+    )
+    poke(svc.db)
+    out.print(f"game {game_id} started; the first emails are in the outbox")
+
+
+@game_app.command("rematch", epilog=examples("pbem game rematch 12"))
+def game_rematch(game_id: int) -> None:
+    """Start the next game of a match: same players and settings, the loser deals first."""
+    svc = service()
+    new_id = guard(svc.rematch, game_id)
+    poke(svc.db)
+    out.print(f"game {new_id} started (rematch of game {game_id}); the first emails are queued")
+
+
+@game_app.command("list", epilog=examples("pbem game list", "pbem game list --status active"))
+def game_list(
+    status: Annotated[
+        m.GameStatus | None, typer.Option("--status", help="Only games in this state.")
+    ] = None,
+) -> None:
+    """List games."""
+    svc = service()
+    table = Table("id", "status", "players", "to", "moves", "last move", title="games")
+    with Session(svc.db) as session:
+        query = select(m.Game).order_by(m.Game.id)  # type: ignore[arg-type]
+        if status:
+            query = query.where(m.Game.status == status.value)
+        for game in session.exec(query):
+            assert game.id is not None
+            names = ", ".join(s.name for s in svc._seats(session, game.id))
+            table.add_row(
+                str(game.id),
+                game.status,
+                names,
+                str(game.settings.get("target")),
+                str(game.action_count),
+                game.last_move_at.strftime("%Y-%m-%d %H:%M"),
+            )
+    out.print(table)
+
+
+def seat_for(svc: Service, session: Session, game_id: int, who: str) -> int:
+    seats = svc._seats(session, game_id)
+    for seated in seats:
+        if who.isdigit() and int(who) == seated.seat.seat:
+            return seated.seat.seat
+        if who.lower() in (seated.player.email, seated.name.lower()):
+            return seated.seat.seat
+    fail(f"no player {who!r} in game {game_id}")
+
+
+@game_app.command(
+    "show", epilog=examples("pbem game show 12", "pbem game show 12 --as alice@example.com")
+)
+def game_show(
+    game_id: int,
+    as_player: Annotated[
+        str | None,
+        typer.Option("--as", help="Show the mail this player would get (address, name or seat)."),
+    ] = None,
+) -> None:
+    """Show a game's board; with --as, exactly what one player sees."""
+    from pbem.render import render_turn
+
+    svc = service()
+    with Session(svc.db) as session:
+        game_row = guard(svc.get_game, session, game_id)
+        game = guard(svc.load_game, session, game_row)
+        seats = svc._seats(session, game_id)
+        if as_player is not None:
+            seat = seat_for(svc, session, game_id, as_player)
+            view = player_view(game, seat, len(game.events))
+            mail = render_turn(view, svc._context(game_row, seats, seat, [], len(game.events)))
+            out.print(f"Subject: {mail.subject}\n", highlight=False)
+            out.print(mail.text, highlight=False, markup=False)
+            return
+        table = Table(
+            "seat", "player", "address", "score", title=f"game {game_id}: {game_row.status}"
+        )
+        for seated in seats:
+            side = game.side_of(seated.seat.seat)
+            table.add_row(
+                str(seated.seat.seat), seated.name, seated.player.email, str(game.scores[side])
+            )
+        out.print(table)
+        waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
+        out.print(
+            f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
+            f"waiting for {waiting}; {len(game.actions)} moves; seed {game.seed}",
+            highlight=False,
+        )
+        if game.outcome is not None:
+            o = game.outcome
+            winners = " and ".join(seats[s].name for s in o.winner_seats)
+            out.print(
+                f"result: {winners} won ({o.label}), scores {list(o.scores)}", highlight=False
+            )
+
+
+@game_app.command("stalled", epilog=examples("pbem game stalled", "pbem game stalled --hours 48"))
+def game_stalled(
+    hours: Annotated[
+        float | None,
+        typer.Option("--hours", help="Waiting longer than this (default: the reminder time)."),
+    ] = None,
+) -> None:
+    """Active games waiting on a player, longest first."""
+    from datetime import timedelta
+
+    svc = service()
+    limit = hours if hours is not None else svc.settings.reminder_hours
+    now = svc.clock()
+    table = Table(
+        "id",
+        "waiting for",
+        "since",
+        "waited",
+        "reminders",
+        "deadline",
+        title=f"games waiting over {limit:g} h",
+    )
+    with Session(svc.db) as session:
+        query = (
+            select(m.Game)
+            .where(m.Game.status == m.GameStatus.ACTIVE.value)
+            .where(m.Game.last_move_at <= now - timedelta(hours=limit))
+            .order_by(m.Game.last_move_at)  # type: ignore[arg-type]
+        )
+        for game_row in session.exec(query):
+            assert game_row.id is not None
+            game = svc.load_game(session, game_row)
+            seats = svc._seats(session, game_row.id)
+            waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
+            waited = now - game_row.last_move_at
+            deadline = (
+                game_row.deadline_at.strftime("%Y-%m-%d %H:%M") if game_row.deadline_at else "-"
+            )
+            table.add_row(
+                str(game_row.id),
+                waiting,
+                game_row.last_move_at.strftime("%Y-%m-%d %H:%M"),
+                f"{waited.total_seconds() / 3600:.1f} h",
+                str(game_row.reminders_sent),
+                deadline,
+            )
+    out.print(table)
+
+
+@game_app.command("resend", epilog=examples("pbem game resend 12"))
+def game_resend(game_id: int) -> None:
+    """Mail every player their current view again."""
+    svc = service()
+    n = guard(svc.resend, game_id)
+    with Session(svc.db) as session:
+        status = guard(svc.get_game, session, game_id).status
+    poke(svc.db)
+    if status == "finished":
+        out.print(f"game {game_id} is over: {n} emails queued with the result, no moves offered")
+    elif status == "aborted":
+        out.print(f"game {game_id} was aborted: {n} emails queued saying so, no moves offered")
+    else:
+        out.print(f"{n} emails queued")
+
+
+Reason = Annotated[
+    str | None,
+    typer.Option("--reason", help="Why, told to every player (a default one if not given)."),
+]
+
+
+def _set_status(game_id: int, status: str, reason: str | None) -> None:
+    svc = service()
+    game_row = guard(svc.set_status, game_id, status, reason)
+    poke(svc.db)  # the clocks changed and mail was queued: the daemon looks again
+    out.print(f"game {game_id} is now {status}; every player was told: {game_row.status_reason}")
+
+
+@game_app.command(
+    "pause", epilog=examples("pbem game pause 12", 'pbem game pause 12 --reason "holiday week"')
+)
+def game_pause(game_id: int, reason: Reason = None) -> None:
+    """Pause a game: moves are refused and the clocks stop."""
+    _set_status(game_id, "paused", reason)
+
+
+@game_app.command("resume", epilog=examples("pbem game resume 12"))
+def game_resume(game_id: int, reason: Reason = None) -> None:
+    """Resume a paused game."""
+    _set_status(game_id, "active", reason)
+
+
+@game_app.command("abort", epilog=examples('pbem game abort 12 --reason "a player left the club"'))
+def game_abort(game_id: int, reason: Reason = None) -> None:
+    """Abort a game for good."""
+    _set_status(game_id, "aborted", reason)

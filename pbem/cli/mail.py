@@ -1,0 +1,169 @@
+"""Mail and the people it goes to: ``pbem ingest``, ``pbem inbox``, ``pbem outbox`` and
+``pbem players``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from sqlmodel import Session, select
+
+from pbem.cli.base import examples, fail, out, service
+from pbem.service import display_name
+from pbem.store import models as m
+from pbem.wakeup import poke
+
+commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+outbox_app = typer.Typer(help="Outgoing mail.", no_args_is_help=True)
+inbox_app = typer.Typer(help="Received mail and what became of it.", no_args_is_help=True)
+
+
+@commands.command(epilog=examples("pbem ingest reply.eml"))
+def ingest(file: Path) -> None:
+    """Feed one raw message (.eml) as if it had arrived in the inbox, and process it."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    if not raw.strip():
+        fail(f"{file} is empty")
+    svc = service()
+    inbound_id, created = svc.receive(raw, "cli")
+    if not created:
+        out.print(f"already received as inbound {inbound_id}; not processed again")
+        return
+    result = svc.process(inbound_id)
+    poke(svc.db)
+    out.print(f"inbound {inbound_id}: {result.status} — {result.reason}", highlight=False)
+
+
+@outbox_app.command(
+    "list", epilog=examples("pbem outbox list", "pbem outbox list --status failed --limit 20")
+)
+def outbox_list(
+    status: Annotated[
+        m.OutboxStatus | None, typer.Option("--status", help="Only mail in this state.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
+) -> None:
+    """List outgoing mail, newest first."""
+    svc = service()
+    table = Table(
+        "id",
+        "status",
+        "kind",
+        "game",
+        "to",
+        "tries",
+        "next try / sent",
+        "last error",
+        title="outbox",
+    )
+    with Session(svc.db) as session:
+        query = select(m.Outbox).order_by(m.Outbox.id.desc()).limit(limit)  # type: ignore[union-attr]
+        if status:
+            query = query.where(m.Outbox.status == status.value)
+        for row in session.exec(query):
+            when = row.sent_at or row.next_attempt_at
+            table.add_row(
+                str(row.id),
+                row.status,
+                row.kind,
+                str(row.game_id or ""),
+                row.recipient,
+                str(row.attempts),
+                when.strftime("%Y-%m-%d %H:%M:%S"),
+                (row.last_error or "")[:60],
+            )
+    out.print(table)
+
+
+@outbox_app.command("retry", epilog=examples("pbem outbox retry", "pbem outbox retry 41 42"))
+def outbox_retry(
+    ids: Annotated[
+        list[int] | None, typer.Argument(help="Outbox ids (default: every failed one).")
+    ] = None,
+) -> None:
+    """Queue failed mail for another try now."""
+    from pbem.store.outbox import retry_outbox
+
+    svc = service()
+    from pbem.store.db import session_scope
+
+    with session_scope(svc.db) as session:
+        count = retry_outbox(session, now=svc.clock(), ids=ids or None, all_failed=not ids)
+    poke(svc.db)
+    out.print(f"{count} messages queued again")
+
+
+@inbox_app.command("list", epilog=examples("pbem inbox list", "pbem inbox list --status failed"))
+def inbox_list(
+    status: Annotated[
+        m.InboundStatus | None,
+        typer.Option("--status", help="Only mail that ended this way (or is pending)."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit")] = 50,
+) -> None:
+    """List received mail and what became of it."""
+    from pbem.store.inbound import list_inbound
+
+    svc = service()
+    table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
+    with Session(svc.db) as session:
+        for row in list_inbound(session, status.value if status else None, limit):
+            table.add_row(
+                str(row.id),
+                row.status,
+                row.sender or "",
+                str(row.game_id or ""),
+                row.received_at.strftime("%Y-%m-%d %H:%M:%S"),
+                (row.reason or "").splitlines()[0][:70] if row.reason else "",
+            )
+    out.print(table)
+
+
+@commands.command(epilog=examples("pbem players", "pbem players --mail-all alice@example.com"))
+def players(
+    mail_all: Annotated[
+        list[str] | None,
+        typer.Option("--mail-all", help="Mail this player after every move (repeatable)."),
+    ] = None,
+    mail_turns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mail-turns",
+            help="Mail this player only on their turn or news, the default (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """List players, with bounces and how often they are mailed; --mail-all / --mail-turns
+    set the latter (players set it themselves by replying "mail all" or "mail turns")."""
+    from pbem.mail.address import normalize_address
+
+    svc = service()
+    choices = [(a, True) for a in mail_all or ()] + [(a, False) for a in mail_turns or ()]
+    if choices:
+        with Session(svc.db) as session:
+            for address, every in choices:
+                player = session.exec(
+                    select(m.Player).where(m.Player.email == normalize_address(address))
+                ).first()
+                if player is None:
+                    fail(f"no player {address!r}")
+                player.mail_all = every
+                session.add(player)
+            session.commit()
+    table = Table("id", "name", "address", "mail", "bounces", "last bounce", title="players")
+    with Session(svc.db) as session:
+        for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
+            table.add_row(
+                str(p.id),
+                display_name(p),
+                p.email,
+                "all" if p.mail_all else "turns",
+                str(p.bounce_count),
+                (p.last_bounce_reason or "")[:60],
+            )
+    out.print(table)

@@ -22,9 +22,9 @@ from pbem.runtime import build_daemon
 from pbem.service import Service, utcnow
 from pbem.store import models as m
 from pbem.store.db import make_engine, session_scope
+from tests.cli_process import PBEM, start_pbem
 from tests.e2e.helpers import fresh_env, make_settings, plain_mail, read_maildir
 from tests.fixtures.mailstack import MailStack, send_raw
-from tests.pbem.test_cli_subprocess import PBEM
 
 
 def _until(check: Callable[[], bool], timeout: float) -> float:
@@ -130,15 +130,7 @@ def test_game_new_reaches_a_running_serve_at_once(tmp_path: Path, db_url: str) -
         )
 
     assert pbem("init").returncode == 0
-    daemon = subprocess.Popen(
-        [*PBEM, "serve"],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    daemon = start_pbem("serve", env=env, cwd=tmp_path)
     try:
         assert daemon.stderr is not None
         assert "serving" in daemon.stderr.readline()

@@ -5,10 +5,8 @@ stops cleanly — exit status 0, nothing half done — on SIGTERM (systemd) and 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,12 +15,11 @@ from sqlmodel import Session, col, select
 
 from pbem.store import models as m
 from pbem.store.db import make_engine
+from tests.cli_process import start_pbem
 from tests.e2e.helpers import CliResult, fresh_env, run_cli
 from tests.fixtures.mailstack import MailStack
 from tests.fixtures.realmail import SQLITE_ONLY, new_player, real_settings
 
-_FOUND = shutil.which("pbem")
-PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
 STOP_WITHIN = 15.0
 
 
@@ -47,15 +44,7 @@ def pbem(config: Path, *args: str) -> CliResult:
 
 
 def serve(config: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*PBEM, "--config", str(config), "serve"],
-        env=fresh_env(),
-        cwd=config.parent,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_pbem("--config", str(config), "serve", env=fresh_env(), cwd=config.parent)
 
 
 def stop(proc: subprocess.Popen[str], how: signal.Signals) -> tuple[float, str, str]:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.cli_process import PBEM, start_pbem
 from tests.e2e.helpers import fresh_env
-
-_FOUND = shutil.which("pbem")
-PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
 
 
 def pbem(
@@ -52,15 +48,7 @@ def test_the_demo_plays_a_game_by_email_and_the_replay_verifies(tmp_path: Path) 
 def test_a_second_serve_on_one_sqlite_database_is_refused(tmp_path: Path) -> None:
     assert pbem("init", data_dir=tmp_path).returncode == 0
     environment = {**fresh_env(), "PBEM_DATA_DIR": str(tmp_path), "PBEM_POLL_SECONDS": "0.05"}
-    first = subprocess.Popen(
-        [*PBEM, "serve"],
-        env=environment,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    first = start_pbem("serve", env=environment, cwd=tmp_path)
     try:
         lock = tmp_path / "pbem.sqlite.lock"
         deadline = time.monotonic() + 30

@@ -3,18 +3,14 @@ from every command that opens the database, and nothing is created anywhere."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pbem.config import ConfigError, check_database_url, load_settings
+from tests.cli_process import PBEM
 from tests.e2e.helpers import fresh_env
-
-_FOUND = shutil.which("pbem")
-PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
 
 BAD_URLS = [
     ("garbage", "is not a database URL"),

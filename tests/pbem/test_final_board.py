@@ -4,9 +4,7 @@ names, the winner's side first."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +13,9 @@ from engine import player_view
 from pbem.render import named_board, render_board_text, render_turn
 from pbem.render.board import build_board
 from pbem.render.words import People
+from tests.cli_process import PBEM
 from tests.e2e.helpers import fresh_env
 from tests.pbem.test_render import NAMES, ctx_for, play
-
-_FOUND = shutil.which("pbem")
-PBEM: list[str] = [_FOUND] if _FOUND else [sys.executable, "-m", "pbem.cli"]
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -21,8 +21,8 @@ from sqlalchemy.engine import make_url
 
 from pbem.logsetup import mask_secrets
 from pbem.store.db import make_engine
+from tests.cli_process import PBEM, start_pbem
 from tests.e2e.helpers import fresh_env, plain_mail, read_maildir, reply
-from tests.pbem.test_cli_subprocess import PBEM
 
 PASSWORD = "s3cret-pw"
 DOMAIN = "pbem.test"
@@ -98,7 +98,7 @@ def test_serve_logs_its_start_every_message_and_delivery_without_secrets(
     assert any("to alice@example.com, game 1: sent (attempt 1)" in line for line in sent)
 
     # Alice asks for her hand; a stranger writes too.
-    (_, alice_mail), = read_maildir(data / "outbox" / "alice@example.com")
+    ((_, alice_mail),) = read_maildir(data / "outbox" / "alice@example.com")
     original = message_from_bytes(alice_mail)
     _deliver(data, reply(original, "alice@example.com", "Alice", "hand"), "1.alice")
     stranger = plain_mail("eve@evil.test", f"cribbage@{DOMAIN}", "play 5h")
@@ -180,15 +180,7 @@ def test_sigterm_stops_a_running_serve_with_an_info_line_and_exit_0(
     env = _env(tmp_path, db_url, poll_seconds="60")
     (tmp_path / "data").mkdir()
     assert _run(env, "init").returncode == 0
-    daemon = subprocess.Popen(
-        [*PBEM, "serve"],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    daemon = start_pbem("serve", env=env, cwd=tmp_path)
     try:
         assert daemon.stderr is not None
         first = daemon.stderr.readline()  # the start line: the daemon is up

@@ -20,8 +20,8 @@ from pbem.service import utcnow
 from pbem.store import models as m
 from pbem.store.health import INBOX, OUTBOX, record_transport_error, record_transport_ok
 from pbem.store.players import record_bounce
+from tests.cli_process import start_pbem
 from tests.e2e.helpers import CliResult, cli_env, fresh_env, run_cli
-from tests.pbem.test_cli_subprocess import PBEM
 
 
 def _status(env: dict[str, str | None]) -> tuple[CliResult, dict[str, Any]]:
@@ -40,15 +40,7 @@ def _start_serve(tmp_path: Path, db_url: str) -> subprocess.Popen[str]:
         "PBEM_DOMAIN": "pbem.test",
         "PBEM_POLL_SECONDS": "60",
     }
-    proc = subprocess.Popen(
-        [*PBEM, "serve"],
-        env=env,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_pbem("serve", env=env, cwd=tmp_path)
     assert proc.stderr is not None
     assert "serving" in proc.stderr.readline()
     return proc

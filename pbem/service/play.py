@@ -167,7 +167,9 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     return move
 
 
-def record(ctx: Context, session: Session, move: Move, inbound_id: int, now: datetime) -> None:
+def record(
+    ctx: Context, session: Session, move: Move, inbound_id: int | None, now: datetime
+) -> None:
     """Log the move's new actions, restart the game's clocks, and stage the game (cached
     once the transaction commits)."""
     game_row, game = move.known.game_row, move.game

@@ -210,7 +210,7 @@ def prefetch(ctx: Context, session: Session, rows: Sequence[m.Inbound]) -> None:
 def recent_counts(
     ctx: Context, session: Session, rows: Sequence[m.Inbound]
 ) -> dict[int, tuple[str, int]]:
-    """For each message of a batch: its stored sender and what `_over_rate` counts."""
+    """For each message of a batch: its stored sender and what `over_rate` counts."""
     messages = [(row.id, row.sender) for row in rows if row.id is not None and row.sender]
     since = ctx.clock() - timedelta(hours=1)
     counts = count_recent_many(session, messages, since)
@@ -368,7 +368,7 @@ def authenticate(ctx: Context, session: Session, mail: IncomingMail) -> Table | 
         found = ctx.tables.get(token) if ctx.tables is not None else None
         if found is None and not sqlite:  # (on SQLite the batch's query knew them all)
             # In a batch, a game another worker holds is not waited for (see
-            # process_many).
+            # Service.process_many).
             found = table_by_token(session, token, wait=ctx.deferred is None)
         if found is not None:
             game_row, seated, seat = found

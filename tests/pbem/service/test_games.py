@@ -8,7 +8,7 @@ from sqlmodel import Session
 from pbem.service import games
 from pbem.service.context import ServiceError
 from pbem.store import models as m
-from tests.pbem.service.conftest import Desk
+from tests.pbem.service.desk import Desk
 
 
 def test_a_new_game_mails_every_player_but_the_computer(desk: Desk) -> None:

@@ -8,7 +8,7 @@ from pbem.service import intake
 from pbem.service.context import Outcome
 from pbem.service.play import Known
 from pbem.store import models as m
-from tests.pbem.service.conftest import NOW, Desk
+from tests.pbem.service.desk import NOW, Desk
 
 ANN, BOB = "ann@play.example", "bob@play.example"
 

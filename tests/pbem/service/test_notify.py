@@ -6,7 +6,7 @@ from sqlmodel import Session
 
 from pbem.service import notify, play
 from pbem.store import models as m
-from tests.pbem.service.conftest import NOW, Desk
+from tests.pbem.service.desk import NOW, Desk
 
 ANN = "ann@play.example"
 

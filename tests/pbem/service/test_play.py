@@ -6,7 +6,7 @@ from sqlmodel import Session, select
 
 from pbem.service import games, play
 from pbem.store import models as m
-from tests.pbem.service.conftest import NOW, Desk
+from tests.pbem.service.desk import NOW, Desk
 
 
 def logged(session: Session, game_id: int) -> list[m.ActionLog]:

@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from pbem.service import timers
 from pbem.store import models as m
-from tests.pbem.service.conftest import NOW, Desk
+from tests.pbem.service.desk import NOW, Desk
 
 
 def test_a_reminder_goes_to_each_player_to_act_once_it_is_due(desk: Desk) -> None:

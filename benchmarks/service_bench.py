@@ -190,9 +190,10 @@ def run(
             seat = game.to_act()[0]
             action = choose_action(game, seat, rng, "random")
             player = seats[seat].player.email
+            name = player.split("@", 1)[0]  # a name with an "@" makes the From ambiguous
             original = latest_mail(service, game_id, player)
             replies.append(
-                quoted_reply(original, player, player, command_for(action), datetime.now(UTC))
+                quoted_reply(original, player, name, command_for(action), datetime.now(UTC))
             )
         if not replies:
             # every game finished: start more

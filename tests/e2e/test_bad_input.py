@@ -11,10 +11,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine
 
 from pbem.bots import text_of
-from pbem.service import Service
+from pbem.service import notify
 from tests.e2e.helpers import (
     ALICE,
     BOB,
@@ -195,7 +196,7 @@ def test_our_own_mail_looping_back_is_ignored(harness: Harness) -> None:
 
 
 def test_an_unexpected_error_is_recorded_as_failed_and_the_rest_goes_on(
-    harness: Harness,
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness
     game = h.new_game(seed="bad-7")
@@ -203,16 +204,15 @@ def test_an_unexpected_error_is_recorded_as_failed_and_the_rest_goes_on(
     move_b = "discard " + " ".join(c.ascii for c in sorted(h.game(game).holding(1))[:2])
     h.send(reply(h.latest(A), A, "Alice", move_a))
     h.send(reply(h.latest(B), B, "Bob", move_b))
-    service: Service = h.daemon.service
-    real = service._send_turn_mails
+    real = notify.turn_mails
 
     def broken_for_alice(*args: Any) -> None:
-        notices = args[5]
+        notices = args[6]
         if 0 in notices:  # the mails after a move of seat 0
             raise KeyError("template variable missing")
         real(*args)
 
-    service._send_turn_mails = broken_for_alice  # type: ignore[method-assign,assignment]
+    monkeypatch.setattr(notify, "turn_mails", broken_for_alice)
     h.step()
 
     failed, applied = h.inbound()

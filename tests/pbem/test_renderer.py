@@ -20,9 +20,9 @@ from sqlalchemy import Engine
 from engine import new_game, player_view
 from engine.players import choose_action
 from pbem import renderer
-from pbem import service as service_module
 from pbem.render import MailContext
 from pbem.renderer import MailMaker, TurnMailJob, make_turn_mail, start_helpers
+from pbem.service import transaction as service_module
 from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
 from tests.e2e.test_exactly_once import discard
 

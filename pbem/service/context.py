@@ -1,0 +1,169 @@
+"""What every stage shares: the settings, the database, the clock, the fault hook, the
+game cache, and the state of one transaction; the service's small types.
+
+A `Context` lives for one transaction (one message, a batch of them, or one admin
+operation): the stages take it as their first argument and keep nothing of their own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from engine import Game, action_from_json
+from engine import Settings as GameSettings
+from pbem.config import Settings
+from pbem.mail.reading import IncomingMail
+from pbem.renderer import MailMaker
+from pbem.store import models as m
+from pbem.store.games import load_actions, seat_players
+from pbem.store.inbound import mark_inbound
+
+log = logging.getLogger("pbem.service")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ServiceError(Exception):
+    """An admin request that cannot be done (unknown game, bad state); one clear line."""
+
+
+class InjectedFault(RuntimeError):
+    """Raised by a test's fault hook to simulate a crash at a named step."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What processing one inbound message did."""
+
+    status: str
+    reason: str
+    game_id: int | None = None
+    applied: tuple[str, ...] = ()
+
+
+ALREADY_PROCESSED = Outcome("ignored", "already processed")
+"""What :meth:`Service.process` returns for a message it did not touch: another worker's
+transaction holds it, or it is no longer pending."""
+
+
+@dataclass
+class Seated:
+    seat: m.Seat
+    player: m.Player
+
+    @property
+    def name(self) -> str:
+        return display_name(self.player)
+
+
+def display_name(player: m.Player) -> str:
+    if player.display_name:
+        return player.display_name
+    local = player.email.split("@", 1)[0]
+    return local[:1].upper() + local[1:]
+
+
+Table = tuple[m.Game, list[Seated], int]
+"""A game, its seats, and the seat a mail speaks for."""
+
+
+@dataclass
+class GameCache:
+    """Engine games kept between transactions (least recently used out first)."""
+
+    size: int = 2000
+    games: OrderedDict[int, Game] = field(default_factory=OrderedDict)
+
+    def get(self, game_id: int, action_count: int) -> Game | None:
+        cached = self.games.get(game_id)
+        if cached is not None and len(cached.actions) == action_count:
+            self.games.move_to_end(game_id)
+            return cached
+        return None
+
+    def remember(self, staged: dict[int, Game]) -> None:
+        """Keep the games a committed transaction moved."""
+        for game_id, game in staged.items():
+            self.games[game_id] = game
+            self.games.move_to_end(game_id)
+        staged.clear()
+        while len(self.games) > self.size:
+            self.games.popitem(last=False)
+
+
+@dataclass
+class Context:
+    """One transaction's view of the service, passed to every stage."""
+
+    settings: Settings
+    db: Engine
+    clock: Callable[[], datetime]
+    fault: Callable[[str], None]
+    cache: GameCache
+    # The games moved in this transaction, cached once it commits.
+    staged: dict[int, Game] = field(default_factory=dict)
+    # In a batch: its mail, queued in one statement before the commit (None: not a batch).
+    deferred: list[dict[str, Any]] | None = None
+    # In a batch: who makes its turn mails.
+    maker: MailMaker | None = None
+    # In a batch: per message, its stored sender and its hourly count.
+    recent: dict[int, tuple[str, int]] | None = None
+    # In a batch: its messages read, and the tables their tokens name.
+    mails: dict[int, IncomingMail] | None = None
+    tables: dict[str, tuple[m.Game, list[tuple[m.Seat, m.Player]], int]] | None = None
+
+
+def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
+    """The engine game of ``game_row``: a copy of the cached one when it is current,
+    else rebuilt by replaying the logged actions."""
+    assert game_row.id is not None
+    staged = ctx.staged.get(game_row.id)  # moved earlier in this transaction
+    if staged is not None and len(staged.actions) == game_row.action_count:
+        return staged.copy()
+    cached = ctx.cache.get(game_row.id, game_row.action_count)
+    if cached is not None:
+        return cached.copy()
+    game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
+    for logged in load_actions(session, game_row.id):
+        game.apply(action_from_json(logged.action))
+    return game
+
+
+def stage(ctx: Context, game_id: int, game: Game) -> None:
+    """Cache ``game`` once the transaction that logged its moves has committed."""
+    ctx.staged[game_id] = game
+
+
+def seats_of(session: Session, game_id: int) -> list[Seated]:
+    return [Seated(seat, player) for seat, player in seat_players(session, game_id)]
+
+
+def is_computer(game_row: m.Game, seat: int) -> bool:
+    return seat in game_row.settings.get("computer", ())
+
+
+def finish(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    status: str,
+    reason: str,
+    *,
+    sender: str | None = None,
+    game_id: int | None = None,
+    applied: tuple[str, ...] = (),
+) -> Outcome:
+    """Mark a message done as ``status`` for ``reason``: its final state."""
+    mark_inbound(session, row, status, reason, game_id, now=ctx.clock(), sender=sender)
+    log.debug("inbound %s %s: %s", row.id, status, reason)
+    return Outcome(status, reason, game_id, applied)

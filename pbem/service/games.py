@@ -1,0 +1,282 @@
+"""games: the admin's operations on games — new, rematch, resend, pause / resume /
+abort, export and import — each in a transaction of its own."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from engine import EngineError, Game, action_to_json, player_view
+from engine import Settings as GameSettings
+from pbem.mail.tokens import new_token
+from pbem.render import render_turn
+from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
+from pbem.service import notify, play
+from pbem.service.context import Context, ServiceError, load_game, seats_of
+from pbem.store import models as m
+from pbem.store.db import session_scope
+from pbem.store.games import append_actions, create_game
+from pbem.store.outbox import cancel_game_mail
+from pbem.store.players import get_or_create_player
+
+DEFAULT_REASONS = {
+    "paused": "the game is on hold for a while",
+    "active": "the game can go on",
+    "aborted": "the game will not be finished",
+}
+"""What the players are told when the admin pauses, resumes or aborts a game without
+saying why."""
+
+
+def new_game(
+    ctx: Context,
+    players: Sequence[tuple[str, str | None]],
+    *,
+    target: int = 121,
+    muggins: bool = False,
+    skunk: str = "skunk",
+    seed: str | None = None,
+    computer: Sequence[int] = (),
+    first_dealer: int | None = None,
+) -> int:
+    """Create a game for (email, display name) pairs and mail everyone their hand."""
+    from pbem.mail.address import is_valid_address, normalize_address
+
+    emails = [normalize_address(e) for e, _ in players]
+    for (raw, _), email in zip(players, emails, strict=True):
+        if not email or not is_valid_address(email):
+            raise ServiceError(f"{raw!r} is not an email address")
+    if len(set(emails)) != len(emails):
+        raise ServiceError("a player cannot sit twice at one game")
+    try:
+        settings = GameSettings(
+            players=len(players),
+            target=target,
+            skunk=skunk,
+            muggins=muggins,
+            first_dealer=first_dealer,
+        )
+    except EngineError as exc:
+        raise ServiceError(str(exc)) from exc
+    seed = seed or secrets.token_hex(16)
+    now = ctx.clock()
+    with session_scope(ctx.db) as session:
+        rows = [
+            get_or_create_player(session, email, name, now=now)
+            for email, (_, name) in zip(emails, players, strict=True)
+        ]
+        thread = f"game-{secrets.token_hex(6)}@{ctx.settings.domain}"
+        stored = settings.to_json()
+        if computer:
+            stored["computer"] = sorted(computer)
+        game_row = create_game(
+            session,
+            stored,
+            seed,
+            rows,
+            [new_token() for _ in rows],
+            now=now,
+            thread_id=thread,
+        )
+        assert game_row.id is not None
+        game = Game(settings, seed)
+        auto = play.auto_moves(game, game_row)
+        if auto:
+            append_actions(
+                session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash()
+            )
+        play.after_moves(ctx, session, game_row, game, now)
+        seats = seats_of(session, game_row.id)
+        notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
+        return game_row.id
+
+
+def rematch(ctx: Context, game_id: int) -> int:
+    """The next game of a match: same players and settings; the loser deals first."""
+    from engine.match import first_dealer_after
+
+    with Session(ctx.db) as session:
+        game_row = get_game(ctx, session, game_id)
+        game = load_game(ctx, session, game_row)
+        if not game.is_over:
+            raise ServiceError(f"game {game_id} is not over yet")
+        people = [(s.player.email, s.player.display_name) for s in seats_of(session, game_id)]
+        settings = game.settings
+        robots = list(game_row.settings.get("computer", ()))
+    return new_game(
+        ctx,
+        people,
+        target=settings.target,
+        muggins=settings.muggins,
+        skunk=settings.skunk,
+        computer=robots,
+        first_dealer=first_dealer_after(game),
+    )
+
+
+def get_game(ctx: Context, session: Session, game_id: int) -> m.Game:
+    game_row = session.get(m.Game, game_id)
+    if game_row is None:
+        raise ServiceError(f"no game {game_id}")
+    return game_row
+
+
+def resend(ctx: Context, game_id: int) -> int:
+    """Mail every player their current view again. Returns the number of mails queued.
+
+    A finished game's mail is its game-over mail (the result, no move offered); an
+    aborted game's says it was aborted, why, and the score it stopped at.
+    """
+    now = ctx.clock()
+    with session_scope(ctx.db) as session:
+        game_row = get_game(ctx, session, game_id)
+        game = load_game(ctx, session, game_row)
+        seats = seats_of(session, game_id)
+        tag = f"r{int(now.timestamp() * 1000)}"
+        aborted = game_row.status == m.GameStatus.ABORTED.value
+        for seated in seats:
+            view = player_view(game, seated.seat.seat, len(game.events))
+            about = notify.mail_context(game_row, seats, seated.seat.seat, [], len(game.events))
+            if aborted:
+                mail = render_aborted(view, about, game_row.status_reason)
+            else:
+                mail = render_turn(view, about)
+            notify.enqueue(
+                ctx,
+                session,
+                game_row,
+                seated,
+                mail,
+                "aborted" if aborted else "status",
+                tag,
+                now,
+                view_json=None if aborted else view.to_json(),
+            )
+        return len(seats)
+
+
+def set_status(ctx: Context, game_id: int, status: str, reason: str | None = None) -> m.Game:
+    """Pause, resume or abort a game (the clocks stop while it is paused), and mail
+    every player what happened and why (``reason``, or a default one): a resumed
+    game's mail says whose turn it is; after an abort no mail offers a move again —
+    the game's mail not yet sent is cancelled and its clocks are cleared."""
+    now = ctx.clock()
+    reason = " ".join((reason or "").split())[:300] or DEFAULT_REASONS[status]
+    with session_scope(ctx.db) as session:
+        game_row = session.get(m.Game, game_id, with_for_update=True)
+        if game_row is None:
+            raise ServiceError(f"no game {game_id}")
+        current = game_row.status
+        allowed = {
+            "paused": {"active"},
+            "active": {"paused"},
+            "aborted": {"active", "paused"},
+        }[status]
+        if current not in allowed:
+            raise ServiceError(f"game {game_id} is {current}; cannot make it {status}")
+        if status == "paused":
+            game_row.paused_at = now
+        elif status == "active" and game_row.paused_at is not None:
+            gap = now - game_row.paused_at
+            if game_row.next_reminder_at is not None:
+                game_row.next_reminder_at += gap
+            if game_row.deadline_at is not None:
+                game_row.deadline_at += gap
+            game_row.paused_at = None
+        elif status == "aborted":
+            game_row.next_reminder_at = game_row.deadline_at = None
+            cancel_game_mail(session, game_id, f"game {game_id} was aborted")
+        game_row.status = status
+        game_row.status_reason = reason
+        game_row.updated_at = now
+        session.add(game_row)
+        session.flush()
+        tell_status(ctx, session, game_row, status, reason, now)
+        session.flush()
+        session.expunge(game_row)
+        return game_row
+
+
+def tell_status(
+    ctx: Context, session: Session, game_row: m.Game, status: str, reason: str, now: datetime
+) -> None:
+    """Mail every player that the game is now ``status``, and why."""
+    assert game_row.id is not None
+    game = load_game(ctx, session, game_row)
+    seats = seats_of(session, game_row.id)
+    kind = STATUS_WORDS[status]
+    tag = f"s{int(now.timestamp() * 1000)}"
+    for seated in seats:
+        view = player_view(game, seated.seat.seat, len(game.events))
+        about = notify.mail_context(game_row, seats, seated.seat.seat, [], len(game.events))
+        mail = render_status_change(view, about, status, reason)
+        attach = None if status == "aborted" else view.to_json()
+        notify.enqueue(ctx, session, game_row, seated, mail, kind, tag, now, view_json=attach)
+
+
+def export(ctx: Context, game_id: int) -> dict[str, Any]:
+    with Session(ctx.db) as session:
+        game_row = get_game(ctx, session, game_id)
+        game = load_game(ctx, session, game_row)
+        return notify.game_archive(game_row, game, seats_of(session, game_id))
+
+
+def import_archive(ctx: Context, data: dict[str, Any]) -> int:
+    """Store an exported game (verified by replay) as a new game; no mail is sent."""
+    from engine.archive import load
+
+    try:
+        game = load(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive does not replay: {exc}") from exc
+    people = archive_players(data.get("players"), game.players)
+    now = ctx.clock()
+    with session_scope(ctx.db) as session:
+        rows = [get_or_create_player(session, email, name, now=now) for email, name in people]
+        game_row = create_game(
+            session,
+            game.settings.to_json(),
+            game.seed,
+            rows,
+            [new_token() for _ in rows],
+            now=now,
+            thread_id=f"game-{secrets.token_hex(6)}@{ctx.settings.domain}",
+        )
+        assert game_row.id is not None
+        actions = [(a.seat, action_to_json(a), False) for a in game.actions]
+        if actions:
+            append_actions(
+                session, game_row.id, 0, actions, None, now=now, state_hash=game.state_hash()
+            )
+        if game.is_over and game.outcome is not None:
+            game_row.status = m.GameStatus.FINISHED.value
+            game_row.outcome = game.outcome.to_json()
+            game_row.finished_at = now
+        elif data.get("status") in ("paused", "aborted"):
+            game_row.status = str(data["status"])
+        session.add(game_row)
+        return game_row.id
+
+
+def archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:
+    """The (address, name) of each seat listed in an archive; ServiceError when the list
+    is not one valid, distinct address per seat."""
+    from pbem.mail.address import is_valid_address, normalize_address
+
+    if not isinstance(people, list) or len(people) != seats:
+        raise ServiceError("the archive must list one player per seat")
+    out: list[tuple[str, str | None]] = []
+    for seat, person in enumerate(people):
+        raw = person.get("email") if isinstance(person, dict) else None
+        email = normalize_address(raw) if isinstance(raw, str) else ""
+        if not email or not is_valid_address(email):
+            raise ServiceError(f"the archive's player {seat} has no valid email address")
+        name = person.get("name")
+        out.append((email, name if isinstance(name, str) and name.strip() else None))
+    if len({email for email, _ in out}) != len(out):
+        raise ServiceError("the archive lists one address at two seats")
+    return out

@@ -1,0 +1,404 @@
+"""notify: the mails of a move — player views → rendered mails → the outbox.
+
+Turn mails go to every player who needs one (`pbem.render.news`: a turn, news, or
+``mail all``), threaded after the seat's last mail; replies to one player (an error,
+where the game stands, history, help, the archive); answers outside any game
+(throttled); and the status-change mails of the admin's operations. In a batch the
+mail is queued with the batch's other mail just before the commit, and its turn mails
+are made by the batch's `MailMaker` while it goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from engine import Game, player_view, to_archive
+from engine import Settings as GameSettings
+from pbem.mail.compose import compose, reply_reference
+from pbem.mail.tokens import message_id, reply_address
+from pbem.render import (
+    MailContext,
+    Notice,
+    RenderedMail,
+    render_archive,
+    render_error,
+    render_help,
+    render_history,
+    render_turn,
+)
+from pbem.render.board import house_rules
+from pbem.render.news import mail_state, worth_mailing
+from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.service.context import Context, Seated, display_name, is_computer, load_game
+from pbem.service.play import Move, answered_only
+from pbem.store import models as m
+from pbem.store._sql import update_row
+from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
+from pbem.store.throttle import error_throttle_allows
+
+# The game-over mail's line on the archive (the ``archive`` reply sends it).
+ARCHIVE_HINT = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
+
+
+def mail_context(
+    game_row: m.Game,
+    seats: list[Seated],
+    seat: int,
+    notices: Sequence[Notice],
+    since: int,
+) -> MailContext:
+    assert game_row.id is not None
+    return MailContext(
+        game_id=game_row.id,
+        names=tuple(s.name for s in seats),
+        recipient_seat=seat,
+        reply_hint="Reply to this email with your move.",
+        notices=tuple(notices),
+        since_event=since,
+        archive_hint=ARCHIVE_HINT,
+        paused=game_row.status == m.GameStatus.PAUSED.value,
+    )
+
+
+def turn_mails(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    seats: list[Seated],
+    since: int,
+    notices: dict[int, list[Notice]],
+    inbound_id: int | None,
+    now: datetime,
+) -> None:
+    """A turn mail to every player who needs one (`pbem.render.news`): its news run
+    from the player's last turn mail (``since`` for a seat that has none on record)."""
+    kind = "gameover" if game.is_over else "turn"
+    tag = f"a{game_row.action_count}"
+    for seated in seats:
+        seat = seated.seat.seat
+        if is_computer(game_row, seat):
+            continue  # the computer plays in-process; it has no mailbox
+        mine = notices.get(seat, [])
+        told = seated.seat.mailed_events
+        start = since if told is None or told > len(game.events) else told
+        view = player_view(game, seat, start)
+        if not (
+            seated.player.mail_all
+            or any(n.status != "applied" for n in mine)
+            or worth_mailing(view, seated.seat.mailed_state)
+        ):
+            continue  # nothing new for them: their last mail still says it all
+        update_row(
+            session,
+            seated.seat,
+            mailed_events=len(game.events),
+            mailed_state=mail_state(view),
+        )
+        about = mail_context(game_row, seats, seat, mine, start)
+        envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
+        job = TurnMailJob(view, about, envelope)
+        if ctx.maker is not None:
+            # In a batch: made while the batch goes on (see pbem.renderer).
+            queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
+        else:
+            queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
+
+
+def reply_view(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: list[Seated],
+    seat: int,
+    inbound_id: int,
+    notices: Sequence[Notice],
+    kind: str,
+    now: datetime,
+) -> None:
+    game = load_game(ctx, session, game_row)
+    view = player_view(game, seat, len(game.events))
+    about = mail_context(game_row, seats, seat, notices, len(game.events))
+    if kind == "error":
+        mail = render_error(about, view, "Your mail could not be applied")
+    else:
+        mail = render_turn(view, about)
+    enqueue(
+        ctx,
+        session,
+        game_row,
+        seats[seat],
+        mail,
+        kind,
+        f"i{inbound_id}",
+        now,
+        view_json=view.to_json(),
+    )
+
+
+def send_history(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    seats: list[Seated],
+    seat: int,
+    inbound_id: int,
+    now: datetime,
+) -> None:
+    view = player_view(game, seat, len(game.events))
+    about = mail_context(game_row, seats, seat, [], 0)
+    events = player_view(game, seat, 0).events
+    mail = render_history(view, about, events)
+    enqueue(ctx, session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
+
+
+def send_archive(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    seats: list[Seated],
+    seat: int,
+    inbound_id: int,
+    now: datetime,
+) -> None:
+    """A finished game's archive, as ``pbem game export`` writes it, to one player
+    (a finished game hides nothing: every card was shown or may be, and the seed too)."""
+    assert game_row.id is not None
+    name = f"cribbage-{game_row.id}.json"
+    data = archive_bytes(game_archive(game_row, game, seats))
+    about = mail_context(game_row, seats, seat, [], len(game.events))
+    mail = render_archive(about, name)
+    envelope = envelope_for(
+        ctx, session, game_row, seats[seat], "archive", f"x{inbound_id}", now, None
+    )
+    envelope["attachments"].append((name, "application/json", data))
+    raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+    queue(ctx, session, envelope, "archive", game_row.id, raw, now)
+
+
+def send_help(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: list[Seated],
+    seat: int,
+    inbound_id: int,
+    now: datetime,
+) -> None:
+    about = mail_context(game_row, seats, seat, [], 0)
+    rules = GameSettings.from_json(game_row.settings)
+    mail = render_help(
+        about,
+        f"Cribbage {game_row.id}",
+        rules=house_rules(rules.players, rules.target, rules.muggins, rules.skunk),
+    )
+    enqueue(ctx, session, game_row, seats[seat], mail, "help", f"p{inbound_id}", now)
+
+
+def error_reply(
+    ctx: Context,
+    session: Session,
+    player: m.Player,
+    inbound_id: int,
+    kind: str,
+    title: str,
+    notices: Sequence[Notice],
+    now: datetime,
+    answering: str | None = None,
+) -> None:
+    """A reply to a known player whose mail named no game of theirs (throttled),
+    threaded after that mail (its Message-ID: ``answering``)."""
+    about = MailContext(
+        game_id=0,
+        names=(display_name(player),),
+        recipient_seat=0,
+        reply_hint="",
+        notices=tuple(notices),
+    )
+    mail = render_error(about, None, title)
+    answer(ctx, session, player, inbound_id, kind, mail, now, answering)
+
+
+def answer(
+    ctx: Context,
+    session: Session,
+    player: m.Player,
+    inbound_id: int,
+    kind: str,
+    mail: RenderedMail,
+    now: datetime,
+    answering: str | None,
+) -> None:
+    """Queue ``mail`` to ``player``, outside any game, threaded after the mail it
+    answers; repeated identical answers within the throttle window are not sent."""
+    if not error_throttle_allows(
+        session, player.email, kind, now, content=mail.subject + "\n" + mail.text
+    ):
+        return
+    # A random part: the id cannot be guessed, so a forged bounce cannot name it.
+    msg_id = f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
+    ref = reply_reference(answering)
+    raw = compose(
+        sender=ctx.settings.address,
+        sender_name=ctx.settings.from_name,
+        to=player.email,
+        to_name=display_name(player),
+        subject=mail.subject,
+        text=mail.text,
+        html=mail.html,
+        message_id=msg_id,
+        in_reply_to=ref,
+        references=[ref] if ref else [],
+        reply_to=None,
+        loop_value=ctx.settings.loop_value,
+        date=now,
+    )
+    outbox_kind = "help" if kind == "help" else "error"
+    enqueue_outbox(
+        session, msg_id, player.email, ctx.settings.address, outbox_kind, raw, None, now=now
+    )
+
+
+def enqueue(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seated: Seated,
+    mail: RenderedMail,
+    kind: str,
+    tag: str,
+    now: datetime,
+    view_json: dict[str, Any] | None = None,
+) -> None:
+    """Queue ``mail`` to ``seated``, threaded after the seat's last mail."""
+    if is_computer(game_row, seated.seat.seat):
+        return  # the computer plays in-process; it has no mailbox
+    envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
+    raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
+    queue(ctx, session, envelope, kind, game_row.id, raw, now)
+
+
+def envelope_for(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seated: Seated,
+    kind: str,
+    tag: str,
+    now: datetime,
+    view_json: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The arguments of `compose` but the subject and the bodies, for a mail to
+    ``seated``: its Message-ID (naming the game state and the kind of mail), threading
+    after the seat's last mail, the seat's reply address, and the view as an
+    attachment. The seat's last mail becomes this one."""
+    assert game_row.id is not None
+    token = seated.seat.token
+    msg_id = message_id(token, game_row.id, f"{tag}.{kind}", ctx.settings.domain)
+    previous = seated.seat.last_mail_id
+    references = [f"<{game_row.thread_id}>"] if game_row.thread_id else []
+    if previous:
+        references.append(f"<{previous}>")
+    attachments = []
+    if view_json is not None:
+        attachments.append(view_attachment(view_json))
+    update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
+    return {
+        "sender": ctx.settings.address,
+        "sender_name": ctx.settings.from_name,
+        "to": seated.player.email,
+        "to_name": seated.name,
+        "message_id": msg_id,
+        "in_reply_to": f"<{previous}>" if previous else (references[0] if references else None),
+        "references": references,
+        "reply_to": reply_address(ctx.settings.local_part, token, ctx.settings.domain),
+        "loop_value": ctx.settings.loop_value,
+        "date": now,
+        "attachments": attachments,
+    }
+
+
+def queue(
+    ctx: Context,
+    session: Session,
+    envelope: dict[str, Any],
+    kind: str,
+    game_id: int | None,
+    raw: bytes | PendingMail,
+    now: datetime,
+) -> None:
+    """Put a composed mail in the outbox (in a batch: with the batch's other mail,
+    just before the commit, when every `PendingMail` is made)."""
+    # Every id is new in this transaction (it names the game state and the kind of
+    # mail), so a plain insert; the unique index still guards against a duplicate.
+    row = outbox_row(
+        envelope["message_id"],
+        envelope["to"],
+        ctx.settings.address,
+        kind,
+        raw if isinstance(raw, bytes) else b"",
+        game_id,
+        now=now,
+    )
+    if ctx.deferred is not None:
+        if isinstance(raw, PendingMail):
+            row["raw"] = raw  # its bytes once the batch's mail is made
+        ctx.deferred.append(row)
+    else:
+        assert isinstance(raw, bytes)
+        queue_mails(session, [row])
+
+
+def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[str, Any]:
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply)."""
+    return to_archive(
+        game,
+        game_id=game_row.id,
+        players=[{"email": s.player.email, "name": s.name} for s in seats],
+        status=game_row.status,
+        created_at=game_row.created_at.isoformat(),
+    )
+
+
+def archive_bytes(data: dict[str, Any]) -> bytes:
+    """An archive as the file `pbem game export` writes."""
+    return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now: datetime) -> None:
+    """The mails of a played mail: the turn mails after its moves, or the answer to its
+    questions, or the reply saying what could not be done; then history and help when
+    asked for."""
+    known = move.known
+    game_row, seats, seat, wants = known.game_row, known.seats, known.seat, move.wants
+    if move.refusal is not None:
+        reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
+        return
+    game = move.game
+    assert game is not None
+    if move.actions:
+        turn_mails(
+            ctx, session, game_row, game, seats, move.since, {seat: move.notices}, inbound_id, now
+        )
+        if "history" in wants:
+            send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
+    elif answered_only(move):
+        already = any(n.status == "already" for n in move.notices)
+        if already or "hand" in wants or "mail" in wants or not set(wants) - {"hand"}:
+            reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "status", now)
+        if "archive" in wants:
+            send_archive(ctx, session, game_row, game, seats, seat, inbound_id, now)
+        if "history" in wants:
+            send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
+    else:
+        reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
+    if "help" in wants:
+        send_help(ctx, session, game_row, seats, seat, inbound_id, now)

@@ -1,0 +1,348 @@
+"""play: a known player's commands → engine actions → applied, and the action log.
+
+`play` turns the commands of one mail into engine actions and applies them to the game,
+with the forced moves and the computer seats' moves after each (`auto_moves`); what
+cannot be done becomes a notice (refused, ambiguous, "already done", the resign that
+needs a token), and the questions (hand, history, help, archive) and ``mail all`` /
+``mail turns`` are noted for `notify`. `record` appends the new actions to the log and
+restarts the game's clocks; `verdict` is the message's final state. Nothing here
+writes mail.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, select
+
+from engine import (
+    AmbiguousActionError,
+    Game,
+    IllegalActionError,
+    InvalidSyntaxError,
+    action_to_json,
+)
+from engine import players as computer
+from pbem.commands import GAME_VERBS, Command, mail_choice, to_action
+from pbem.render import Notice
+from pbem.repeats import already_done
+from pbem.service.context import Context, Seated, load_game, stage
+from pbem.store import models as m
+from pbem.store._sql import update_row
+from pbem.store.games import append_actions
+
+Logged = tuple[int | None, dict[str, Any], bool]
+"""An action to log: its seat, its JSON, and whether it was made for the player."""
+
+
+@dataclass
+class Known:
+    """A mail whose sender and game intake knows: what it asks, and of which seat."""
+
+    game_row: m.Game
+    seats: list[Seated]
+    seat: int
+    sender: str
+    commands: Sequence[Command]
+    ignored: Sequence[str]
+    # No reply token: written to the plain address and routed to the player's only game.
+    tokenless: bool = False
+
+
+@dataclass
+class Move:
+    """A known mail, played: the actions to log and what to answer."""
+
+    known: Known
+    game: Game | None = None
+    since: int = 0
+    notices: list[Notice] = field(default_factory=list)
+    wants: list[str] = field(default_factory=list)
+    actions: list[Logged] = field(default_factory=list)
+    # Refused before the engine saw it (no command, the game not active): the reason.
+    refusal: str | None = None
+
+
+def play(ctx: Context, session: Session, known: Known) -> Move:
+    """Apply a known player's commands to their game (not logged yet: see `record`).
+
+    ``known.tokenless``: the mail carried no reply token. Its From is then the only
+    proof of who wrote it, so unless a trusted server vouches for the From (DMARC),
+    ``resign`` — which cannot be undone — is refused and the player is asked to reply to
+    a game mail instead.
+    """
+    game_row, seats, seat, commands = known.game_row, known.seats, known.seat, known.commands
+    assert game_row.id is not None
+    # On PostgreSQL `table_by_token` locked the game: its moves apply one at a time.
+    move = Move(known)
+    notices = move.notices
+    if not commands:
+        notices.append(
+            Notice(
+                "refused",
+                "",
+                "I found no command in your mail.",
+                "reply 'help' for the command language",
+            )
+        )
+        move.refusal = "no command found"
+        return move
+    if game_row.status != m.GameStatus.ACTIVE.value and any(c.verb in GAME_VERBS for c in commands):
+        word = {"paused": "paused by the admin", "finished": "over", "aborted": "aborted"}.get(
+            game_row.status, game_row.status
+        )
+        if game_row.status_reason and game_row.status != m.GameStatus.FINISHED.value:
+            word += f" ({game_row.status_reason})"
+        notices.append(
+            Notice("refused", str(commands[0]), f"This game is {word}; no move was made.")
+        )
+        move.refusal = f"game is {game_row.status}"
+        return move
+    game = move.game = load_game(ctx, session, game_row)
+    move.since = len(game.events)
+    new_actions, wants = move.actions, move.wants
+    for cmd in commands:
+        if cmd.verb in ("hand", "history", "help"):
+            wants.append(cmd.verb)
+            continue
+        if cmd.verb == "archive":
+            if game_row.status != m.GameStatus.FINISHED.value:
+                notices.append(
+                    Notice(
+                        "refused",
+                        str(cmd),
+                        "The archive is sent once the game is over: until then it would "
+                        "show the cards still hidden and the seed of the shuffle.",
+                        "reply 'archive' after the game",
+                    )
+                )
+            else:
+                wants.append("archive")
+            continue
+        if cmd.verb == "mail":
+            notice = set_mail_choice(session, seats[seat].player, cmd)
+            notices.append(notice)
+            if notice.status == "applied":
+                wants.append("mail")
+            continue
+        if game.is_over:
+            notices.append(Notice("refused", str(cmd), "The game is over."))
+            continue
+        if cmd.verb == "resign" and known.tokenless and not ctx.settings.trusted_authserv_id:
+            notices.append(
+                Notice(
+                    "refused",
+                    str(cmd),
+                    "To resign, reply to your latest game email: a mail to the plain "
+                    "address carries no proof that you wrote it.",
+                )
+            )
+            continue
+        try:
+            action = to_action(game, seat, cmd)
+            game.apply(action)
+        except AmbiguousActionError as exc:
+            notices.append(
+                Notice("ambiguous", str(cmd), str(exc), "play " + " or ".join(exc.candidates))
+            )
+            continue
+        except (IllegalActionError, InvalidSyntaxError) as exc:
+            done = already_done(game, seat, cmd, logged_auto(session, game_row.id))
+            if done is not None:
+                notices.append(Notice("already", str(cmd), done))
+                continue
+            legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
+            notices.append(Notice("refused", str(cmd), name_seats(str(exc), seats), legal))
+            continue
+        new_actions.append((seat, action_to_json(action), False))
+        notices.append(Notice("applied", str(cmd), f"{action} — done."))
+        new_actions.extend(auto_moves(game, game_row))
+    for line in list(known.ignored)[:5]:
+        notices.append(Notice("ignored", line, "not a command, ignored"))
+    return move
+
+
+def record(
+    ctx: Context, session: Session, move: Move, inbound_id: int | None, now: datetime
+) -> None:
+    """Log the move's new actions, restart the game's clocks, and stage the game (cached
+    once the transaction commits)."""
+    game_row, game = move.known.game_row, move.game
+    assert game is not None and game_row.id is not None
+    log_moves(ctx, session, game_row, game, move.actions, inbound_id, now)
+    stage(ctx, game_row.id, game)
+
+
+def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:
+    """The message's final state: (status, reason, the commands applied)."""
+    notices = move.notices
+    if move.refusal is not None:
+        return "rejected", move.refusal, ()
+    if move.actions:
+        applied = [n.command for n in notices if n.status == "applied"]
+        refused = [n.command for n in notices if n.status in ("refused", "ambiguous")]
+        reason = "applied: " + "; ".join(applied)
+        if refused:
+            reason += " — refused: " + "; ".join(refused)
+        return "applied", reason, tuple(applied)
+    if answered_only(move):
+        if not move.wants:
+            already = [n for n in notices if n.status == "already"]
+            return "rejected", "already done: " + "; ".join(n.command for n in already), ()
+        return "applied", "sent: " + ", ".join(move.wants), ()
+    reason = "; ".join(f"{n.command}: {n.message}" for n in notices if n.status != "applied")
+    return "rejected", reason[:2000], ()
+
+
+def answered_only(move: Move) -> bool:
+    """Nothing to log, nothing refused: only questions, or moves already made (the player
+    gets where the game stands)."""
+    already = any(n.status == "already" for n in move.notices)
+    return (
+        not move.actions
+        and move.refusal is None
+        and bool(move.wants or already)
+        and not any(n.status in ("refused", "ambiguous") for n in move.notices)
+    )
+
+
+def logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
+    """Whether the logged action ``seq`` of the game was made for its player (None:
+    not written yet, as in a batch that holds its writes back)."""
+
+    def auto(seq: int) -> bool | None:
+        return session.exec(
+            select(m.ActionLog.auto).where(m.ActionLog.game_id == game_id, m.ActionLog.seq == seq)
+        ).first()
+
+    return auto
+
+
+def set_mail_choice(session: Session, player: m.Player, cmd: Command) -> Notice:
+    """``mail all`` / ``mail turns``: the player's choice, kept on their player row."""
+    try:
+        every = mail_choice(cmd)
+    except InvalidSyntaxError as exc:
+        return Notice("refused", str(cmd), str(exc), "mail all, or mail turns")
+    update_row(session, player, mail_all=every)
+    if every:
+        return Notice("applied", str(cmd), "You will get a mail after every move.")
+    return Notice(
+        "applied",
+        str(cmd),
+        "You will get a mail when it is your turn or there is news "
+        "(not after each of your own moves).",
+    )
+
+
+def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str, Any], bool]]:
+    """Forced moves (a go, a single legal card) and the computer's moves, applied now."""
+    out: list[tuple[int | None, dict[str, Any], bool]] = []
+    robots = set(game_row.settings.get("computer", ()))
+    while not game.is_over:
+        action = game.forced_action()
+        if action is None and robots:
+            for seat in game.to_act():
+                if seat in robots:
+                    action = computer.choose_action(game, seat, seat_rng(game, seat))
+                    break
+        if action is None:
+            break
+        game.apply(action)
+        out.append((action.seat, action_to_json(action), True))
+    return out
+
+
+def log_moves(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    actions: Sequence[tuple[int | None, dict[str, Any], bool]],
+    inbound_id: int | None,
+    now: datetime,
+) -> None:
+    """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game)."""
+    assert game_row.id is not None
+    append_actions(
+        session,
+        game_row.id,
+        game_row.action_count,
+        actions,
+        inbound_id,
+        now=now,
+        state_hash=game.state_hash(),
+        also=clock_values(ctx, game, now),
+    )
+
+
+def after_moves(
+    ctx: Context, session: Session, game_row: m.Game, game: Game, now: datetime
+) -> None:
+    """Restart the game's clocks after a move; record the outcome when it is over."""
+    update_row(session, game_row, **clock_values(ctx, game, now))
+
+
+def clock_values(ctx: Context, game: Game, now: datetime) -> dict[str, Any]:
+    """The game row's clocks after a move (and its outcome when it is over)."""
+    reminder = timedelta(hours=ctx.settings.reminder_hours)
+    timeout = timedelta(days=ctx.settings.timeout_days)
+    values: dict[str, Any] = {
+        "last_move_at": now,
+        "reminders_sent": 0,
+        "next_reminder_at": now + reminder if ctx.settings.reminder_hours else None,
+        "deadline_at": now + timeout if ctx.settings.timeout_days else None,
+    }
+    if game.is_over and game.outcome is not None:
+        values.update(
+            status=m.GameStatus.FINISHED.value,
+            outcome=game.outcome.to_json(),
+            finished_at=now,
+            next_reminder_at=None,
+            deadline_at=None,
+        )
+    return values
+
+
+def name_seats(message: str, seats: Sequence[Seated]) -> str:
+    """The engine's "seat 1" in a message, as the player's name."""
+
+    def name(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return seats[number].name if 0 <= number < len(seats) else match.group(0)
+
+    return re.sub(r"\bseat (\d+)\b", name, message)
+
+
+def describe_legal(game: Game, seat: int, seats: Sequence[Seated]) -> str:
+    """What ``seat`` may do now, in words, for a refusal."""
+    if game.is_over:
+        return "nothing: the game is over"
+    to_act = game.to_act()
+    if seat not in to_act:
+        names = " and ".join(seats[s].name for s in to_act) or "nobody"
+        return f"wait: it is {names}'s turn"
+    legal = game.legal_actions(seat)
+    if not legal:
+        return "nothing right now"
+    first = legal[0]
+    kind = type(first).__name__
+    if kind == "Discard":
+        need = len(first.cards)  # type: ignore[union-attr]
+        held = " ".join(str(c) for c in sorted(game.holding(seat)))
+        return f"discard {need} of {held}"
+    if kind in ("Play", "Go"):
+        return " or ".join(str(a) for a in legal)
+    if kind == "Claim":
+        return "count N (the points in your hand), e.g. 'count 8'"
+    return " or ".join(str(a) for a in legal)
+
+
+def seat_rng(game: Game, seat: int) -> Any:
+
+    return random.Random(f"{game.seed}/{len(game.actions)}/{seat}")

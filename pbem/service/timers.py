@@ -1,0 +1,101 @@
+"""timers: reminders for slow players, and the timeout rule (forfeit, or the computer
+moves for them) once a game's deadline has passed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session
+
+from engine import Game, Resign, action_to_json, player_view
+from engine import players as computer
+from pbem.render import Notice, render_reminder
+from pbem.service import notify, play
+from pbem.service.context import Context, Seated, load_game, seats_of
+from pbem.store import models as m
+from pbem.store.db import session_scope
+
+
+def run_timers(ctx: Context) -> int:
+    """Reminders for slow players and the timeout rule. Returns the number of games touched."""
+    from pbem.store.games import stalled_games
+
+    now = ctx.clock()
+    touched = 0
+    with session_scope(ctx.db) as session:
+        for game_row in stalled_games(session, now):
+            if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
+                continue
+            game = load_game(ctx, session, game_row)
+            seats = seats_of(session, game_row.id)
+            if game_row.deadline_at is not None and game_row.deadline_at <= now:
+                touched += timeout(ctx, session, game_row, game, seats, now)
+            elif game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
+                waited = now - game_row.last_move_at
+                for seat in game.to_act():
+                    seated = seats[seat]
+                    view = player_view(game, seat, len(game.events))
+                    about = notify.mail_context(game_row, seats, seat, [], len(game.events))
+                    mail = render_reminder(view, about, duration(waited))
+                    notify.enqueue(
+                        ctx,
+                        session,
+                        game_row,
+                        seated,
+                        mail,
+                        "reminder",
+                        f"m{game_row.reminders_sent}-{game_row.action_count}",
+                        now,
+                        view_json=view.to_json(),
+                    )
+                game_row.reminders_sent += 1
+                game_row.next_reminder_at = now + timedelta(hours=ctx.settings.reminder_hours)
+                session.add(game_row)
+                touched += 1
+    return touched
+
+
+def timeout(
+    ctx: Context, session: Session, game_row: m.Game, game: Game, seats: list[Seated], now: datetime
+) -> int:
+    assert game_row.id is not None
+    action_kind = ctx.settings.timeout_action
+    if action_kind == "none":
+        game_row.deadline_at = None
+        session.add(game_row)
+        return 0
+    since = len(game.events)
+    new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
+    for seat in game.to_act():
+        if game.is_over:
+            break
+        if action_kind == "forfeit":
+            action: Any = Resign(seat, "timeout")
+        else:
+            action = computer.choose_action(game, seat, play.seat_rng(game, seat))
+        game.apply(action)
+        new_actions.append((seat, action_to_json(action), True))
+    new_actions.extend(play.auto_moves(game, game_row))
+    if not new_actions:
+        return 0
+    play.log_moves(ctx, session, game_row, game, new_actions, None, now)
+    note = Notice(
+        "info",
+        "",
+        "A player ran out of time: "
+        + (
+            "the game is forfeited." if action_kind == "forfeit" else "the computer moved for them."
+        ),
+    )
+    notify.turn_mails(
+        ctx, session, game_row, game, seats, since, {s.seat.seat: [note] for s in seats}, None, now
+    )
+    return 1
+
+
+def duration(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    if hours < 48:
+        return f"{hours:.0f} hours"
+    return f"{hours / 24:.0f} days"

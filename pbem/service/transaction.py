@@ -1,0 +1,274 @@
+"""The transaction: stored messages through the stages (`pbem.service.flow`), one at a
+time or a batch at once with its writes held back, committed together; a batch that
+fails is processed again one message at a time."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from engine import Game
+from pbem.config import Settings
+from pbem.render import MailContext, Notice
+from pbem.renderer import MailMaker, PendingMail
+from pbem.service import games, intake, notify, timers
+from pbem.service.context import (
+    ALREADY_PROCESSED,
+    Context,
+    GameCache,
+    InjectedFault,
+    Outcome,
+    Seated,
+    load_game,
+    log,
+    seats_of,
+    utcnow,
+)
+from pbem.service.flow import handle
+from pbem.store import models as m
+from pbem.store._sql import hold_writes, release_writes
+from pbem.store.db import session_scope
+from pbem.store.errors import ConcurrentUpdateError
+from pbem.store.inbound import (
+    insert_inbound_many,
+    lock_pending_inbound,
+    lock_pending_inbound_many,
+    mark_inbound,
+    message_key,
+)
+from pbem.store.outbox import queue_mails
+
+
+@dataclass
+class Service:
+    """The turn service.  ``clock`` and ``fault`` are injectable for tests."""
+
+    settings: Settings
+    db: Engine
+    clock: Callable[[], datetime] = utcnow
+    fault: Callable[[str], None] = field(default=lambda step: None)
+    cache_size: int = 2000
+    _cache: GameCache = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._cache = GameCache(self.cache_size)
+
+    def _ctx(self) -> Context:
+        """A context for one transaction (the settings and hooks as they are now)."""
+        return Context(self.settings, self.db, self.clock, self.fault, self._cache)
+
+    # -- receiving -----------------------------------------------------------------
+
+    @property
+    def render_processes(self) -> int:
+        """Helper processes making a batch's mail (`Settings.render_processes`; by default
+        one on SQLite, whose one writer leaves the other cores idle, when there are
+        others, and none on PostgreSQL, where several workers share the cores)."""
+        if self.settings.render_processes is not None:
+            return self.settings.render_processes
+        if self.db.dialect.name == "postgresql" or (os.cpu_count() or 1) < 2:
+            return 0
+        return 1
+
+    def receive(self, raw: bytes, source: str, *, oversize: bool = False) -> tuple[int, bool]:
+        """Store a raw message (first, before anything else). Returns (inbound id, is new).
+
+        ``oversize``: only the header section was fetched; processing answers "too large".
+        """
+        return self.receive_many([(raw, oversize)], source)[0]
+
+    def pending_ids(self, limit: int = 100) -> list[int]:
+        with Session(self.db) as session:
+            rows = session.exec(
+                select(m.Inbound.id)
+                .where(m.Inbound.status == m.InboundStatus.PENDING.value)
+                .order_by(m.Inbound.id)  # type: ignore[arg-type]
+                .limit(limit)
+            ).all()
+        return [r for r in rows if r is not None]
+
+    def receive_many(
+        self, messages: Sequence[tuple[bytes, bool]], source: str
+    ) -> list[tuple[int, bool]]:
+        """Store several raw messages ``(raw, oversize)`` in one transaction, as `receive`
+        would one by one. Returns (inbound id, is new) for each, in order."""
+        now = self.clock()
+        rows = []
+        for raw, oversize in messages:
+            sender, subject, msg_id = intake.peek_headers(raw)
+            where = f"{source}:oversize" if oversize else source
+            rows.append((raw, where, message_key(raw, msg_id), sender, subject))
+        with session_scope(self.db) as session:
+            return insert_inbound_many(session, rows, now=now)
+
+    # -- processing ----------------------------------------------------------------
+
+    def process_pending(self, limit: int = 100) -> list[Outcome]:
+        return self.process_many(self.pending_ids(limit))
+
+    def process_many(self, inbound_ids: Sequence[int]) -> list[Outcome]:
+        """Process several stored messages in one transaction (a group commit).
+
+        Each message ends exactly as `process` would end it in a transaction of its own.
+        The batch's writes are held back and sent together before the commit (one
+        statement per kind of write: the moves logged, the games, seats and messages
+        updated, the mail queued), so processing a message writes nothing until then. A
+        message whose game another worker holds (PostgreSQL) drops what it held back and
+        is processed alone after the commit. Anything unexpected — a message that fails,
+        a database error, held-back writes that find a game moved on — rolls the whole
+        batch back and each message is processed alone, where a failing one is recorded
+        as failed and the others are applied. Nothing is done until the commit: a crash
+        before it leaves every message pending, to be processed again, never twice.
+        The batch's turn mails are rendered by a helper process while the batch goes on
+        (`render_processes`, see `pbem.renderer`) and collected before the commit.
+        """
+        if len(inbound_ids) < 2:
+            return [self.process(inbound_id) for inbound_id in inbound_ids]
+        outcomes: dict[int, Outcome] = {}
+        again: list[int] = []
+        ctx = self._ctx()
+        ctx.deferred = []
+        try:
+            with MailMaker(self.render_processes) as maker, session_scope(self.db) as session:
+                ctx.maker = maker
+                behind = hold_writes(session)
+                rows = lock_pending_inbound_many(session, inbound_ids)
+                ctx.recent = intake.recent_counts(ctx, session, list(rows.values()))
+                intake.prefetch(ctx, session, list(rows.values()))
+                for inbound_id in inbound_ids:
+                    row = rows.get(inbound_id)
+                    if row is None:
+                        outcomes[inbound_id] = ALREADY_PROCESSED
+                        continue
+                    staged = dict(ctx.staged)
+                    deferred = len(ctx.deferred)
+                    point = behind.mark()
+                    try:
+                        outcomes[inbound_id] = handle(ctx, session, row)
+                    except ConcurrentUpdateError:
+                        # Another worker has the game: this message goes alone after the
+                        # commit, waiting for the game if need be.
+                        ctx.staged = staged
+                        del ctx.deferred[deferred:]
+                        behind.rewind(point)
+                        again.append(inbound_id)
+                behind.flush(session)
+                release_writes(session)
+                mail, ctx.deferred = ctx.deferred, None
+                maker.finish()
+                for queued in mail:
+                    if isinstance(queued["raw"], PendingMail):
+                        queued["raw"] = queued["raw"].raw
+                queue_mails(session, mail)
+                self.fault("before-commit")
+        except InjectedFault:
+            raise
+        except Exception as exc:
+            # Nothing was committed: each message alone, as `process` would do it.
+            log.warning("a batch was rolled back (%s); processing its messages one by one", exc)
+            return [self.process(inbound_id) for inbound_id in inbound_ids]
+        self._cache.remember(ctx.staged)
+        for inbound_id in again:
+            outcomes[inbound_id] = self.process(inbound_id)
+        return [outcomes[inbound_id] for inbound_id in inbound_ids]
+
+    def _failed(self, session: Session, row: m.Inbound | None, exc: Exception) -> Outcome:
+        """Record an unexpected error on a message whose processing was rolled back."""
+        log.exception("processing inbound %s failed", row.id if row else "?")
+        detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        if row is not None and row.status == m.InboundStatus.PENDING.value:
+            mark_inbound(session, row, "failed", detail[:4000], now=self.clock())
+        return Outcome("failed", str(exc))
+
+    def process(self, inbound_id: int) -> Outcome:
+        """Process one stored message in one transaction (retried on a concurrent move)."""
+        for _attempt in range(5):
+            try:
+                ctx = self._ctx()
+                with session_scope(self.db) as session:
+                    row = lock_pending_inbound(session, inbound_id)
+                    if row is None:
+                        return ALREADY_PROCESSED
+                    outcome = handle(ctx, session, row)
+                    self.fault("before-commit")
+                self._cache.remember(ctx.staged)
+                return outcome
+            except ConcurrentUpdateError:
+                continue
+            except InjectedFault:
+                raise
+            except Exception as exc:
+                with session_scope(self.db) as session:
+                    return self._failed(session, session.get(m.Inbound, inbound_id), exc)
+        return Outcome("pending", "the game kept changing under this message; will retry")
+
+    # -- games, timers: each a transaction of its own (see pbem.service.games, .timers) --
+
+    def load_game(self, session: Session, game_row: m.Game) -> Game:
+        """The engine game of ``game_row`` (from the cache when it is current)."""
+        return load_game(self._ctx(), session, game_row)
+
+    def get_game(self, session: Session, game_id: int) -> m.Game:
+        return games.get_game(self._ctx(), session, game_id)
+
+    def new_game(
+        self,
+        players: Sequence[tuple[str, str | None]],
+        *,
+        target: int = 121,
+        muggins: bool = False,
+        skunk: str = "skunk",
+        seed: str | None = None,
+        computer: Sequence[int] = (),
+        first_dealer: int | None = None,
+    ) -> int:
+        """Create a game for (email, display name) pairs and mail everyone their hand."""
+        return games.new_game(
+            self._ctx(),
+            players,
+            target=target,
+            muggins=muggins,
+            skunk=skunk,
+            seed=seed,
+            computer=computer,
+            first_dealer=first_dealer,
+        )
+
+    def rematch(self, game_id: int) -> int:
+        return games.rematch(self._ctx(), game_id)
+
+    def resend(self, game_id: int) -> int:
+        return games.resend(self._ctx(), game_id)
+
+    def set_status(self, game_id: int, status: str, reason: str | None = None) -> m.Game:
+        return games.set_status(self._ctx(), game_id, status, reason)
+
+    def export(self, game_id: int) -> dict[str, Any]:
+        return games.export(self._ctx(), game_id)
+
+    def import_archive(self, data: dict[str, Any]) -> int:
+        return games.import_archive(self._ctx(), data)
+
+    def run_timers(self) -> int:
+        return timers.run_timers(self._ctx())
+
+    # Used by the CLI to draw a game as its players see it.
+    def _seats(self, session: Session, game_id: int) -> list[Seated]:
+        return seats_of(session, game_id)
+
+    def _context(
+        self,
+        game_row: m.Game,
+        seats: list[Seated],
+        seat: int,
+        notices: Sequence[Notice],
+        since: int,
+    ) -> MailContext:
+        return notify.mail_context(game_row, seats, seat, notices, since)

@@ -37,7 +37,6 @@ Every inbound message ends as ``applied``, ``rejected`` (a known player was told
 unexpected error, kept for the admin).
 """
 
-from pbem.commands import parse_reply
 from pbem.service.context import (
     ALREADY_PROCESSED,
     Context,
@@ -66,6 +65,5 @@ __all__ = [
     "archive_bytes",
     "describe_legal",
     "display_name",
-    "parse_reply",
     "utcnow",
 ]

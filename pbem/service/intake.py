@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-import pbem.service as package
-from pbem.commands import GAME_VERBS, Parsed
+from pbem.commands import GAME_VERBS, Parsed, parse_reply
 from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind, BounceInfo
@@ -395,9 +394,5 @@ def peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
 
 
 def read_commands(mail: IncomingMail) -> Parsed:
-    """The commands of a mail (its reply text, and its subject first).
-
-    The parser is the package's ``pbem.service.parse_reply``, looked up at each call:
-    the group-commit tests replace it there to make reading one message fail.
-    """
-    return package.parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
+    """The commands of a mail (its reply text, and its subject first)."""
+    return parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from pbem import service as service_module
 from pbem.service import InjectedFault, Outcome
+from pbem.service import intake as service_module
 from pbem.store import models as m
 from pbem.store._sql import WriteBehind, WriteConflict
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, reply

@@ -1,0 +1,228 @@
+"""lobby: games started by mail to the plain service address.
+
+A mail that carries no game token and whose first command is a lobby command (see
+`pbem.commands.LobbyCommand`) comes here from intake, in the message's transaction:
+``new`` / ``play computer`` starts a game against the computer at once (its first mail
+is the answer, threaded after the request), ``games`` answers with the sender's games.
+
+Anyone on the internet can write, so the ``lobby`` setting says who may start games:
+``open`` (anyone), ``invite-only`` (the default: players of a game already), ``closed``
+(the admin only: known players are told so, strangers get nothing). A blocked address
+(``pbem player block``) is never answered. A player starts at most
+``max_new_games_per_day`` games a day.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, col, func, select
+
+from engine import InvalidSyntaxError
+from pbem.commands import LobbyCommand
+from pbem.mail.reading import IncomingMail
+from pbem.render import Notice, render_help_games
+from pbem.service import notify
+from pbem.service.context import Context, Outcome, ServiceError, finish
+from pbem.service.games import start_game
+from pbem.store import models as m
+from pbem.store.games import games_for_player
+
+STARTED = "lobby: started game"
+"""How the reason of a mail that started a game begins (the daily limit counts them)."""
+
+
+def handle(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    asked: LobbyCommand | InvalidSyntaxError,
+    now: datetime,
+) -> Outcome:
+    """Answer a lobby command from ``mail``'s sender (``player``: None for a stranger),
+    and mark the message done; its final state."""
+    sender = mail.sender
+    mode = ctx.settings.lobby
+    if player is None and mode != "open":
+        # No backscatter: a stranger's mail may carry a forged From.
+        return finish(
+            ctx, session, row, "ignored", f"lobby {mode}: unknown sender, no reply", sender=sender
+        )
+    if player is None and not isinstance(asked, LobbyCommand):
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"unknown sender, unreadable lobby command: {asked}",
+            sender=sender,
+        )
+    if player is not None and mode == "closed":
+        refuse(
+            ctx,
+            session,
+            player,
+            row,
+            mail,
+            "lobby-closed",
+            "Games are started by the admin",
+            "Games are not started by mail here: the admin starts games. Write to "
+            "the admin if you would like a game.",
+            now,
+        )
+        return finish(ctx, session, row, "rejected", "lobby closed: told the sender", sender=sender)
+    if isinstance(asked, InvalidSyntaxError):
+        assert player is not None
+        refuse(ctx, session, player, row, mail, "lobby-syntax", "Not understood", str(asked), now)
+        return finish(ctx, session, row, "rejected", f"lobby: {asked}", sender=sender)
+    if asked.verb == "new":
+        return new_against_computer(ctx, session, row, mail, player, asked, now)
+    if asked.verb == "games":
+        if player is None:
+            return finish(
+                ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
+            )
+        return my_games(ctx, session, row, mail, player, now)
+    assert player is not None
+    refuse(
+        ctx,
+        session,
+        player,
+        row,
+        mail,
+        "lobby-later",
+        "Not available yet",
+        f"{asked.verb!r} by mail is not available yet. Write 'new' for a game against "
+        "the computer, or ask the admin to start a game with other players.",
+        now,
+    )
+    return finish(
+        ctx, session, row, "rejected", f"lobby: {asked.verb} not available", sender=sender
+    )
+
+
+def new_against_computer(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    asked: LobbyCommand,
+    now: datetime,
+) -> Outcome:
+    """Start a game of the sender against the computer; its first mail answers them."""
+    sender = mail.sender
+    if player is not None and started_today(session, sender, now) >= (
+        ctx.settings.max_new_games_per_day
+    ):
+        refuse(
+            ctx,
+            session,
+            player,
+            row,
+            mail,
+            "lobby-limit",
+            "No more games today",
+            f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
+            "as many as one may; try again tomorrow.",
+            now,
+        )
+        return finish(
+            ctx, session, row, "rejected", "lobby: over the daily limit of new games", sender=sender
+        )
+    seats = asked.players or 2
+    people: list[tuple[str, str | None]] = [(sender, mail.sender_name or None)]
+    for n in range(1, seats):
+        suffix = "" if n == 1 else str(n)
+        people.append((f"computer{suffix}@{ctx.settings.domain}", f"Computer{suffix}"))
+    try:
+        game_id = start_game(
+            ctx,
+            session,
+            people,
+            target=asked.target,
+            muggins=asked.muggins,
+            skunk=asked.skunk,
+            computer=range(1, seats),
+            answering=(sender, mail.message_id),
+        )
+    except ServiceError as exc:
+        if player is None:
+            return finish(ctx, session, row, "ignored", f"lobby: {exc}", sender=sender)
+        refuse(ctx, session, player, row, mail, "lobby-new", "No game started", str(exc), now)
+        return finish(ctx, session, row, "rejected", f"lobby: {exc}", sender=sender)
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"{STARTED} {game_id} against the computer",
+        sender=sender,
+        game_id=game_id,
+    )
+
+
+def my_games(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player,
+    now: datetime,
+) -> Outcome:
+    """Answer ``games``: the player's games in progress, each with their reply address."""
+    from pbem.service.intake import game_line
+
+    assert player.id is not None and row.id is not None
+    games = [
+        g
+        for g in games_for_player(session, player.id)
+        if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
+    ]
+    lines = [game_line(ctx, session, g, player) for g in games]
+    notify.answer(
+        ctx, session, player, row.id, "games", render_help_games(lines), now, mail.message_id
+    )
+    return finish(ctx, session, row, "applied", "sent: games", sender=player.email)
+
+
+def started_today(session: Session, sender: str, now: datetime) -> int:
+    """How many games ``sender`` started by mail in the day before ``now``."""
+    return session.exec(
+        select(func.count())
+        .select_from(m.Inbound)
+        .where(
+            m.Inbound.sender == sender,
+            col(m.Inbound.received_at) >= now - timedelta(days=1),
+            col(m.Inbound.reason).startswith(STARTED),
+        )
+    ).one()
+
+
+def refuse(
+    ctx: Context,
+    session: Session,
+    player: m.Player,
+    row: m.Inbound,
+    mail: IncomingMail,
+    kind: str,
+    title: str,
+    why: str,
+    now: datetime,
+) -> None:
+    """Tell a known player why their lobby command was not done, threaded after it."""
+    assert row.id is not None
+    notify.error_reply(
+        ctx,
+        session,
+        player,
+        row.id,
+        kind,
+        title,
+        [Notice("refused", "", why)],
+        now,
+        answering=mail.message_id,
+    )

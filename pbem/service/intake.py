@@ -23,7 +23,7 @@ from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, reply_address
 from pbem.render import GameLine, Notice, render_help_games, render_which_game
-from pbem.service import lobby, notify
+from pbem.service import invitations, lobby, notify
 from pbem.service.context import (
     Context,
     Outcome,
@@ -109,7 +109,11 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             player = get_player_by_email(session, without_tag(sender))
         if player is not None and player.blocked:
             return finish(ctx, session, row, "ignored", "blocked address: no reply", sender=sender)
-        if not find_tokens(mail, ctx.settings.local_part, ctx.settings.domain):
+        tokens = find_tokens(mail, ctx.settings.local_part, ctx.settings.domain)
+        invitation = invitations.invitation_for(session, tokens)
+        if invitation is not None:
+            return invitations.answer(ctx, session, row, mail, invitation, now)
+        if not tokens:
             asked = parse_lobby(mail.reply_text or "", reply_subject(mail.subject or ""))
             if asked is not None:
                 return lobby.handle(ctx, session, row, mail, player, asked, now)

@@ -22,7 +22,7 @@ from engine import InvalidSyntaxError
 from pbem.commands import LobbyCommand
 from pbem.mail.reading import IncomingMail
 from pbem.render import Notice, render_help_games
-from pbem.service import notify
+from pbem.service import invitations, notify
 from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
@@ -85,22 +85,11 @@ def handle(
                 ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
             )
         return my_games(ctx, session, row, mail, player, now)
-    assert player is not None
-    refuse(
-        ctx,
-        session,
-        player,
-        row,
-        mail,
-        "lobby-later",
-        "Not available yet",
-        f"{asked.verb!r} by mail is not available yet. Write 'new' for a game against "
-        "the computer, or ask the admin to start a game with other players.",
-        now,
-    )
-    return finish(
-        ctx, session, row, "rejected", f"lobby: {asked.verb} not available", sender=sender
-    )
+    if asked.verb == "challenge":
+        return invitations.challenge(ctx, session, row, mail, player, asked, now)
+    if player is None:
+        return finish(ctx, session, row, "ignored", "cancel: unknown sender", sender=sender)
+    return invitations.cancel(ctx, session, row, mail, player, now)
 
 
 def new_against_computer(

@@ -13,6 +13,7 @@ from engine import players as computer
 from pbem.render import Notice, render_reminder
 from pbem.service import notify, play
 from pbem.service.context import Context, Seated, load_game, seats_of
+from pbem.service.invitations import expire_invitations
 from pbem.store import models as m
 from pbem.store.db import session_scope
 
@@ -24,6 +25,7 @@ def run_timers(ctx: Context) -> int:
     now = ctx.clock()
     touched = 0
     with session_scope(ctx.db) as session:
+        touched += expire_invitations(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
                 continue

@@ -5,6 +5,8 @@ daily limit), through the daemon and real Maildirs on both databases."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -170,7 +172,7 @@ def test_the_daily_limit_of_new_games(tmp_path: Path, db_url: str, db_engine: En
         assert row.status == "rejected" and "daily limit" in (row.reason or "")
         assert len(games_of(h, A)) == 3
         assert "No more games today" in str(h.received(A)[before]["Subject"])
-        h.clock.advance(__import__("datetime").timedelta(days=1, minutes=1))
+        h.clock.advance(timedelta(days=1, minutes=1))
         ask(h, A, "new")
         assert h.last_inbound().status == "applied"
         assert len(games_of(h, A)) == 4
@@ -251,3 +253,225 @@ def test_a_crash_while_starting_a_game_starts_it_once(harness: Harness, step: st
     assert h.last_inbound().status == "applied"
     assert len(games_of(h, A)) == games + 1
     assert h.count(A) == before + 1
+
+
+# -- challenges and invitations -----------------------------------------------------------
+
+C, D = "carol@example.net", "dave@example.com"
+
+
+def invitations(h: Harness) -> list[m.Invitation]:
+    with Session(h.db) as session:
+        rows = list(session.exec(select(m.Invitation).order_by(m.Invitation.id)).all())  # type: ignore[arg-type]
+        for row in rows:
+            session.expunge(row)
+        return rows
+
+
+def invite_to(h: Harness, address: str) -> list[EmailMessage]:
+    return [msg for msg in h.received(address) if "invites you" in str(msg["Subject"])]
+
+
+def answer_invite(h: Harness, address: str, body: str, name: str = "") -> None:
+    (invite,) = invite_to(h, address)
+    h.deliver(reply(invite, address, name or address.split("@")[0].title(), body))
+
+
+def test_challenge_accepted_by_everyone_starts_the_game(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    raw = ask(h, A, "challenge bob@example.org carol@example.net to 61", subject="a game?")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    rows = invitations(h)
+    assert [r.invitee for r in rows] == [B, C] and all(r.status == "pending" for r in rows)
+    assert len({r.token for r in rows}) == 2
+    for address, row in ((B, rows[0]), (C, rows[1])):
+        (invite,) = invite_to(h, address)  # exactly one invitation mail each
+        text = text_of(invite)
+        assert A in text and "accept" in text and "decline" in text and "61" in text
+        assert row.token in str(invite["Reply-To"])
+    told = h.latest(A)
+    assert str(told["In-Reply-To"]) == parse_id(raw) and "Invitations sent" in str(told["Subject"])
+    before = h.counts((A, B, C))
+    answer_invite(h, B, "accept")
+    assert h.last_inbound().status == "applied"
+    assert [r.status for r in invitations(h)] == ["accepted", "pending"]
+    assert "Accepted" in str(h.latest(B)["Subject"])
+    assert len(games_of(h, C)) == 0
+    answer_invite(h, C, "Accept!")
+    row = h.last_inbound()
+    assert row.status == "applied" and row.game_id is not None
+    game_id = row.game_id
+    assert h.game_row(game_id).settings["players"] == 3
+    assert [h.address_of(game_id, s) for s in range(3)] == [A, B, C]
+    after = h.counts((A, B, C))
+    assert all(after[a] > before[a] for a in (A, B, C))  # everyone has their first hand
+    assert h.token(game_id, 2) in str(h.latest(C)["Reply-To"])
+    # The game is played by replying to those mails.
+    game = h.game(game_id)
+    card = sorted(game.holding(0))[0]
+    h.deliver(reply(h.latest(A), A, "Alice", "discard " + card.ascii))
+    assert h.last_inbound().status == "applied"
+
+
+def test_the_invitation_names_only_the_inviter(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    h.deliver(
+        plain_mail(
+            f'"<script>x</script>{"Z" * 80}" <{A}>',
+            SERVICE_ADDRESS,
+            "challenge bob@example.org\nBuy cheap pills at http://spam.example",
+        )
+    )
+    (invite,) = invite_to(h, B)
+    text = text_of(invite)
+    assert "spam.example" not in text and "pills" not in text
+    assert "Z" * 80 not in text
+    html_part = invite.get_body(("html",))
+    assert html_part is not None and "<script>" not in html_part.get_content()
+
+
+def test_a_decline_cancels_the_others_and_tells_the_challenger(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge bob@example.org carol@example.net")
+    answer_invite(h, C, "accept")
+    answer_invite(h, B, "decline, thanks")
+    assert [r.status for r in invitations(h)] == ["declined", "cancelled"]
+    assert any("declined" in text_of(msg) for msg in h.received(A))
+    assert "The game is off" in str(h.latest(C)["Subject"])
+    assert len(games_of(h, B)) == 1 and len(games_of(h, C)) == 0
+    answer_invite(h, C, "accept")  # too late
+    assert h.last_inbound().status == "rejected"
+    assert "closed" in str(h.latest(C)["Subject"])
+
+
+def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge carol@example.net")
+    ask(h, A, "cancel")
+    assert h.last_inbound().status == "applied"
+    assert [r.status for r in invitations(h)] == ["cancelled"]
+    assert "withdrawn" in str(h.latest(C)["Subject"]).lower()
+    ask(h, A, "cancel")
+    assert h.last_inbound().status == "rejected"
+    assert "Nothing to cancel" in str(h.latest(A)["Subject"])
+
+
+def test_a_stranger_cannot_answer_someone_elses_invitation(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge carol@example.net")
+    (invite,) = invite_to(h, C)
+    h.deliver(reply(invite, STRANGER, "Mallory", "accept"))
+    assert h.last_inbound().status == "ignored"
+    assert h.count(STRANGER) == 0
+    assert invitations(h)[0].status == "pending"
+
+
+def test_an_unanswered_invitation_expires_and_the_address_rests(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge carol@example.net")
+    h.clock.advance(timedelta(days=7, minutes=1))
+    h.step()
+    assert [r.status for r in invitations(h)] == ["expired"]
+    assert "Invitation expired" in str(h.latest(A)["Subject"])
+    # Within the quiet period nobody may invite Carol; the challenger is not told why.
+    h.new_game((BOB, (D, "Dave")), seed="other")
+    ask(h, B, "challenge carol@example.net")
+    assert h.last_inbound().status == "rejected"
+    text = text_of(h.latest(B))
+    assert "cannot be invited now" in text and "expire" not in text
+    assert len(invite_to(h, C)) == 1
+    h.clock.advance(timedelta(days=31))
+    ask(h, B, "challenge carol@example.net")
+    assert h.last_inbound().status == "applied"
+    assert len(invite_to(h, C)) == 2
+
+
+def test_over_the_open_invitations_limit(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine, max_open_invitations=2)
+    try:
+        h.new_game()
+        ask(h, A, "challenge carol@example.net dave@example.com")
+        assert h.last_inbound().status == "applied"
+        ask(h, A, "challenge erin@example.net")
+        assert h.last_inbound().status == "rejected"
+        assert "at most 2 open invitations" in text_of(h.latest(A))
+        assert len(invitations(h)) == 2 and h.count("erin@example.net") == 0
+    finally:
+        h.close()
+
+
+def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine, lobby_domains=["example.org", "example.net"])
+    try:
+        h.new_game()
+        env = cli_env(tmp_path, db_url)
+        assert run_cli(env, "player", "block", C).exit_code == 0
+        h.clock.catch_up()
+        for target in (C, D, A):  # blocked; a domain not allowed; oneself
+            ask(h, A, f"challenge {target}")
+            assert h.last_inbound().status == "rejected"
+            assert "cannot be invited now" in text_of(h.latest(A))
+            assert h.count(target) == (0 if target != A else h.count(A))
+        assert invitations(h) == []
+        # An address that bounced gets nothing unsolicited.
+        with Session(h.db) as session:
+            bob = session.exec(select(m.Player).where(m.Player.email == B)).one()
+            bob.bounce_count = 1
+            session.add(bob)
+            session.commit()
+        ask(h, A, "challenge bob@example.org")
+        assert h.last_inbound().status == "rejected" and invitations(h) == []
+    finally:
+        h.close()
+
+
+def test_a_stranger_cannot_challenge_in_invite_only_mode(harness: Harness) -> None:
+    h = harness
+    ask(h, STRANGER, "challenge bob@example.org")
+    assert h.last_inbound().status == "ignored"
+    assert h.count(STRANGER) == 0 and h.count(B) == 0 and invitations(h) == []
+
+
+def test_four_players_with_partners_by_invitation(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge bob@example.org carol@example.net dave@example.com partners")
+    assert len(invitations(h)) == 3
+    for address in (B, C, D):
+        answer_invite(h, address, "accept")
+    game_id = h.last_inbound().game_id
+    assert game_id is not None
+    assert h.game_row(game_id).settings["players"] == 4
+    assert [h.address_of(game_id, s) for s in range(4)] == [A, B, C, D]
+    ask(h, A, "challenge bob@example.org partners")
+    assert h.last_inbound().status == "rejected"
+    assert "partners play four" in text_of(h.latest(A))
+
+
+@pytest.mark.parametrize("step", ["before-mark", "before-commit"])
+def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> None:
+    h = harness
+    h.new_game()
+    h.send(plain_mail(A, SERVICE_ADDRESS, "challenge carol@example.net dave@example.com"))
+    fired: list[str] = []
+
+    def fault(at: str) -> None:
+        if at == step and not fired:
+            fired.append(at)
+            raise InjectedFault(at)
+
+    h.daemon.service.fault = fault
+    with pytest.raises(InjectedFault):
+        h.step()
+    assert invitations(h) == [] and h.count(C) == 0
+    h.restart()
+    h.step()
+    assert h.last_inbound().status == "applied"
+    assert len(invitations(h)) == 2
+    assert len(invite_to(h, C)) == 1 and len(invite_to(h, D)) == 1

@@ -21,12 +21,15 @@ from sqlmodel import Session, col, func, select
 from engine import InvalidSyntaxError
 from pbem.commands import LobbyCommand
 from pbem.mail.reading import IncomingMail
-from pbem.render import Notice, render_help_games
+from pbem.mail.tokens import reply_address
+from pbem.render import Notice
+from pbem.render.games import render_my_games
 from pbem.service import invitations, notify
 from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
 from pbem.store.games import games_for_player
+from pbem.store.players import get_player
 
 STARTED = "lobby: started game"
 """How the reason of a mail that started a game begins (the daily limit counts them)."""
@@ -162,20 +165,63 @@ def my_games(
     player: m.Player,
     now: datetime,
 ) -> Outcome:
-    """Answer ``games``: the player's games in progress, each with their reply address."""
+    """Answer ``games``: the player's games in progress (each with their own reply
+    address), the invitations waiting (sent and received), the last finished games."""
     from pbem.service.intake import game_line
 
     assert player.id is not None and row.id is not None
-    games = [
-        g
-        for g in games_for_player(session, player.id)
-        if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
-    ]
-    lines = [game_line(ctx, session, g, player) for g in games]
-    notify.answer(
-        ctx, session, player, row.id, "games", render_help_games(lines), now, mail.message_id
-    )
+    mine = games_for_player(session, player.id)
+    going = [g for g in mine if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)]
+    lines = [game_line(ctx, session, g, player) for g in going]
+    done = [g for g in mine if g.status == m.GameStatus.FINISHED.value]
+    done.sort(key=lambda g: g.finished_at or g.updated_at, reverse=True)
+    finished = [result_line(session, g, player) for g in done[:FINISHED_SHOWN]]
+    render = render_my_games(lines, waiting_lines(ctx, session, player), finished)
+    notify.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
     return finish(ctx, session, row, "applied", "sent: games", sender=player.email)
+
+
+FINISHED_SHOWN = 5
+"""How many finished games ``games`` shows."""
+
+
+def waiting_lines(ctx: Context, session: Session, player: m.Player) -> list[str]:
+    """The open invitations ``player`` sent, and those sent to them (with the address to
+    answer each)."""
+    pending = m.InvitationStatus.PENDING.value
+    sent = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.challenger_id == player.id, m.Invitation.status == pending)
+        .order_by(col(m.Invitation.id))
+    ).all()
+    received = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.invitee == player.email, m.Invitation.status == pending)
+        .order_by(col(m.Invitation.id))
+    ).all()
+    out = [
+        f"You invited {i.invitee}: no answer yet (lapses {i.expires_at:%Y-%m-%d})." for i in sent
+    ]
+    for i in received:
+        challenger = get_player(session, i.challenger_id)
+        who = challenger.email if challenger is not None else "someone"
+        address = reply_address(ctx.settings.local_part, i.token, ctx.settings.domain)
+        out.append(f"{who} invited you: write accept or decline to {address}")
+    return out
+
+
+def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
+    """A finished game in one line: the opponents, won or lost, the scores."""
+    from pbem.service.context import seats_of
+
+    assert game_row.id is not None
+    seats = seats_of(session, game_row.id)
+    mine = next(s.seat.seat for s in seats if s.player.id == player.id)
+    others = ", ".join(s.name for s in seats if s.player.id != player.id)
+    outcome = game_row.outcome or {}
+    won = mine in outcome.get("winner_seats", ())
+    scores = "–".join(str(n) for n in outcome.get("scores", ()))
+    return f"Game {game_row.id} v {others}: you {'won' if won else 'lost'} {scores}".rstrip()
 
 
 def started_today(session: Session, sender: str, now: datetime) -> int:

@@ -475,3 +475,20 @@ def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> Non
     assert h.last_inbound().status == "applied"
     assert len(invitations(h)) == 2
     assert len(invite_to(h, C)) == 1 and len(invite_to(h, D)) == 1
+
+
+def test_games_shows_invitations_both_ways_and_results(harness: Harness) -> None:
+    h = harness
+    lost = h.new_game(seed="lost")
+    h.answer(A, "resign")
+    assert h.game_row(lost).status == "finished"
+    h.new_game((BOB, (D, "Dave")), seed="bob")
+    ask(h, A, "challenge carol@example.net")
+    ask(h, B, "challenge alice@example.com")
+    ask(h, A, "games")
+    text = text_of(h.latest(A))
+    assert "You invited carol@example.net" in text
+    (invitation,) = [i for i in invitations(h) if i.invitee == A]
+    assert "bob@example.org invited you" in text and invitation.token in text
+    assert f"Game {lost} v Bob: you lost" in text
+    assert "You have no game in progress" in text

@@ -492,3 +492,22 @@ def test_games_shows_invitations_both_ways_and_results(harness: Harness) -> None
     assert "bob@example.org invited you" in text and invitation.token in text
     assert f"Game {lost} v Bob: you lost" in text
     assert "You have no game in progress" in text
+
+
+def test_help_names_the_lobby_commands(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "help")
+    msg = h.latest(A)
+    text = text_of(msg)
+    assert "challenge ADDR" in text and "withdraw your open invitations" in text
+    html_part = msg.get_body(("html",))
+    assert html_part is not None and "challenge ADDR" in html_part.get_content()
+
+
+def test_the_lobby_setting_is_checked(tmp_path: Path) -> None:
+    from pbem.config import Settings
+
+    assert Settings(data_dir=tmp_path).lobby == "invite-only"
+    with pytest.raises(ValueError, match="open, invite-only or closed"):
+        Settings(data_dir=tmp_path, lobby="anyone")

@@ -132,6 +132,16 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             return table_or_outcome
         table = table_or_outcome
     game_row, seats, seat = table
+    if seats[seat].player.blocked:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            "blocked address: no reply",
+            sender=sender,
+            game_id=game_row.id,
+        )
     seat_email = seats[seat].player.email
     if seat_email != sender and without_tag(seat_email) == without_tag(sender):
         # The same mailbox but for a +tag.

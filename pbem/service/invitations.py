@@ -202,12 +202,11 @@ def may_invite(
 
 
 def invitation_for(session: Session, tokens: list[str]) -> m.Invitation | None:
-    """The invitation one of ``tokens`` names, locked for this transaction."""
+    """The invitation one of ``tokens`` names (not locked: `group` locks a challenge's
+    invitations together, always in the same order, so two answers cannot deadlock)."""
     if not tokens:
         return None
-    return session.exec(
-        select(m.Invitation).where(col(m.Invitation.token).in_(tokens)).with_for_update()
-    ).first()
+    return session.exec(select(m.Invitation).where(col(m.Invitation.token).in_(tokens))).first()
 
 
 def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
@@ -218,6 +217,7 @@ def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
             .where(m.Invitation.inbound_id == invitation.inbound_id)
             .order_by(col(m.Invitation.id))
             .with_for_update()
+            .execution_options(populate_existing=True)
         ).all()
     )
 
@@ -245,6 +245,8 @@ def answer(
     said = first_word(mail.reply_text or "")
     accepted = said in ("accept", "accepted", "yes", "ok", "okay")
     declined = said in ("decline", "declined", "no", "reject")
+    everyone = group(session, invitation)  # locked, and read again: another answer may
+    # have changed them since the token was looked up
     if invitation.status != PENDING:
         tell(
             ctx,
@@ -279,7 +281,6 @@ def answer(
         )
     challenger = get_player(session, invitation.challenger_id)
     assert challenger is not None
-    everyone = group(session, invitation)
     invitation.answered_at = now
     if declined:
         invitation.status = m.InvitationStatus.DECLINED.value

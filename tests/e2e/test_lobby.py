@@ -209,6 +209,11 @@ def test_a_blocked_address_is_ignored(harness: Harness, tmp_path: Path, db_url: 
     ask(h, A, "games")
     assert h.last_inbound().status == "ignored"
     assert h.count(A) == before
+    # Replies to a game mail are ignored too.
+    h.deliver(reply(h.received(A)[0], A, "Alice", "hand"))
+    row = h.last_inbound()
+    assert row.status == "ignored" and "blocked" in (row.reason or "")
+    assert h.count(A) == before
     assert run_cli(env, "player", "unblock", A).exit_code == 0
     ask(h, A, "new")
     assert h.last_inbound().status == "applied"
@@ -511,3 +516,28 @@ def test_the_lobby_setting_is_checked(tmp_path: Path) -> None:
     assert Settings(data_dir=tmp_path).lobby == "invite-only"
     with pytest.raises(ValueError, match="open, invite-only or closed"):
         Settings(data_dir=tmp_path, lobby="anyone")
+
+
+@pytest.mark.parametrize("step", ["before-mark", "before-commit"])
+def test_a_crash_on_the_last_accept_starts_the_game_once(harness: Harness, step: str) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge carol@example.net")
+    (invite,) = invite_to(h, C)
+    h.send(reply(invite, C, "Carol", "accept"))
+    fired: list[str] = []
+
+    def fault(at: str) -> None:
+        if at == step and not fired:
+            fired.append(at)
+            raise InjectedFault(at)
+
+    h.daemon.service.fault = fault
+    with pytest.raises(InjectedFault):
+        h.step()
+    assert invitations(h)[0].status == "pending" and games_of(h, C) == []
+    h.restart()
+    h.step()
+    assert h.last_inbound().status == "applied"
+    assert len(games_of(h, C)) == 1 and invitations(h)[0].status == "accepted"
+    assert h.count(C) == 2  # the invitation, then the game's first mail

@@ -180,8 +180,12 @@ def may_invite(
     ctx: Context, session: Session, challenger: m.Player, address: str, now: datetime
 ) -> bool:
     """Whether ``address`` may get an invitation from ``challenger`` now."""
-    if address == challenger.email:
+    from pbem.mail.address import is_valid_address
+
+    if address == challenger.email or not is_valid_address(address):
         return False
+    if address.rsplit("@", 1)[-1] == ctx.settings.domain.lower():
+        return False  # the service itself: a loop
     domains = [d.lower() for d in ctx.settings.lobby_domains]
     if domains and address.rsplit("@", 1)[-1] not in domains:
         return False

@@ -412,17 +412,20 @@ def test_over_the_open_invitations_limit(tmp_path: Path, db_url: str, db_engine:
 
 
 def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
-    h = Harness.build(tmp_path, db_url, db_engine, lobby_domains=["example.org", "example.net"])
+    h = Harness.build(
+        tmp_path, db_url, db_engine, lobby_domains=["example.org", "example.net", "pbem.test"]
+    )
     try:
         h.new_game()
         env = cli_env(tmp_path, db_url)
         assert run_cli(env, "player", "block", C).exit_code == 0
         h.clock.catch_up()
-        for target in (C, D, A):  # blocked; a domain not allowed; oneself
+        for target in (C, D, A, SERVICE_ADDRESS, "bob@example..org"):
+            # blocked; a domain not allowed; oneself; the service; not an address
             ask(h, A, f"challenge {target}")
             assert h.last_inbound().status == "rejected"
             assert "cannot be invited now" in text_of(h.latest(A))
-            assert h.count(target) == (0 if target != A else h.count(A))
+        assert h.count(C) == 0 and h.count(D) == 0 and h.count(SERVICE_ADDRESS) == 0
         assert invitations(h) == []
         # An address that bounced gets nothing unsolicited.
         with Session(h.db) as session:

@@ -303,6 +303,10 @@ LOBBY_VERBS = ("new", "challenge", "cancel", "games")
 _LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
 _ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MAX_INVITEES = 3
+_OPTION_WORDS = {
+    *("to", "no", "players", "player", "hands", "muggins", "skunk", "skunks", "lurch"),
+    *("partners", "teams", "and", "game", "with", "against", "vs", "computer", "for"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +347,8 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
         return LobbyCommand("games", line.strip())
     else:
         return None
+    if verb == "new" and any(w not in _OPTION_WORDS and not w.isdigit() for w in rest):
+        return None  # "new to this game, how do I…": prose, not the lobby
     return _options(verb, line.strip(), rest)
 
 

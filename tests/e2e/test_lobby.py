@@ -544,3 +544,13 @@ def test_a_crash_on_the_last_accept_starts_the_game_once(harness: Harness, step:
     assert h.last_inbound().status == "applied"
     assert len(games_of(h, C)) == 1 and invitations(h)[0].status == "accepted"
     assert h.count(C) == 2  # the invitation, then the game's first mail
+
+
+def test_prose_that_starts_like_a_lobby_command_goes_to_the_game(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game()
+    ask(h, A, "New to this, how do I play?")
+    row = h.last_inbound()
+    assert row.game_id == game_id  # routed to Alice's only game, as before the lobby
+    assert "lobby" not in (row.reason or "")
+    assert len(games_of(h, A)) == 1

@@ -554,3 +554,17 @@ def test_prose_that_starts_like_a_lobby_command_goes_to_the_game(harness: Harnes
     assert row.game_id == game_id  # routed to Alice's only game, as before the lobby
     assert "lobby" not in (row.reason or "")
     assert len(games_of(h, A)) == 1
+
+
+def test_open_lobby_lets_a_stranger_challenge(open_lobby: Harness) -> None:
+    h = open_lobby
+    ask(h, STRANGER, "games")  # nothing to tell a stranger
+    assert h.last_inbound().status == "ignored" and h.count(STRANGER) == 0
+    ask(h, STRANGER, "challenge bob@example.org")
+    assert h.last_inbound().status == "applied"
+    assert len(invite_to(h, B)) == 1
+    assert STRANGER in text_of(invite_to(h, B)[0])
+    answer_invite(h, B, "yes")
+    game_id = h.last_inbound().game_id
+    assert game_id is not None
+    assert [h.address_of(game_id, s) for s in range(2)] == [STRANGER, B]

@@ -6,7 +6,7 @@ challenge mail's transaction: a crash before the commit leaves neither rows nor 
 processing the message again makes them once. The game starts (its first mail to
 everyone) when every invitee accepted; a decline cancels the rest (everyone told); the
 challenger's ``cancel`` withdraws their open invitations; the timers expire invitations
-nobody answered (`expire_invitations`), telling the challenger.
+nobody answered (`pbem.service.timers.expire_invitations`), telling the challenger.
 
 Who may be invited: not the challenger, not a blocked address, not one that bounced
 (``bounce_count``) or asked for no mail (a ``stopped`` flag, where the player row has
@@ -43,7 +43,6 @@ def tell(
     ctx: Context,
     session: Session,
     address: str,
-    name: str | None,
     inbound_id: int,
     kind: str,
     title: str,
@@ -52,9 +51,7 @@ def tell(
     answering: str | None = None,
 ) -> None:
     """A short note about an invitation to ``address`` (a player or not)."""
-    person = get_player_by_email(session, address) or m.Player(
-        email=address, display_name=name, created_at=now
-    )
+    person = get_player_by_email(session, address) or m.Player(email=address, created_at=now)
     notify.error_reply(
         ctx, session, person, inbound_id, kind, title, [Notice("info", "", text)], now, answering
     )
@@ -80,7 +77,6 @@ def challenge(
             ctx,
             session,
             sender,
-            None,
             row.id or 0,
             "lobby-challenge",
             "No invitation sent",
@@ -156,7 +152,6 @@ def challenge(
         ctx,
         session,
         sender,
-        None,
         row.id,
         "lobby-invited",
         "Invitations sent",
@@ -256,7 +251,6 @@ def answer(
             ctx,
             session,
             sender,
-            None,
             row.id,
             "invite-closed",
             "This invitation is closed",
@@ -272,7 +266,6 @@ def answer(
             ctx,
             session,
             sender,
-            None,
             row.id,
             "invite-what",
             "Accept or decline?",
@@ -300,7 +293,6 @@ def answer(
                     ctx,
                     session,
                     other.invitee,
-                    None,
                     row.id,
                     "invite-off",
                     "The game is off",
@@ -311,7 +303,6 @@ def answer(
             ctx,
             session,
             challenger.email,
-            None,
             row.id,
             "invite-declined",
             "Invitation declined",
@@ -322,7 +313,6 @@ def answer(
             ctx,
             session,
             sender,
-            None,
             row.id,
             "invite-bye",
             "Declined",
@@ -339,7 +329,6 @@ def answer(
             ctx,
             session,
             sender,
-            None,
             row.id,
             "invite-wait",
             "Accepted",
@@ -366,7 +355,6 @@ def answer(
             ctx,
             session,
             sender,
-            None,
             row.id,
             "invite-fail",
             "No game",
@@ -408,7 +396,6 @@ def cancel(
             ctx,
             session,
             player.email,
-            None,
             row.id,
             "cancel-none",
             "Nothing to cancel",
@@ -427,7 +414,6 @@ def cancel(
             ctx,
             session,
             invitation.invitee,
-            None,
             row.id,
             "invite-off",
             "Invitation withdrawn",
@@ -438,7 +424,6 @@ def cancel(
         ctx,
         session,
         player.email,
-        None,
         row.id,
         "cancel-done",
         "Invitations withdrawn",
@@ -454,44 +439,6 @@ def cancel(
         f"cancel: {len(mine)} invitations withdrawn",
         sender=player.email,
     )
-
-
-def expire_invitations(ctx: Context, session: Session, now: datetime) -> int:
-    """Expire unanswered invitations past their time; tell each challenger once per
-    challenge. Returns the number of invitations expired."""
-    lapsed = session.exec(
-        select(m.Invitation)
-        .where(m.Invitation.status == PENDING, col(m.Invitation.expires_at) <= now)
-        .order_by(col(m.Invitation.id))
-        .with_for_update()
-    ).all()
-    told: set[int | None] = set()
-    for invitation in lapsed:
-        invitation.status = m.InvitationStatus.EXPIRED.value
-        session.add(invitation)
-        if invitation.inbound_id in told:
-            continue
-        told.add(invitation.inbound_id)
-        for other in group(session, invitation):
-            if other.status == m.InvitationStatus.ACCEPTED.value:
-                other.status = m.InvitationStatus.CANCELLED.value
-                session.add(other)
-        challenger = get_player(session, invitation.challenger_id)
-        if challenger is not None:
-            lapsed_here = [i.invitee for i in lapsed if i.inbound_id == invitation.inbound_id]
-            tell(
-                ctx,
-                session,
-                challenger.email,
-                None,
-                invitation.inbound_id or 0,
-                "invite-expired",
-                "Invitation expired",
-                f"Nobody answered for {ctx.settings.invitation_days:g} days: the invitation "
-                f"to {', '.join(lapsed_here)} expired, and the game is off.",
-                now,
-            )
-    return len(lapsed)
 
 
 def first_word(text: str) -> str:

@@ -68,8 +68,8 @@ def challenge(
 ) -> Outcome:
     """Store and mail the invitations of ``asked``; answer the challenger."""
     assert row.id is not None
-    sender = mail.sender
-    challenger = player or get_or_create_player(session, sender, mail.sender_name, now=now)
+    challenger = player or get_or_create_player(session, mail.sender, mail.sender_name, now=now)
+    sender = challenger.email  # the address they play as (+tags matched)
     assert challenger.id is not None
 
     def refuse(why: str, reason: str) -> Outcome:

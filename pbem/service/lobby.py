@@ -46,7 +46,7 @@ def handle(
 ) -> Outcome:
     """Answer a lobby command from ``mail``'s sender (``player``: None for a stranger),
     and mark the message done; its final state."""
-    sender = mail.sender
+    sender = player.email if player is not None else mail.sender  # (+tags matched)
     mode = ctx.settings.lobby
     if player is None and mode != "open":
         # No backscatter: a stranger's mail may carry a forged From.
@@ -105,7 +105,7 @@ def new_against_computer(
     now: datetime,
 ) -> Outcome:
     """Start a game of the sender against the computer; its first mail answers them."""
-    sender = mail.sender
+    sender = player.email if player is not None else mail.sender  # (+tags matched)
     if player is not None and started_today(session, sender, now) >= (
         ctx.settings.max_new_games_per_day
     ):

@@ -568,3 +568,18 @@ def test_open_lobby_lets_a_stranger_challenge(open_lobby: Harness) -> None:
     game_id = h.last_inbound().game_id
     assert game_id is not None
     assert [h.address_of(game_id, s) for s in range(2)] == [STRANGER, B]
+
+
+def test_a_plus_tag_starts_the_game_for_the_player(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine, match_plus_tags=True)
+    try:
+        h.new_game()
+        ask(h, "alice+cards@example.com", "new")
+        row = h.last_inbound()
+        assert row.status == "applied" and row.game_id is not None
+        assert h.address_of(row.game_id, 0) == A
+        assert h.player("alice+cards@example.com") is None
+    finally:
+        h.close()

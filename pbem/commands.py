@@ -287,3 +287,122 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
     if verb == "resign":
         return Resign(seat)
     raise IllegalActionError(f"{verb!r} is not a move")
+
+
+# -- The lobby: games started by mail to the plain service address ---------------------
+#
+#     new | play computer [to 61] [muggins] [skunk | lurch | no skunk] [3 players]
+#     challenge bob@example.com [carol@example.net …] [to 61] [muggins] [partners]
+#     cancel             (withdraw my open invitations)
+#     games              (my games and invitations)
+#
+# Read only from mail that carries no game token; kept apart from the game verbs above
+# ("play computer" is not a card, "accept" here answers an invitation).
+
+LOBBY_VERBS = ("new", "challenge", "cancel", "games")
+_LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
+_ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_MAX_INVITEES = 3
+_OPTION_WORDS = {
+    *("to", "no", "players", "player", "hands", "muggins", "skunk", "skunks", "lurch"),
+    *("partners", "teams", "and", "game", "with", "against", "vs", "computer", "for"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyCommand:
+    """A lobby command: the verb, the addresses invited, and the game asked for."""
+
+    verb: str
+    line: str
+    invitees: tuple[str, ...] = ()
+    target: int = 121
+    muggins: bool = False
+    skunk: str = "skunk"
+    players: int | None = None
+    partners: bool = False
+
+
+def parse_lobby_line(line: str) -> LobbyCommand | None:
+    """One line → a lobby command, or None when it is not one.
+
+    Raises ``InvalidSyntaxError`` for a lobby command with an option it cannot read
+    (``to 100``, ``5 players``, a word that is neither an option nor an address)."""
+    words = [w.strip(".!:") for w in _LOBBY_RE.findall(line.strip().lower())]
+    words = [w for w in words if w and w not in ("please", "a", "the", "me", "my")]
+    if not words:
+        return None
+    head, rest = words[0], words[1:]
+    if head in ("new", "start") and rest[:1] in ([], ["game"]):
+        verb, rest = "new", rest[1:] if rest[:1] == ["game"] else rest
+    elif head in ("new", "start"):
+        verb = "new"
+    elif head == "play" and "computer" in rest[:2]:
+        verb, rest = "new", rest[rest.index("computer") + 1 :]
+    elif head in ("challenge", "invite"):
+        verb = "challenge"
+    elif head in ("cancel", "withdraw") and not rest:
+        return LobbyCommand("cancel", line.strip())
+    elif head == "games" and not rest:
+        return LobbyCommand("games", line.strip())
+    else:
+        return None
+    if verb == "new" and any(w not in _OPTION_WORDS and not w.isdigit() for w in rest):
+        return None  # "new to this game, how do I…": prose, not the lobby
+    return _options(verb, line.strip(), rest)
+
+
+def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
+    invitees: list[str] = []
+    target, muggins, skunk, players, partners = 121, False, "skunk", None, False
+    i = 0
+    while i < len(words):
+        word, following = words[i], words[i + 1] if i + 1 < len(words) else ""
+        if word == "to" and following.isdigit():
+            if following not in ("61", "121"):
+                raise InvalidSyntaxError(f"a game is to 61 or 121, not {following}")
+            target, i = int(following), i + 2
+            continue
+        if word == "no" and following in ("skunk", "skunks"):
+            skunk, i = "none", i + 2
+            continue
+        if word.isdigit() and following in ("players", "player", "hands"):
+            if word not in ("2", "3", "4"):
+                raise InvalidSyntaxError(f"cribbage is for 2, 3 or 4 players, not {word}")
+            players, i = int(word), i + 2
+            continue
+        if word == "muggins":
+            muggins = True
+        elif word in ("skunk", "skunks", "lurch"):
+            skunk = "lurch" if word == "lurch" else "skunk"
+        elif word in ("partners", "teams"):
+            partners = True
+        elif verb == "challenge" and _ADDRESS_RE.match(word):
+            if word not in invitees:
+                invitees.append(word)
+        elif word in ("and", "game", "with", "against", "vs", "computer", "for"):
+            pass
+        else:
+            raise InvalidSyntaxError(f"{word!r} is not an option of {verb!r}")
+        i += 1
+    if verb == "challenge":
+        if not invitees:
+            raise InvalidSyntaxError("challenge whom? e.g. 'challenge bob@example.com'")
+        if len(invitees) > _MAX_INVITEES:
+            raise InvalidSyntaxError(f"at most {_MAX_INVITEES} players can be invited to a game")
+        if partners and len(invitees) != 3:
+            raise InvalidSyntaxError("partners play four: invite three players")
+    return LobbyCommand(verb, line, tuple(invitees), target, muggins, skunk, players, partners)
+
+
+def parse_lobby(text: str, subject: str = "") -> LobbyCommand | InvalidSyntaxError | None:
+    """The first lobby command of a mail (its subject read first), the error of the
+    first lobby line that could not be read, or None when it asks nothing of the lobby."""
+    for line in [subject, *[part.strip() for part in _SPLIT_RE.split(text or "")][:_MAX_LINES]]:
+        try:
+            found = parse_lobby_line(line)
+        except InvalidSyntaxError as exc:
+            return exc
+        if found is not None:
+            return found
+    return None

@@ -51,6 +51,20 @@ class Settings(BaseSettings):
         "is trusted; moves then need its DMARC pass (or an aligned DKIM or SPF pass). "
         "Empty: off",
     )
+    lobby: str = Field(
+        "invite-only",
+        description="who may start games by mail: open (anyone), invite-only (players "
+        "of a game already), closed (only the admin, with pbem game new)",
+    )
+    lobby_domains: list[str] = Field(
+        default_factory=list, description="the domains invitations may go to; empty: any"
+    )
+    max_open_invitations: int = Field(5, ge=0, description="open invitations per player")
+    max_new_games_per_day: int = Field(10, ge=0, description="games a player starts a day")
+    invitation_days: float = Field(7.0, gt=0, description="an invitation expires after this")
+    invitation_quiet_days: float = Field(
+        30.0, ge=0, description="an address that let an invitation expire gets none for this"
+    )
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)
@@ -73,6 +87,13 @@ class Settings(BaseSettings):
     def _timeout_action(cls, value: str) -> str:
         if value not in ("forfeit", "autoplay", "none"):
             raise ValueError("must be forfeit, autoplay or none")
+        return value
+
+    @field_validator("lobby")
+    @classmethod
+    def _lobby(cls, value: str) -> str:
+        if value not in ("open", "invite-only", "closed"):
+            raise ValueError("must be open, invite-only or closed")
         return value
 
     @field_validator("database_url")

@@ -369,14 +369,20 @@ class Daemon:
         return max(0.05, min(longest, due))
 
     def _seconds_until_timers(self) -> float | None:
-        """Seconds until the next reminder or timeout of an active game, or None."""
+        """Seconds until the next reminder or timeout of an active game, or an invitation's
+        expiry, or None."""
         active = m.Game.status == m.GameStatus.ACTIVE.value
         with Session(self.service.db) as session:
             reminder = session.exec(
                 select(func.min(col(m.Game.next_reminder_at))).where(active)
             ).one()
             deadline = session.exec(select(func.min(col(m.Game.deadline_at))).where(active)).one()
-        times = [t for t in (reminder, deadline) if t is not None]
+            lapse = session.exec(
+                select(func.min(col(m.Invitation.expires_at))).where(
+                    m.Invitation.status == m.InvitationStatus.PENDING.value
+                )
+            ).one()
+        times = [t for t in (reminder, deadline, lapse) if t is not None]
         if not times:
             return None
         return max(0.0, (min(times) - self.service.clock()).total_seconds())

@@ -41,6 +41,7 @@ game.game_app.add_typer(archive.commands)
 app.add_typer(game.game_app, name="game")
 app.add_typer(mail.outbox_app, name="outbox")
 app.add_typer(mail.inbox_app, name="inbox")
+app.add_typer(mail.player_app, name="player")
 
 
 def _print_version(value: bool) -> None:

@@ -167,3 +167,37 @@ def players(
                 (p.last_bounce_reason or "")[:60],
             )
     out.print(table)
+
+
+player_app = typer.Typer(help="One player: block or unblock an address.", no_args_is_help=True)
+
+
+def _set_blocked(address: str, blocked: bool) -> None:
+    from pbem.mail.address import is_valid_address, normalize_address
+    from pbem.service import utcnow
+    from pbem.store.players import get_or_create_player
+
+    email = normalize_address(address)
+    if not email or not is_valid_address(email):
+        fail(f"{address!r} is not an email address")
+    svc = service()
+    with Session(svc.db) as session:
+        player = get_or_create_player(session, email, now=utcnow())
+        player.blocked = blocked
+        session.add(player)
+        session.commit()
+    word = "blocked: it starts no game, is invited to none, and its mail is ignored"
+    out.print(f"{email} {word if blocked else 'unblocked'}", highlight=False)
+
+
+@player_app.command("block", epilog=examples("pbem player block mallory@evil.example"))
+def player_block(address: str) -> None:
+    """Block an address (known or not): it can neither start games by mail nor be
+    invited to one, and whatever it writes is ignored, with the reason kept."""
+    _set_blocked(address, True)
+
+
+@player_app.command("unblock", epilog=examples("pbem player unblock mallory@evil.example"))
+def player_unblock(address: str) -> None:
+    """Let a blocked address write again."""
+    _set_blocked(address, False)

@@ -109,3 +109,28 @@ def _context(notices: Sequence[Notice]) -> MailContext:
     return MailContext(
         game_id=0, names=("",), recipient_seat=0, reply_hint="", notices=tuple(notices)
     )
+
+
+def render_my_games(
+    games: Sequence[GameLine],
+    waiting: Sequence[str],
+    finished: Sequence[str],
+    templates: Path | None = None,
+) -> RenderedMail:
+    """The answer to ``games``: the games in progress (with the player's own reply
+    address for each), the invitations waiting (sent and received), the last results."""
+    intro: list[Phrase] = []
+    intro.append(phrase("Invitations waiting:" if waiting else "No invitation is waiting."))
+    intro.extend(phrase(clean_name(line, 300)) for line in waiting)
+    if finished:
+        intro.append(phrase("Your last finished games:"))
+        intro.extend(phrase(clean_name(line, 200)) for line in finished)
+    page = Page(
+        kind="help",
+        subject="[Cribbage] Your games",
+        title=phrase("Your games and invitations"),
+        matchup="",
+        intro=tuple(intro),
+        footer=_FOOTER,
+    )
+    return _render(page, "games", templates, games=games)

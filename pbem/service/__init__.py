@@ -29,8 +29,10 @@ One move, stage by stage (`flow.handle` reads the same, top to bottom):
    message marked done together.
 
 Beside the flow: ``games`` (the admin's operations: new, rematch, resend, pause / resume
-/ abort, export, import) and ``timers`` (reminders and timeouts), each a transaction of
-its own.
+/ abort, export, import) and ``timers`` (reminders, timeouts, invitations' expiry), each a
+transaction of its own. Intake hands mail to the plain address that asks for the lobby
+(``new``, ``challenge``, ``cancel``, ``games``), and answers to invitations, to
+``lobby`` and ``invitations``, in the message's transaction.
 
 Every inbound message ends as ``applied``, ``rejected`` (a known player was told why),
 ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or ``failed`` (an

@@ -44,6 +44,38 @@ def new_game(
     first_dealer: int | None = None,
 ) -> int:
     """Create a game for (email, display name) pairs and mail everyone their hand."""
+    with session_scope(ctx.db) as session:
+        return start_game(
+            ctx,
+            session,
+            players,
+            target=target,
+            muggins=muggins,
+            skunk=skunk,
+            seed=seed,
+            computer=computer,
+            first_dealer=first_dealer,
+        )
+
+
+def start_game(
+    ctx: Context,
+    session: Session,
+    players: Sequence[tuple[str, str | None]],
+    *,
+    target: int = 121,
+    muggins: bool = False,
+    skunk: str = "skunk",
+    seed: str | None = None,
+    computer: Sequence[int] = (),
+    first_dealer: int | None = None,
+    answering: tuple[str, str | None] | None = None,
+) -> int:
+    """`new_game` in the caller's transaction (a game started by mail). Raises
+    ``ServiceError`` for bad addresses or settings, before writing anything.
+
+    ``answering`` — (address, Message-ID): that player's first mail is threaded after
+    the mail that asked for the game."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -64,35 +96,37 @@ def new_game(
         raise ServiceError(str(exc)) from exc
     seed = seed or secrets.token_hex(16)
     now = ctx.clock()
-    with session_scope(ctx.db) as session:
-        rows = [
-            get_or_create_player(session, email, name, now=now)
-            for email, (_, name) in zip(emails, players, strict=True)
-        ]
-        thread = f"game-{secrets.token_hex(6)}@{ctx.settings.domain}"
-        stored = settings.to_json()
-        if computer:
-            stored["computer"] = sorted(computer)
-        game_row = create_game(
-            session,
-            stored,
-            seed,
-            rows,
-            [new_token() for _ in rows],
-            now=now,
-            thread_id=thread,
-        )
-        assert game_row.id is not None
-        game = Game(settings, seed)
-        auto = play.auto_moves(game, game_row)
-        if auto:
-            append_actions(
-                session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash()
-            )
-        play.after_moves(ctx, session, game_row, game, now)
-        seats = seats_of(session, game_row.id)
-        notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
-        return game_row.id
+    rows = [
+        get_or_create_player(session, email, name, now=now)
+        for email, (_, name) in zip(emails, players, strict=True)
+    ]
+    thread = f"game-{secrets.token_hex(6)}@{ctx.settings.domain}"
+    stored = settings.to_json()
+    if computer:
+        stored["computer"] = sorted(computer)
+    game_row = create_game(
+        session,
+        stored,
+        seed,
+        rows,
+        [new_token() for _ in rows],
+        now=now,
+        thread_id=thread,
+    )
+    assert game_row.id is not None
+    if answering is not None and answering[1]:
+        for seated in seats_of(session, game_row.id):
+            if seated.player.email == normalize_address(answering[0]):
+                seated.seat.last_mail_id = answering[1].strip().strip("<>")
+                session.add(seated.seat)
+    game = Game(settings, seed)
+    auto = play.auto_moves(game, game_row)
+    if auto:
+        append_actions(session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash())
+    play.after_moves(ctx, session, game_row, game, now)
+    seats = seats_of(session, game_row.id)
+    notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
+    return game_row.id
 
 
 def rematch(ctx: Context, game_id: int) -> int:

@@ -16,14 +16,14 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-from pbem.commands import GAME_VERBS, Parsed, parse_reply
+from pbem.commands import GAME_VERBS, Parsed, parse_lobby, parse_reply
 from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, reply_address
 from pbem.render import GameLine, Notice, render_help_games, render_which_game
-from pbem.service import notify
+from pbem.service import invitations, lobby, notify
 from pbem.service.context import (
     Context,
     Outcome,
@@ -107,6 +107,16 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         player = get_player_by_email(session, sender)
         if player is None and ctx.settings.match_plus_tags and without_tag(sender) != sender:
             player = get_player_by_email(session, without_tag(sender))
+        if player is not None and player.blocked:
+            return finish(ctx, session, row, "ignored", "blocked address: no reply", sender=sender)
+        tokens = find_tokens(mail, ctx.settings.local_part, ctx.settings.domain)
+        invitation = invitations.invitation_for(session, tokens)
+        if invitation is not None:
+            return invitations.answer(ctx, session, row, mail, invitation, now)
+        if not tokens:
+            asked = parse_lobby(mail.reply_text or "", reply_subject(mail.subject or ""))
+            if asked is not None:
+                return lobby.handle(ctx, session, row, mail, player, asked, now)
         if player is None:
             # No backscatter: whatever it asks (help included), nobody is answered.
             return finish(
@@ -122,6 +132,16 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             return table_or_outcome
         table = table_or_outcome
     game_row, seats, seat = table
+    if seats[seat].player.blocked:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            "blocked address: no reply",
+            sender=sender,
+            game_id=game_row.id,
+        )
     seat_email = seats[seat].player.email
     if seat_email != sender and without_tag(seat_email) == without_tag(sender):
         # The same mailbox but for a +tag.

@@ -1,20 +1,23 @@
-"""timers: reminders for slow players, and the timeout rule (forfeit, or the computer
-moves for them) once a game's deadline has passed."""
+"""timers: reminders for slow players, the timeout rule (forfeit, or the computer
+moves for them) once a game's deadline has passed, and the expiry of invitations nobody
+answered (the lobby's challenges)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
 from pbem.render import Notice, render_reminder
 from pbem.service import notify, play
 from pbem.service.context import Context, Seated, load_game, seats_of
+from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.players import get_player
 
 
 def run_timers(ctx: Context) -> int:
@@ -24,6 +27,7 @@ def run_timers(ctx: Context) -> int:
     now = ctx.clock()
     touched = 0
     with session_scope(ctx.db) as session:
+        touched += expire_invitations(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
                 continue
@@ -99,3 +103,40 @@ def duration(delta: timedelta) -> str:
     if hours < 48:
         return f"{hours:.0f} hours"
     return f"{hours / 24:.0f} days"
+
+
+def expire_invitations(ctx: Context, session: Session, now: datetime) -> int:
+    """Expire unanswered invitations past their time; tell each challenger once per
+    challenge. Returns the number of invitations expired."""
+    lapsed = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.status == PENDING, col(m.Invitation.expires_at) <= now)
+        .order_by(col(m.Invitation.id))
+        .with_for_update()
+    ).all()
+    told: set[int | None] = set()
+    for invitation in lapsed:
+        invitation.status = m.InvitationStatus.EXPIRED.value
+        session.add(invitation)
+        if invitation.inbound_id in told:
+            continue
+        told.add(invitation.inbound_id)
+        for other in group(session, invitation):
+            if other.status == m.InvitationStatus.ACCEPTED.value:
+                other.status = m.InvitationStatus.CANCELLED.value
+                session.add(other)
+        challenger = get_player(session, invitation.challenger_id)
+        if challenger is not None:
+            lapsed_here = [i.invitee for i in lapsed if i.inbound_id == invitation.inbound_id]
+            tell(
+                ctx,
+                session,
+                challenger.email,
+                invitation.inbound_id or 0,
+                "invite-expired",
+                "Invitation expired",
+                f"Nobody answered for {ctx.settings.invitation_days:g} days: the invitation "
+                f"to {', '.join(lapsed_here)} expired, and the game is off.",
+                now,
+            )
+    return len(lapsed)

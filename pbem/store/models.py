@@ -69,6 +69,9 @@ class Player(SQLModel, table=True):
     last_bounce_reason: str | None = Field(default=None, sa_type=Text)
     # A mail after every move of the game, even one that brings nothing new ("mail all").
     mail_all: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # Set by the admin (pbem player block): the address starts no game, is invited to
+    # none, and its mail is ignored.
+    blocked: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class Game(SQLModel, table=True):
@@ -116,6 +119,35 @@ class Seat(SQLModel, table=True):
     # that far) and a digest of what it could do (see pbem.render.news).
     mailed_events: int | None = None
     mailed_state: str | None = None
+
+
+class InvitationStatus(StrEnum):
+    """Where an invitation to a game started by mail stands."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class Invitation(SQLModel, table=True):
+    """One invited address's place in a challenge, with the secret token of its reply
+    address. The invitations of one challenge share ``inbound_id`` (the challenge mail)
+    and ``settings`` (the game to start, with a ``challenge`` key naming it)."""
+
+    __tablename__ = "invitation"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    settings: dict[str, Any] = Field(sa_type=JSONText)
+    challenger_id: int = Field(foreign_key="player.id", index=True, sa_type=ID_TYPE)
+    invitee: str = Field(index=True)
+    token: str = Field(unique=True)
+    status: str = Field(default=InvitationStatus.PENDING.value, index=True)
+    inbound_id: int | None = Field(default=None, foreign_key="inbound.id", sa_type=ID_TYPE)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+    answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Inbound(SQLModel, table=True):

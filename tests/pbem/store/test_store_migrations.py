@@ -39,6 +39,7 @@ TABLES = {
     "mailbox_cursor",
     "worker_lease",
     "transport_state",
+    "invitation",
 }
 
 

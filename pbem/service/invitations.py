@@ -1,0 +1,450 @@
+"""invitations: ``challenge`` by mail — invitations, their answers, ``cancel``, expiry.
+
+A challenge stores one `Invitation` row per invited address (all sharing the challenge
+mail's inbound id) and mails each address ONE invitation with its own reply token, in the
+challenge mail's transaction: a crash before the commit leaves neither rows nor mail, and
+processing the message again makes them once. The game starts (its first mail to
+everyone) when every invitee accepted; a decline cancels the rest (everyone told); the
+challenger's ``cancel`` withdraws their open invitations; the timers expire invitations
+nobody answered (`pbem.service.timers.expire_invitations`), telling the challenger.
+
+Who may be invited: not the challenger, not a blocked address, not one that bounced
+(``bounce_count``) or asked for no mail (a ``stopped`` flag, where the player row has
+one), only the ``lobby_domains`` when set, and not an address that let an invitation
+expire in the last ``invitation_quiet_days`` — the challenger is told only "that address
+cannot be invited now".
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, col, func, select
+
+from pbem.commands import LobbyCommand
+from pbem.mail.compose import compose
+from pbem.mail.reading import IncomingMail
+from pbem.mail.tokens import new_token, reply_address
+from pbem.render import Notice
+from pbem.render.board import house_rules
+from pbem.render.invite import render_invite
+from pbem.service import notify
+from pbem.service.context import Context, Outcome, ServiceError, display_name, finish
+from pbem.service.games import start_game
+from pbem.store import models as m
+from pbem.store.outbox import enqueue_outbox
+from pbem.store.players import get_or_create_player, get_player, get_player_by_email
+
+PENDING = m.InvitationStatus.PENDING.value
+
+
+def tell(
+    ctx: Context,
+    session: Session,
+    address: str,
+    inbound_id: int,
+    kind: str,
+    title: str,
+    text: str,
+    now: datetime,
+    answering: str | None = None,
+) -> None:
+    """A short note about an invitation to ``address`` (a player or not)."""
+    person = get_player_by_email(session, address) or m.Player(email=address, created_at=now)
+    notify.error_reply(
+        ctx, session, person, inbound_id, kind, title, [Notice("info", "", text)], now, answering
+    )
+
+
+def challenge(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    asked: LobbyCommand,
+    now: datetime,
+) -> Outcome:
+    """Store and mail the invitations of ``asked``; answer the challenger."""
+    assert row.id is not None
+    challenger = player or get_or_create_player(session, mail.sender, mail.sender_name, now=now)
+    sender = challenger.email  # the address they play as (+tags matched)
+    assert challenger.id is not None
+
+    def refuse(why: str, reason: str) -> Outcome:
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id or 0,
+            "lobby-challenge",
+            "No invitation sent",
+            why,
+            now,
+            mail.message_id,
+        )
+        return finish(ctx, session, row, "rejected", f"challenge: {reason}", sender=sender)
+
+    open_now = session.exec(
+        select(func.count())
+        .select_from(m.Invitation)
+        .where(m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING)
+    ).one()
+    if open_now + len(asked.invitees) > ctx.settings.max_open_invitations:
+        return refuse(
+            f"You may have at most {ctx.settings.max_open_invitations} open invitations; "
+            f"you have {open_now}. Write 'cancel' to withdraw them.",
+            "over the open invitations limit",
+        )
+    for address in asked.invitees:
+        if not may_invite(ctx, session, challenger, address, now):
+            return refuse(f"{address} cannot be invited now.", f"{address} cannot be invited")
+    settings = {
+        "players": len(asked.invitees) + 1,
+        "target": asked.target,
+        "muggins": asked.muggins,
+        "skunk": asked.skunk,
+        "partners": len(asked.invitees) == 3,
+        "challenge": secrets.token_hex(6),
+    }
+    expires = now + timedelta(days=ctx.settings.invitation_days)
+    rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
+    for address in asked.invitees:
+        invitation = m.Invitation(
+            settings=settings,
+            challenger_id=challenger.id,
+            invitee=address,
+            token=new_token(),
+            status=PENDING,
+            inbound_id=row.id,
+            created_at=now,
+            expires_at=expires,
+        )
+        session.add(invitation)
+        session.flush()
+        others = tuple(a for a in asked.invitees if a != address)
+        invite = render_invite(
+            mail.sender_name or display_name(challenger),
+            sender,
+            others,
+            rules,
+            expires.strftime("%Y-%m-%d"),
+        )
+        msg_id = f"<inv.{invitation.id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
+        raw = compose(
+            sender=ctx.settings.address,
+            sender_name=ctx.settings.from_name,
+            to=address,
+            to_name=None,
+            subject=invite.subject,
+            text=invite.text,
+            html=invite.html,
+            message_id=msg_id,
+            in_reply_to=None,
+            references=[],
+            reply_to=reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain),
+            loop_value=ctx.settings.loop_value,
+            date=now,
+        )
+        enqueue_outbox(session, msg_id, address, ctx.settings.address, "invite", raw, None, now=now)
+    tell(
+        ctx,
+        session,
+        sender,
+        row.id,
+        "lobby-invited",
+        "Invitations sent",
+        f"Invited: {', '.join(asked.invitees)} ({rules}). The game starts when everyone "
+        "accepted; write 'cancel' to withdraw.",
+        now,
+        mail.message_id,
+    )
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"challenge: invited {', '.join(asked.invitees)}",
+        sender=sender,
+    )
+
+
+def may_invite(
+    ctx: Context, session: Session, challenger: m.Player, address: str, now: datetime
+) -> bool:
+    """Whether ``address`` may get an invitation from ``challenger`` now."""
+    from pbem.mail.address import is_valid_address
+
+    if address == challenger.email or not is_valid_address(address):
+        return False
+    if address.rsplit("@", 1)[-1] == ctx.settings.domain.lower():
+        return False  # the service itself: a loop
+    domains = [d.lower() for d in ctx.settings.lobby_domains]
+    if domains and address.rsplit("@", 1)[-1] not in domains:
+        return False
+    known = get_player_by_email(session, address)
+    if known is not None and (
+        known.blocked or known.bounce_count > 0 or getattr(known, "stopped", False)
+    ):
+        return False
+    quiet = now - timedelta(days=ctx.settings.invitation_quiet_days)
+    lapsed = session.exec(
+        select(m.Invitation.id).where(
+            m.Invitation.invitee == address,
+            m.Invitation.status == m.InvitationStatus.EXPIRED.value,
+            col(m.Invitation.expires_at) >= quiet,
+        )
+    ).first()
+    return lapsed is None
+
+
+def invitation_for(session: Session, tokens: list[str]) -> m.Invitation | None:
+    """The invitation one of ``tokens`` names (not locked: `group` locks a challenge's
+    invitations together, always in the same order, so two answers cannot deadlock)."""
+    if not tokens:
+        return None
+    return session.exec(select(m.Invitation).where(col(m.Invitation.token).in_(tokens))).first()
+
+
+def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
+    """Every invitation of ``invitation``'s challenge, in the order they were made."""
+    return list(
+        session.exec(
+            select(m.Invitation)
+            .where(m.Invitation.inbound_id == invitation.inbound_id)
+            .order_by(col(m.Invitation.id))
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        ).all()
+    )
+
+
+def answer(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    invitation: m.Invitation,
+    now: datetime,
+) -> Outcome:
+    """An invitee's answer (``accept`` / ``decline``) to their invitation."""
+    assert row.id is not None
+    sender = mail.sender
+    if sender != invitation.invitee:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            "invitation token used by another address: no reply",
+            sender=sender,
+        )
+    said = first_word(mail.reply_text or "")
+    accepted = said in ("accept", "accepted", "yes", "ok", "okay")
+    declined = said in ("decline", "declined", "no", "reject")
+    everyone = group(session, invitation)  # locked, and read again: another answer may
+    # have changed them since the token was looked up
+    if invitation.status != PENDING:
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id,
+            "invite-closed",
+            "This invitation is closed",
+            f"This invitation is no longer open (it was {invitation.status}).",
+            now,
+            mail.message_id,
+        )
+        return finish(
+            ctx, session, row, "rejected", f"invitation {invitation.status}", sender=sender
+        )
+    if not accepted and not declined:
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id,
+            "invite-what",
+            "Accept or decline?",
+            "Reply with 'accept' to play, or 'decline'.",
+            now,
+            mail.message_id,
+        )
+        return finish(
+            ctx, session, row, "rejected", "invitation: neither accept nor decline", sender=sender
+        )
+    challenger = get_player(session, invitation.challenger_id)
+    assert challenger is not None
+    invitation.answered_at = now
+    if declined:
+        invitation.status = m.InvitationStatus.DECLINED.value
+        session.add(invitation)
+        for other in everyone:
+            if other.id != invitation.id and other.status in (
+                PENDING,
+                m.InvitationStatus.ACCEPTED.value,
+            ):
+                other.status = m.InvitationStatus.CANCELLED.value
+                session.add(other)
+                tell(
+                    ctx,
+                    session,
+                    other.invitee,
+                    row.id,
+                    "invite-off",
+                    "The game is off",
+                    f"{sender} declined, so the game will not start.",
+                    now,
+                )
+        tell(
+            ctx,
+            session,
+            challenger.email,
+            row.id,
+            "invite-declined",
+            "Invitation declined",
+            f"{sender} declined your invitation; the game is off.",
+            now,
+        )
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id,
+            "invite-bye",
+            "Declined",
+            "You declined; nothing more will be sent about this game.",
+            now,
+            mail.message_id,
+        )
+        return finish(ctx, session, row, "applied", "invitation declined", sender=sender)
+    invitation.status = m.InvitationStatus.ACCEPTED.value
+    session.add(invitation)
+    waiting = [i.invitee for i in everyone if i.status == PENDING and i.id != invitation.id]
+    if waiting:
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id,
+            "invite-wait",
+            "Accepted",
+            f"Thank you. The game starts when {', '.join(waiting)} accepted too.",
+            now,
+            mail.message_id,
+        )
+        return finish(ctx, session, row, "applied", "invitation accepted", sender=sender)
+    rules = invitation.settings
+    people: list[tuple[str, str | None]] = [(challenger.email, challenger.display_name)]
+    people += [(i.invitee, mail.sender_name if i.id == invitation.id else None) for i in everyone]
+    try:
+        game_id = start_game(
+            ctx,
+            session,
+            people,
+            target=int(rules["target"]),
+            muggins=bool(rules["muggins"]),
+            skunk=str(rules["skunk"]),
+            answering=(sender, mail.message_id),
+        )
+    except ServiceError as exc:
+        tell(
+            ctx,
+            session,
+            sender,
+            row.id,
+            "invite-fail",
+            "No game",
+            str(exc),
+            now,
+            mail.message_id,
+        )
+        return finish(ctx, session, row, "rejected", f"invitation: {exc}", sender=sender)
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"invitation accepted: started game {game_id}",
+        sender=sender,
+        game_id=game_id,
+    )
+
+
+def cancel(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player,
+    now: datetime,
+) -> Outcome:
+    """The challenger withdraws their open invitations; the invitees are told."""
+    assert row.id is not None
+    mine = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.challenger_id == player.id, m.Invitation.status == PENDING)
+        .order_by(col(m.Invitation.id))
+        .with_for_update()
+    ).all()
+    if not mine:
+        tell(
+            ctx,
+            session,
+            player.email,
+            row.id,
+            "cancel-none",
+            "Nothing to cancel",
+            "You have no open invitations.",
+            now,
+            mail.message_id,
+        )
+        return finish(
+            ctx, session, row, "rejected", "cancel: no open invitations", sender=player.email
+        )
+    for invitation in mine:
+        invitation.status = m.InvitationStatus.CANCELLED.value
+        invitation.answered_at = now
+        session.add(invitation)
+        tell(
+            ctx,
+            session,
+            invitation.invitee,
+            row.id,
+            "invite-off",
+            "Invitation withdrawn",
+            f"{player.email} withdrew the invitation; nothing more will be sent.",
+            now,
+        )
+    tell(
+        ctx,
+        session,
+        player.email,
+        row.id,
+        "cancel-done",
+        "Invitations withdrawn",
+        f"Withdrawn: {', '.join(i.invitee for i in mine)}.",
+        now,
+        mail.message_id,
+    )
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"cancel: {len(mine)} invitations withdrawn",
+        sender=player.email,
+    )
+
+
+def first_word(text: str) -> str:
+    """The first word of a reply's text, lowercase, without punctuation."""
+    for line in text.splitlines():
+        words = line.strip().lower().split()
+        if words:
+            return words[0].strip(".,;:!")
+    return ""

@@ -1,0 +1,263 @@
+"""lobby: games started by mail to the plain service address.
+
+A mail that carries no game token and whose first command is a lobby command (see
+`pbem.commands.LobbyCommand`) comes here from intake, in the message's transaction:
+``new`` / ``play computer`` starts a game against the computer at once (its first mail
+is the answer, threaded after the request), ``games`` answers with the sender's games.
+
+Anyone on the internet can write, so the ``lobby`` setting says who may start games:
+``open`` (anyone), ``invite-only`` (the default: players of a game already), ``closed``
+(the admin only: known players are told so, strangers get nothing). A blocked address
+(``pbem player block``) is never answered. A player starts at most
+``max_new_games_per_day`` games a day.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, col, func, select
+
+from engine import InvalidSyntaxError
+from pbem.commands import LobbyCommand
+from pbem.mail.reading import IncomingMail
+from pbem.mail.tokens import reply_address
+from pbem.render import Notice
+from pbem.render.games import render_my_games
+from pbem.service import invitations, notify
+from pbem.service.context import Context, Outcome, ServiceError, finish
+from pbem.service.games import start_game
+from pbem.store import models as m
+from pbem.store.games import games_for_player
+from pbem.store.players import get_player
+
+STARTED = "lobby: started game"
+"""How the reason of a mail that started a game begins (the daily limit counts them)."""
+
+
+def handle(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    asked: LobbyCommand | InvalidSyntaxError,
+    now: datetime,
+) -> Outcome:
+    """Answer a lobby command from ``mail``'s sender (``player``: None for a stranger),
+    and mark the message done; its final state."""
+    sender = player.email if player is not None else mail.sender  # (+tags matched)
+    mode = ctx.settings.lobby
+    if player is None and mode != "open":
+        # No backscatter: a stranger's mail may carry a forged From.
+        return finish(
+            ctx, session, row, "ignored", f"lobby {mode}: unknown sender, no reply", sender=sender
+        )
+    if player is None and not isinstance(asked, LobbyCommand):
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"unknown sender, unreadable lobby command: {asked}",
+            sender=sender,
+        )
+    if player is not None and mode == "closed":
+        refuse(
+            ctx,
+            session,
+            player,
+            row,
+            mail,
+            "lobby-closed",
+            "Games are started by the admin",
+            "Games are not started by mail here: the admin starts games. Write to "
+            "the admin if you would like a game.",
+            now,
+        )
+        return finish(ctx, session, row, "rejected", "lobby closed: told the sender", sender=sender)
+    if isinstance(asked, InvalidSyntaxError):
+        assert player is not None
+        refuse(ctx, session, player, row, mail, "lobby-syntax", "Not understood", str(asked), now)
+        return finish(ctx, session, row, "rejected", f"lobby: {asked}", sender=sender)
+    if asked.verb == "new":
+        return new_against_computer(ctx, session, row, mail, player, asked, now)
+    if asked.verb == "games":
+        if player is None:
+            return finish(
+                ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
+            )
+        return my_games(ctx, session, row, mail, player, now)
+    if asked.verb == "challenge":
+        return invitations.challenge(ctx, session, row, mail, player, asked, now)
+    if player is None:
+        return finish(ctx, session, row, "ignored", "cancel: unknown sender", sender=sender)
+    return invitations.cancel(ctx, session, row, mail, player, now)
+
+
+def new_against_computer(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    asked: LobbyCommand,
+    now: datetime,
+) -> Outcome:
+    """Start a game of the sender against the computer; its first mail answers them."""
+    sender = player.email if player is not None else mail.sender  # (+tags matched)
+    if player is not None and started_today(session, sender, now) >= (
+        ctx.settings.max_new_games_per_day
+    ):
+        refuse(
+            ctx,
+            session,
+            player,
+            row,
+            mail,
+            "lobby-limit",
+            "No more games today",
+            f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
+            "as many as one may; try again tomorrow.",
+            now,
+        )
+        return finish(
+            ctx, session, row, "rejected", "lobby: over the daily limit of new games", sender=sender
+        )
+    seats = asked.players or 2
+    people: list[tuple[str, str | None]] = [(sender, mail.sender_name or None)]
+    for n in range(1, seats):
+        suffix = "" if n == 1 else str(n)
+        people.append((f"computer{suffix}@{ctx.settings.domain}", f"Computer{suffix}"))
+    try:
+        game_id = start_game(
+            ctx,
+            session,
+            people,
+            target=asked.target,
+            muggins=asked.muggins,
+            skunk=asked.skunk,
+            computer=range(1, seats),
+            answering=(sender, mail.message_id),
+        )
+    except ServiceError as exc:
+        if player is None:
+            return finish(ctx, session, row, "ignored", f"lobby: {exc}", sender=sender)
+        refuse(ctx, session, player, row, mail, "lobby-new", "No game started", str(exc), now)
+        return finish(ctx, session, row, "rejected", f"lobby: {exc}", sender=sender)
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"{STARTED} {game_id} against the computer",
+        sender=sender,
+        game_id=game_id,
+    )
+
+
+def my_games(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player,
+    now: datetime,
+) -> Outcome:
+    """Answer ``games``: the player's games in progress (each with their own reply
+    address), the invitations waiting (sent and received), the last finished games."""
+    from pbem.service.intake import game_line
+
+    assert player.id is not None and row.id is not None
+    mine = games_for_player(session, player.id)
+    going = [g for g in mine if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)]
+    lines = [game_line(ctx, session, g, player) for g in going]
+    done = [g for g in mine if g.status == m.GameStatus.FINISHED.value]
+    done.sort(key=lambda g: g.finished_at or g.updated_at, reverse=True)
+    finished = [result_line(session, g, player) for g in done[:FINISHED_SHOWN]]
+    render = render_my_games(lines, waiting_lines(ctx, session, player), finished)
+    notify.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
+    return finish(ctx, session, row, "applied", "sent: games", sender=player.email)
+
+
+FINISHED_SHOWN = 5
+"""How many finished games ``games`` shows."""
+
+
+def waiting_lines(ctx: Context, session: Session, player: m.Player) -> list[str]:
+    """The open invitations ``player`` sent, and those sent to them (with the address to
+    answer each)."""
+    pending = m.InvitationStatus.PENDING.value
+    sent = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.challenger_id == player.id, m.Invitation.status == pending)
+        .order_by(col(m.Invitation.id))
+    ).all()
+    received = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.invitee == player.email, m.Invitation.status == pending)
+        .order_by(col(m.Invitation.id))
+    ).all()
+    out = [
+        f"You invited {i.invitee}: no answer yet (lapses {i.expires_at:%Y-%m-%d})." for i in sent
+    ]
+    for i in received:
+        challenger = get_player(session, i.challenger_id)
+        who = challenger.email if challenger is not None else "someone"
+        address = reply_address(ctx.settings.local_part, i.token, ctx.settings.domain)
+        out.append(f"{who} invited you: write accept or decline to {address}")
+    return out
+
+
+def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
+    """A finished game in one line: the opponents, won or lost, the scores."""
+    from pbem.service.context import seats_of
+
+    assert game_row.id is not None
+    seats = seats_of(session, game_row.id)
+    mine = next(s.seat.seat for s in seats if s.player.id == player.id)
+    others = ", ".join(s.name for s in seats if s.player.id != player.id)
+    outcome = game_row.outcome or {}
+    won = mine in outcome.get("winner_seats", ())
+    scores = "–".join(str(n) for n in outcome.get("scores", ()))
+    return f"Game {game_row.id} v {others}: you {'won' if won else 'lost'} {scores}".rstrip()
+
+
+def started_today(session: Session, sender: str, now: datetime) -> int:
+    """How many games ``sender`` started by mail in the day before ``now``."""
+    return session.exec(
+        select(func.count())
+        .select_from(m.Inbound)
+        .where(
+            m.Inbound.sender == sender,
+            col(m.Inbound.received_at) >= now - timedelta(days=1),
+            col(m.Inbound.reason).startswith(STARTED),
+        )
+    ).one()
+
+
+def refuse(
+    ctx: Context,
+    session: Session,
+    player: m.Player,
+    row: m.Inbound,
+    mail: IncomingMail,
+    kind: str,
+    title: str,
+    why: str,
+    now: datetime,
+) -> None:
+    """Tell a known player why their lobby command was not done, threaded after it."""
+    assert row.id is not None
+    notify.error_reply(
+        ctx,
+        session,
+        player,
+        row.id,
+        kind,
+        title,
+        [Notice("refused", "", why)],
+        now,
+        answering=mail.message_id,
+    )

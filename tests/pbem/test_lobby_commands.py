@@ -1,0 +1,78 @@
+"""The lobby's commands as read from a mail to the plain service address."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import InvalidSyntaxError
+from pbem.commands import LobbyCommand, parse_lobby
+
+
+@pytest.mark.parametrize(
+    ("text", "verb", "fields"),
+    [
+        ("new", "new", {}),
+        ("New game to 61", "new", {"target": 61}),
+        ("play computer to 61 muggins", "new", {"target": 61, "muggins": True}),
+        ("play against the computer, no skunk", "new", {"skunk": "none"}),
+        ("new lurch 3 players", "new", {"skunk": "lurch", "players": 3}),
+        ("start a game, 4 players", "new", {"players": 4}),
+        (
+            "challenge bob@example.org carol@example.net to 61",
+            "challenge",
+            {"invitees": ("bob@example.org", "carol@example.net"), "target": 61},
+        ),
+        (
+            "invite <b@x.org>, c@x.org and d@x.org partners",
+            "challenge",
+            {"invitees": ("b@x.org", "c@x.org", "d@x.org"), "partners": True},
+        ),
+        ("cancel", "cancel", {}),
+        ("games", "games", {}),
+        ("my games please", "games", {}),
+    ],
+)
+def test_lobby_commands(text: str, verb: str, fields: dict[str, object]) -> None:
+    found = parse_lobby(text)
+    assert isinstance(found, LobbyCommand)
+    assert found.verb == verb
+    for name, value in fields.items():
+        assert getattr(found, name) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("new to 100", "61 or 121, not 100"),
+        ("new 5 players", "2, 3 or 4 players, not 5"),
+        ("challenge", "challenge whom"),
+        ("challenge bob@example.org partners", "partners play four"),
+        ("challenge a@x.org b@x.org c@x.org d@x.org", "at most 3"),
+        ("challenge bob@example.org tomorrow", "'tomorrow' is not an option"),
+    ],
+)
+def test_lobby_commands_it_cannot_read(text: str, error: str) -> None:
+    found = parse_lobby(text)
+    assert isinstance(found, InvalidSyntaxError)
+    assert error in str(found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "New to this, how do I play?",
+        "games are fun",
+        "play 7c",
+        "discard 5h jd",
+        "play computer now",
+        "cancel my subscription",
+        "hello",
+    ],
+)
+def test_not_lobby_commands(text: str) -> None:
+    assert parse_lobby(text) is None
+
+
+def test_the_subject_is_read_first() -> None:
+    found = parse_lobby("challenge bob@example.org", "new game to 61")
+    assert isinstance(found, LobbyCommand) and found.verb == "new" and found.target == 61

@@ -12,6 +12,9 @@ Case does not matter, punctuation around words is ignored::
     hand | status      (send me my view again)
     history            (the moves so far)
     mail all | turns   (a mail after every move, or only when there is news: the default)
+    mail text | html | both  (which parts the mails carry: both is the default)
+    name Alice Smith   (the name the other players see)
+    stop | start       (no mail but the answers to my own mail; and back again)
     archive            (a finished game's JSON archive, to replay and verify)
     resign
     help
@@ -44,8 +47,8 @@ from engine import (
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 INFO_VERBS = ("hand", "history", "help", "archive")
-# The player's own settings, taken in any state of the game.
-SETTING_VERBS = ("mail",)
+# The player's own settings, taken in any state of the game (and without a game).
+SETTING_VERBS = ("mail", "name", "stop", "start")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
 MAIL_CHOICES = {
     "all": True,
@@ -57,6 +60,14 @@ MAIL_CHOICES = {
     "news": False,
     "less": False,
     "fewer": False,
+}
+# ``mail text`` / ``mail html`` / ``mail both``: which parts the player's mails carry.
+MAIL_PARTS = {
+    "text": "text",
+    "plain": "text",
+    "txt": "text",
+    "html": "html",
+    "both": "both",
 }
 
 _ALIASES = {
@@ -100,7 +111,16 @@ _ALIASES = {
     "emails": "mail",
     "?": "help",
     "commands": "help",
+    # The player's own settings.
+    "name": "name",
+    "stop": "stop",
+    "unsubscribe": "stop",
+    "start": "start",
+    "resume": "start",
+    "subscribe": "start",
 }
+# Words that may follow "stop" / "start" ("stop mailing me please").
+_STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
 # "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
 # an ace when it is the only card word ("play a"), and read by `to_action` as an article
@@ -179,8 +199,18 @@ def parse_line(line: str) -> Command | None:
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
         return Command(verb, (), line.strip())
-    if verb == "mail" and rest and not any(w in MAIL_CHOICES for w in rest):
+    if verb == "mail" and rest and not any(w in MAIL_CHOICES or w in MAIL_PARTS for w in rest):
         return None  # "mail me later": not the mail setting
+    if verb in ("stop", "start"):
+        if not set(rest) <= _STOP_WORDS:
+            return None  # "stop playing the king": not the setting
+        return Command(verb, (), line.strip())
+    if verb == "name":
+        # The name as written (case kept): the words after the verb.
+        given = line.strip().split(None, 1)
+        if words[0] != "name" or len(given) < 2:
+            return Command("name", (), line.strip())
+        return Command("name", (given[1].strip(),), line.strip())
     return Command(verb, tuple(rest), line.strip())
 
 
@@ -223,6 +253,28 @@ def mail_choice(command: Command) -> bool:
     if len(choices) != 1:
         raise InvalidSyntaxError("mail how often? 'mail all' (after every move) or 'mail turns'")
     return choices.pop()
+
+
+# -- the player's own settings ----------------------------------------------------------
+
+
+def mail_parts(command: Command) -> str | None:
+    """``"text"``, ``"html"`` or ``"both"`` for ``mail text|html|both``; None when the
+    command names no parts (``mail all``).
+
+    Raises ``InvalidSyntaxError`` when it names more than one.
+    """
+    parts = {MAIL_PARTS[w] for w in command.args if w in MAIL_PARTS}
+    if len(parts) > 1:
+        raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
+    return parts.pop() if parts else None
+
+
+def mail_frequency(command: Command) -> bool | None:
+    """Like `mail_choice`, but None when the command names no frequency (``mail text``)."""
+    if not any(w in MAIL_CHOICES for w in command.args):
+        return None
+    return mail_choice(command)
 
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)

@@ -76,15 +76,20 @@ def turn_mails(
     notices: dict[int, list[Notice]],
     inbound_id: int | None,
     now: datetime,
+    replying: int | None = None,
 ) -> None:
     """A turn mail to every player who needs one (`pbem.render.news`): its news run
-    from the player's last turn mail (``since`` for a seat that has none on record)."""
+    from the player's last turn mail (``since`` for a seat that has none on record).
+    A player who sent ``stop`` gets none, unless theirs is the seat whose mail this
+    answers (``replying``)."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
             continue  # the computer plays in-process; it has no mailbox
+        if seated.player.stopped and seat != replying:
+            continue  # "stop": only the answers to their own mail
         mine = notices.get(seat, [])
         told = seated.seat.mailed_events
         start = since if told is None or told > len(game.events) else told
@@ -260,6 +265,7 @@ def answer(
         reply_to=None,
         loop_value=ctx.settings.loop_value,
         date=now,
+        parts=player.mail_parts,
     )
     outbox_kind = "help" if kind == "help" else "error"
     enqueue_outbox(
@@ -277,10 +283,15 @@ def enqueue(
     tag: str,
     now: datetime,
     view_json: dict[str, Any] | None = None,
+    unsolicited: bool = False,
 ) -> None:
-    """Queue ``mail`` to ``seated``, threaded after the seat's last mail."""
+    """Queue ``mail`` to ``seated``, threaded after the seat's last mail. An
+    ``unsolicited`` mail (a reminder, a status change: not an answer to the player's
+    own mail) is not sent to a player who sent ``stop``."""
     if is_computer(game_row, seated.seat.seat):
         return  # the computer plays in-process; it has no mailbox
+    if unsolicited and seated.player.stopped:
+        return
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, kind, game_row.id, raw, now)
@@ -323,6 +334,7 @@ def envelope_for(
         "loop_value": ctx.settings.loop_value,
         "date": now,
         "attachments": attachments,
+        "parts": seated.player.mail_parts,
     }
 
 
@@ -386,7 +398,16 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
     assert game is not None
     if move.actions:
         turn_mails(
-            ctx, session, game_row, game, seats, move.since, {seat: move.notices}, inbound_id, now
+            ctx,
+            session,
+            game_row,
+            game,
+            seats,
+            move.since,
+            {seat: move.notices},
+            inbound_id,
+            now,
+            replying=seat,
         )
         if "history" in wants:
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)

@@ -3,10 +3,10 @@
 `play` turns the commands of one mail into engine actions and applies them to the game,
 with the forced moves and the computer seats' moves after each (`auto_moves`); what
 cannot be done becomes a notice (refused, ambiguous, "already done", the resign that
-needs a token), and the questions (hand, history, help, archive) and ``mail all`` /
-``mail turns`` are noted for `notify`. `record` appends the new actions to the log and
-restarts the game's clocks; `verdict` is the message's final state. Nothing here
-writes mail.
+needs a token), the questions (hand, history, help, archive) are noted for `notify`,
+and the player's own settings (``mail``, ``name``, ``stop``, ``start``) are applied
+by `pbem.service.settings`. `record` appends the new actions to the log and restarts
+the game's clocks; `verdict` is the message's final state. Nothing here writes mail.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from engine import (
     action_to_json,
 )
 from engine import players as computer
-from pbem.commands import GAME_VERBS, Command, mail_choice, to_action
+from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service.context import Context, Seated, load_game, stage
+from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.games import append_actions
@@ -124,10 +125,10 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             else:
                 wants.append("archive")
             continue
-        if cmd.verb == "mail":
-            notice = set_mail_choice(session, seats[seat].player, cmd)
+        if cmd.verb in SETTING_VERBS:
+            notice = apply_setting(session, seats[seat].player, cmd)
             notices.append(notice)
-            if notice.status == "applied":
+            if notice.status == "applied" and "mail" not in wants:
                 wants.append("mail")
             continue
         if game.is_over:
@@ -221,23 +222,6 @@ def logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
         ).first()
 
     return auto
-
-
-def set_mail_choice(session: Session, player: m.Player, cmd: Command) -> Notice:
-    """``mail all`` / ``mail turns``: the player's choice, kept on their player row."""
-    try:
-        every = mail_choice(cmd)
-    except InvalidSyntaxError as exc:
-        return Notice("refused", str(cmd), str(exc), "mail all, or mail turns")
-    update_row(session, player, mail_all=every)
-    if every:
-        return Notice("applied", str(cmd), "You will get a mail after every move.")
-    return Notice(
-        "applied",
-        str(cmd),
-        "You will get a mail when it is your turn or there is news "
-        "(not after each of your own moves).",
-    )
 
 
 def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str, Any], bool]]:

@@ -48,6 +48,7 @@ def run_timers(ctx: Context) -> int:
                         f"m{game_row.reminders_sent}-{game_row.action_count}",
                         now,
                         view_json=view.to_json(),
+                        unsolicited=True,
                     )
                 game_row.reminders_sent += 1
                 game_row.next_reminder_at = now + timedelta(hours=ctx.settings.reminder_hours)

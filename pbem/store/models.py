@@ -69,6 +69,12 @@ class Player(SQLModel, table=True):
     last_bounce_reason: str | None = Field(default=None, sa_type=Text)
     # A mail after every move of the game, even one that brings nothing new ("mail all").
     mail_all: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # Which parts the player's mails carry: "both" (text and HTML), "text" or "html".
+    mail_parts: str = Field(default="both", sa_column_kwargs={"server_default": "both"})
+    # "stop": no mail but the answers to the player's own mail, until "start".
+    stopped: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # "away": the player's clocks stand still until then.
+    away_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Game(SQLModel, table=True):

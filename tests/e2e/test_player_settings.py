@@ -1,0 +1,208 @@
+"""A player's own settings, by mail, through the Maildirs and the database (both backends):
+``name``, ``mail text|html|both`` (beside ``mail all|turns``), ``stop`` / ``start`` —
+in a game mail and to the plain address — and the refusals."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from engine import players as computer
+from pbem.bots import text_of
+from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, plain_mail
+
+A, B = ALICE[0], BOB[0]
+SERVICE = f"cribbage@{DOMAIN}"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def body_types(msg: EmailMessage) -> list[str]:
+    """The content types of every leaf part, in order."""
+    return [part.get_content_type() for part in msg.walk() if not part.is_multipart()]
+
+
+def reply_text(msg: EmailMessage) -> str:
+    """The readable text of a mail: its plain part, else its HTML part."""
+    part = msg.get_body(("plain", "html"))
+    assert part is not None
+    return flat(str(part.get_content()))
+
+
+def move_for(h: Harness, game_id: int, seat: int) -> None:
+    """The player of ``seat`` makes a legal move by mail."""
+    game = h.game(game_id)
+    h.move(game_id, computer.choose_action(game, seat, random.Random(seat)))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+
+
+def test_name_is_cleaned_confirmed_and_shown_to_the_opponent(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game((ALICE, BOB))
+    h.answer(A, "name  Alice\x07 Smith")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    player = h.player(A)
+    assert player is not None and player.display_name == "Alice Smith"
+    assert "Your name is now Alice Smith." in reply_text(h.latest(A))
+    # Bob's next mail names her so.
+    before = h.count(B)
+    move_for(h, game_id, 0)
+    move_for(h, game_id, 1)
+    news = h.new_mail(B, before)
+    assert news and "Alice Smith" in text_of(news[-1])
+    assert "Alice Smith" in str(news[-1]["Subject"]) + text_of(news[-1])
+
+
+def test_a_long_name_is_cut_and_an_empty_one_refused(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    h.answer(A, "name " + "x" * 500)
+    player = h.player(A)
+    assert player is not None and player.display_name is not None
+    assert len(player.display_name) == 60 and player.display_name.endswith("…")
+    h.answer(A, "name")
+    assert h.last_inbound().status == "rejected"
+    assert "name what?" in reply_text(h.latest(A))
+    player = h.player(A)
+    assert player is not None and len(player.display_name or "") == 60
+
+
+def test_mail_text_html_both_choose_the_parts(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    assert body_types(h.latest(A))[:2] == ["text/plain", "text/html"]
+
+    h.answer(A, "mail text")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    player = h.player(A)
+    assert player is not None and player.mail_parts == "text"
+    mail = h.latest(A)
+    assert body_types(mail) == ["text/plain", "application/json"]
+    assert "plain text only" in reply_text(mail)
+
+    h.answer(A, "mail html")
+    mail = h.latest(A)
+    assert body_types(mail) == ["text/html", "application/json"]
+    assert "HTML only" in reply_text(mail)
+
+    h.answer(A, "mail both")
+    mail = h.latest(A)
+    assert body_types(mail) == ["text/plain", "text/html", "application/json"]
+    # Bob set nothing: both parts, as before.
+    assert body_types(h.latest(B))[:2] == ["text/plain", "text/html"]
+
+
+def test_mail_frequency_and_parts_are_separate_choices(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    h.answer(A, "mail all")
+    h.answer(A, "mail text")
+    player = h.player(A)
+    assert player is not None and (player.mail_all, player.mail_parts) == (True, "text")
+    h.answer(A, "mail turns")
+    player = h.player(A)
+    assert player is not None and (player.mail_all, player.mail_parts) == (False, "text")
+    h.answer(A, "mail html all")
+    player = h.player(A)
+    assert player is not None and (player.mail_all, player.mail_parts) == (True, "html")
+
+
+def test_mail_with_two_parts_or_none_is_refused(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    h.answer(A, "mail text html")
+    assert h.last_inbound().status == "rejected"
+    assert "mail which parts?" in reply_text(h.latest(A))
+    h.answer(A, "mail")
+    assert h.last_inbound().status == "rejected"
+    assert "mail how?" in reply_text(h.latest(A))
+    player = h.player(A)
+    assert player is not None and player.mail_parts == "both" and not player.mail_all
+
+
+def test_stop_silences_all_but_answers_and_start_restores(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game((ALICE, BOB))
+    h.answer(B, "stop")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    said = reply_text(h.latest(B))
+    assert "no more mail" in said and "your clock still runs" in said
+    player = h.player(B)
+    assert player is not None and player.stopped
+
+    # Alice's move would tell Bob: he is not mailed; the game goes on.
+    before = h.count(B)
+    move_for(h, game_id, 0)
+    assert h.count(B) == before
+    # His own move is answered.
+    move_for(h, game_id, 1)
+    assert h.count(B) == before + 1
+    # So is a question.
+    h.answer(B, "hand")
+    assert h.count(B) == before + 2
+
+    h.answer(B, "start")
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    assert "game mails again" in reply_text(h.latest(B))
+
+
+def test_stop_skips_status_mails_and_reminders(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine, reminder_hours=24, timeout_days=7)
+    try:
+        game_id = h.new_game((ALICE, BOB))
+        move_for(h, game_id, 0)
+        h.answer(B, "stop")
+        before = h.count(B)
+        h.service.set_status(game_id, "paused", "a break")
+        h.service.set_status(game_id, "active")
+        h.step()
+        h.clock.advance(timedelta(hours=25))
+        h.step()
+        assert h.count(B) == before
+        assert not [r for r in h.outbox() if r.kind == "reminder" and r.recipient == B]
+        # Bob's turn, but not Alice's: the reminder would have been his.
+        assert h.game(game_id).to_act() == (1,)
+        # The clock ran: after the timeout the computer moved for him.
+        actions = len(h.log(game_id))
+        h.clock.advance(timedelta(days=7))
+        h.step()
+        assert len(h.log(game_id)) > actions
+        assert h.count(B) == before
+    finally:
+        h.close()
+
+
+def test_settings_to_the_plain_address_need_no_game(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    h.new_game((ALICE, CAROL), seed="second")
+    # Two games: a plain mail is not routed to one, but settings need none.
+    h.deliver(plain_mail(A, SERVICE, "mail text\nname Al"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    player = h.player(A)
+    assert player is not None and (player.mail_parts, player.display_name) == ("text", "Al")
+    answer = h.latest(A)
+    assert body_types(answer) == ["text/plain"]
+    assert "Your name is now Al." in reply_text(answer)
+    # A refused setting: rejected, and told why.
+    h.deliver(plain_mail(A, SERVICE, "name"))
+    assert h.last_inbound().status == "rejected"
+    assert "name what?" in reply_text(h.latest(A))
+
+
+def test_settings_from_a_stranger_change_nothing(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    before = len(h.outbox())
+    h.deliver(plain_mail("mallory@evil.test", SERVICE, "stop"))
+    assert h.last_inbound().status == "ignored"
+    assert len(h.outbox()) == before

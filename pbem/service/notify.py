@@ -310,7 +310,8 @@ def envelope_for(
     """The arguments of `compose` but the subject and the bodies, for a mail to
     ``seated``: its Message-ID (naming the game state and the kind of mail), threading
     after the seat's last mail, the seat's reply address, and the view as an
-    attachment. The seat's last mail becomes this one."""
+    attachment; a ``List-Unsubscribe`` header whose mailto sends ``stop`` from the
+    player to the seat's reply address. The seat's last mail becomes this one."""
     assert game_row.id is not None
     token = seated.seat.token
     msg_id = message_id(token, game_row.id, f"{tag}.{kind}", ctx.settings.domain)
@@ -322,6 +323,7 @@ def envelope_for(
     if view_json is not None:
         attachments.append(view_attachment(view_json))
     update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
+    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
     return {
         "sender": ctx.settings.address,
         "sender_name": ctx.settings.from_name,
@@ -330,10 +332,14 @@ def envelope_for(
         "message_id": msg_id,
         "in_reply_to": f"<{previous}>" if previous else (references[0] if references else None),
         "references": references,
-        "reply_to": reply_address(ctx.settings.local_part, token, ctx.settings.domain),
+        "reply_to": reply_to,
         "loop_value": ctx.settings.loop_value,
         "date": now,
         "attachments": attachments,
+        # RFC 2369: "stop" by mail to the seat's own reply address, so the token and the
+        # From check apply. Only the mailto form: RFC 8058's one-click
+        # (List-Unsubscribe-Post) needs an HTTPS URI, and the service has no web server.
+        "extra_headers": {"List-Unsubscribe": f"<mailto:{reply_to}?subject=stop>"},
         "parts": seated.player.mail_parts,
     }
 

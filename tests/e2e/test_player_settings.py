@@ -206,3 +206,53 @@ def test_settings_from_a_stranger_change_nothing(harness: Harness) -> None:
     h.deliver(plain_mail("mallory@evil.test", SERVICE, "stop"))
     assert h.last_inbound().status == "ignored"
     assert len(h.outbox()) == before
+
+
+def unsubscribe_address(msg: EmailMessage) -> str:
+    """The mailto address of a mail's List-Unsubscribe header (its subject: stop)."""
+    header = str(msg["List-Unsubscribe"]).strip()
+    assert header.startswith("<mailto:") and header.endswith("?subject=stop>"), header
+    return header[len("<mailto:") : -len("?subject=stop>")]
+
+
+def test_every_game_mail_has_a_mailto_list_unsubscribe(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game((ALICE, BOB))
+    move_for(h, game_id, 0)
+    h.answer(A, "history")
+    mails = h.received(A) + h.received(B)
+    assert len(mails) >= 3
+    for msg in mails:
+        assert unsubscribe_address(msg) == str(msg["Reply-To"]).split("<")[-1].strip(">")
+        # No one-click POST: it needs an HTTPS URI (RFC 8058), and there is none.
+        assert msg["List-Unsubscribe-Post"] is None
+
+
+def test_stop_sent_to_the_unsubscribe_address_by_the_player_works(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    address = unsubscribe_address(h.latest(B))
+    h.deliver(plain_mail(B, address, "", subject="stop"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    player = h.player(B)
+    assert player is not None and player.stopped
+    assert "no more mail" in reply_text(h.latest(B))
+
+
+def test_stop_sent_to_the_unsubscribe_address_by_anyone_else_changes_nothing(
+    harness: Harness,
+) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    address = unsubscribe_address(h.latest(B))
+    before = len(h.outbox())
+    h.deliver(plain_mail("mallory@evil.test", address, "", subject="stop"))
+    assert h.last_inbound().status == "ignored"
+    assert len(h.outbox()) == before
+    # Another player, with Bob's address: refused, and Bob still gets his mail.
+    h.deliver(plain_mail(A, address, "stop", subject="stop"))
+    assert h.last_inbound().status == "rejected"
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    other = h.player(A)
+    assert other is not None and not other.stopped

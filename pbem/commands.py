@@ -15,6 +15,7 @@ Case does not matter, punctuation around words is ignored::
     mail text | html | both  (which parts the mails carry: both is the default)
     name Alice Smith   (the name the other players see)
     stop | start       (no mail but the answers to my own mail; and back again)
+    away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
     archive            (a finished game's JSON archive, to replay and verify)
     resign
     help
@@ -48,7 +49,7 @@ from engine import (
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 INFO_VERBS = ("hand", "history", "help", "archive")
 # The player's own settings, taken in any state of the game (and without a game).
-SETTING_VERBS = ("mail", "name", "stop", "start")
+SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
 MAIL_CHOICES = {
     "all": True,
@@ -118,9 +119,17 @@ _ALIASES = {
     "start": "start",
     "resume": "start",
     "subscribe": "start",
+    "away": "away",
+    "vacation": "away",
+    "holiday": "away",
+    "back": "back",
 }
 # Words that may follow "stop" / "start" ("stop mailing me please").
 _STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
+# Words that may follow "back" ("back again").
+_BACK_WORDS = {"please", "now", "again", "home"}
+# ``away 5 days``: the units, in days.
+AWAY_UNITS = {"day": 1, "days": 1, "d": 1, "week": 7, "weeks": 7, "w": 7}
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
 # "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
 # an ace when it is the only card word ("play a"), and read by `to_action` as an article
@@ -205,6 +214,14 @@ def parse_line(line: str) -> Command | None:
         if not set(rest) <= _STOP_WORDS:
             return None  # "stop playing the king": not the setting
         return Command(verb, (), line.strip())
+    if verb == "back":
+        return Command(verb, (), line.strip()) if set(rest) <= _BACK_WORDS else None
+    if verb == "away":
+        # "away 5 days", "away for 2 weeks"; a line without a number is not the setting.
+        if not any(w.isdigit() for w in words[1:]):
+            return None
+        kept = tuple(w for w in words[1:] if w.isdigit() or w in AWAY_UNITS)
+        return Command(verb, kept, line.strip())
     if verb == "name":
         # The name as written (case kept): the words after the verb.
         given = line.strip().split(None, 1)
@@ -268,6 +285,18 @@ def mail_parts(command: Command) -> str | None:
     if len(parts) > 1:
         raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
     return parts.pop() if parts else None
+
+
+def away_days(command: Command) -> int:
+    """The days of ``away 5 days`` (or ``away 2 weeks``; a bare number is days).
+
+    Raises ``InvalidSyntaxError`` unless it names exactly one number of days above zero.
+    """
+    numbers = [w for w in command.args if w.isdigit()]
+    units = [AWAY_UNITS[w] for w in command.args if w in AWAY_UNITS]
+    if len(numbers) != 1 or len(units) > 1 or int(numbers[0]) < 1:
+        raise InvalidSyntaxError("away for how long? e.g. 'away 5 days' or 'away 2 weeks'")
+    return int(numbers[0]) * (units[0] if units else 1)
 
 
 def mail_frequency(command: Command) -> bool | None:

@@ -255,8 +255,11 @@ def without_token(
             return game_row, [Seated(s, p) for s, p in seated], seat
     if verbs and verbs <= set(SETTING_VERBS):
         # Only the player's own settings: no game needed.
-        notices = [apply_setting(session, player, c) for c in parsed.commands]
+        notices = [apply_setting(ctx, session, player, c, now) for c in parsed.commands]
         applied = [n.command for n in notices if n.status == "applied"]
+        for cmd, notice in zip(parsed.commands, notices, strict=True):
+            if notice.status == "applied" and cmd.verb in ("away", "back"):
+                notify.tell_away(ctx, session, player, cmd.verb, f"w{row.id}", now)
         notify.error_reply(
             ctx,
             session,

@@ -35,10 +35,19 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
-from pbem.service.context import Context, Seated, display_name, is_computer, load_game
+from pbem.service.away import IN_PROGRESS, when
+from pbem.service.context import (
+    Context,
+    Seated,
+    display_name,
+    is_computer,
+    load_game,
+    seats_of,
+)
 from pbem.service.play import Move, answered_only
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.games import games_for_player
 from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
 from pbem.store.throttle import error_throttle_allows
 
@@ -429,3 +438,47 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    for verb in ("away", "back"):
+        if verb in wants:
+            tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)
+
+
+def tell_away(
+    ctx: Context, session: Session, player: m.Player, verb: str, tag: str, now: datetime
+) -> None:
+    """Tell the other players of each game of ``player``'s in progress that they are
+    away until when (``verb`` "away"), or back ("back"): a short status mail."""
+    assert player.id is not None
+    if verb == "away":
+        assert player.away_until is not None
+        said = (
+            f"{display_name(player)} is away until {when(player.away_until)}: their clock "
+            "stands still until then."
+        )
+    else:
+        said = f"{display_name(player)} is back: their clock runs again."
+    for game_row in games_for_player(session, player.id):
+        if game_row.status not in IN_PROGRESS or game_row.id is None:
+            continue
+        game = load_game(ctx, session, game_row)
+        seats = seats_of(session, game_row.id)
+        for seated in seats:
+            if seated.player.id == player.id:
+                continue
+            seat = seated.seat.seat
+            view = player_view(game, seat, len(game.events))
+            note = Notice("info", "", said)
+            about = mail_context(game_row, seats, seat, [note], len(game.events))
+            mail = render_turn(view, about)
+            enqueue(
+                ctx,
+                session,
+                game_row,
+                seated,
+                mail,
+                "status",
+                f"{tag}{verb[0]}",
+                now,
+                view_json=view.to_json(),
+                unsolicited=True,
+            )

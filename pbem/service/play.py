@@ -31,6 +31,7 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
+from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, stage
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
@@ -126,10 +127,12 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 wants.append("archive")
             continue
         if cmd.verb in SETTING_VERBS:
-            notice = apply_setting(session, seats[seat].player, cmd)
+            notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
             notices.append(notice)
             if notice.status == "applied" and "mail" not in wants:
                 wants.append("mail")
+            if notice.status == "applied" and cmd.verb in ("away", "back"):
+                wants.append(cmd.verb)  # the other players are told
             continue
         if game.is_over:
             notices.append(Notice("refused", str(cmd), "The game is over."))
@@ -175,7 +178,7 @@ def record(
     once the transaction commits)."""
     game_row, game = move.known.game_row, move.game
     assert game is not None and game_row.id is not None
-    log_moves(ctx, session, game_row, game, move.actions, inbound_id, now)
+    log_moves(ctx, session, game_row, game, move.actions, inbound_id, now, move.known.seats)
     stage(ctx, game_row.id, game)
 
 
@@ -250,8 +253,10 @@ def log_moves(
     actions: Sequence[tuple[int | None, dict[str, Any], bool]],
     inbound_id: int | None,
     now: datetime,
+    seats: Sequence[Seated] = (),
 ) -> None:
-    """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game)."""
+    """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game;
+    a player to move who is away has no clock running until back: see `clock_start`)."""
     assert game_row.id is not None
     append_actions(
         session,
@@ -261,7 +266,7 @@ def log_moves(
         inbound_id,
         now=now,
         state_hash=game.state_hash(),
-        also=clock_values(ctx, game, now),
+        also=clock_values(ctx, game, now, clock_start(game, seats, now)),
     )
 
 
@@ -272,15 +277,19 @@ def after_moves(
     update_row(session, game_row, **clock_values(ctx, game, now))
 
 
-def clock_values(ctx: Context, game: Game, now: datetime) -> dict[str, Any]:
-    """The game row's clocks after a move (and its outcome when it is over)."""
+def clock_values(
+    ctx: Context, game: Game, now: datetime, start: datetime | None = None
+) -> dict[str, Any]:
+    """The game row's clocks after a move (and its outcome when it is over); they run
+    from ``start`` (default: now)."""
     reminder = timedelta(hours=ctx.settings.reminder_hours)
     timeout = timedelta(days=ctx.settings.timeout_days)
+    begin = start or now
     values: dict[str, Any] = {
         "last_move_at": now,
         "reminders_sent": 0,
-        "next_reminder_at": now + reminder if ctx.settings.reminder_hours else None,
-        "deadline_at": now + timeout if ctx.settings.timeout_days else None,
+        "next_reminder_at": begin + reminder if ctx.settings.reminder_hours else None,
+        "deadline_at": begin + timeout if ctx.settings.timeout_days else None,
     }
     if game.is_over and game.outcome is not None:
         values.update(

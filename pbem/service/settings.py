@@ -4,16 +4,21 @@
 (which parts each mail carries), ``name`` (the name the other players see) and ``stop`` /
 ``start`` (no mail from the service but the answers to the player's own mail). Each is
 kept on the player's row, so it holds in every game of theirs; each is answered with a
-notice saying what now holds. Nothing here writes mail.
+notice saying what now holds. ``away`` / ``back`` live in `pbem.service.away`. Nothing
+here writes mail.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from sqlmodel import Session
 
 from engine import InvalidSyntaxError
 from pbem.commands import Command, mail_frequency, mail_parts
 from pbem.render import Notice
+from pbem.service.away import come_back, go_away
+from pbem.service.context import Context
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.text import db_text
@@ -28,9 +33,15 @@ _PARTS_WORDS = {
 }
 
 
-def apply_setting(session: Session, player: m.Player, cmd: Command) -> Notice:
+def apply_setting(
+    ctx: Context, session: Session, player: m.Player, cmd: Command, now: datetime
+) -> Notice:
     """Apply one setting command (a verb of `pbem.commands.SETTING_VERBS`) to ``player``'s
     row: an ``applied`` notice saying what now holds, or a ``refused`` one saying why."""
+    if cmd.verb == "away":
+        return go_away(ctx, session, player, cmd, now)
+    if cmd.verb == "back":
+        return come_back(ctx, session, player, cmd, now)
     if cmd.verb == "mail":
         return set_mail(session, player, cmd)
     if cmd.verb == "name":

@@ -80,7 +80,7 @@ def timeout(
     new_actions.extend(play.auto_moves(game, game_row))
     if not new_actions:
         return 0
-    play.log_moves(ctx, session, game_row, game, new_actions, None, now)
+    play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
     note = Notice(
         "info",
         "",

@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false
+from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
@@ -122,6 +122,8 @@ class Seat(SQLModel, table=True):
     # that far) and a digest of what it could do (see pbem.render.news).
     mailed_events: int | None = None
     mailed_state: str | None = None
+    # Days of the game's "away" allowance (setting away_days_per_game) the seat has used.
+    away_days: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class Inbound(SQLModel, table=True):

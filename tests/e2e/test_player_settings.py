@@ -5,10 +5,12 @@ in a game mail and to the plain address — and the refusals."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine
 
 from engine import players as computer
@@ -256,3 +258,151 @@ def test_stop_sent_to_the_unsubscribe_address_by_anyone_else_changes_nothing(
     assert player is not None and not player.stopped
     other = h.player(A)
     assert other is not None and not other.stopped
+
+
+# -- away / back -------------------------------------------------------------------------
+
+HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture
+def timed(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
+    """The production clocks: a reminder after 24 h, the timeout (autoplay) after 7 days."""
+    h = Harness.build(
+        tmp_path, db_url, db_engine, reminder_hours=24, timeout_days=7, timeout_action="autoplay"
+    )
+    yield h
+    h.close()
+
+
+def waiting_on_bob(h: Harness) -> int:
+    """A game where Alice has discarded: it waits on Bob alone."""
+    game_id = h.new_game((ALICE, BOB), seed="timers")
+    move_for(h, game_id, 0)
+    assert h.game(game_id).to_act() == (1,)
+    return game_id
+
+
+def reminders_to(h: Harness, address: str) -> int:
+    return sum(r.kind == "reminder" and r.recipient == address for r in h.outbox())
+
+
+def test_away_stops_the_clocks_and_tells_the_opponent(timed: Harness) -> None:
+    h = timed
+    game_id = waiting_on_bob(h)
+    deadline = h.game_row(game_id).deadline_at
+    assert deadline is not None
+    before = h.count(A)
+    start = h.clock()
+    h.answer(B, "away 5 days")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert "clocks stand still" in reply_text(h.latest(B))
+    player = h.player(B)
+    assert player is not None and player.away_until is not None
+    assert start + 5 * DAY < player.away_until < h.clock() + 5 * DAY
+    # Alice is told, in a short mail.
+    told = h.new_mail(A, before)
+    assert len(told) == 1
+    assert "Bob is away until" in reply_text(told[0])
+    assert h.game_row(game_id).deadline_at == deadline + 5 * DAY
+
+    # No reminder a day later, nor at the old deadline; the reminder comes a day after
+    # the away time, the timeout seven days after it.
+    h.clock.advance(25 * HOUR)
+    h.step()
+    assert reminders_to(h, B) == 0
+    h.clock.advance(6 * DAY)  # 7 days and 1 hour since Alice's move
+    h.step()
+    assert reminders_to(h, B) == 1  # 24 h after the 5 days
+    actions = len(h.log(game_id))
+    h.clock.advance(4 * DAY)  # 11 days and 1 hour: still within 5 + 7
+    h.step()
+    assert len(h.log(game_id)) == actions
+    h.clock.advance(DAY)  # 12 days and 1 hour: the timeout applies
+    h.step()
+    assert len(h.log(game_id)) > actions
+
+
+def test_back_ends_it_early_and_gives_the_days_back(timed: Harness) -> None:
+    h = timed
+    game_id = waiting_on_bob(h)
+    deadline = h.game_row(game_id).deadline_at
+    h.answer(B, "away 10 days")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    before = h.count(A)
+    h.answer(B, "back")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert "Welcome back" in reply_text(h.latest(B))
+    assert "Bob is back" in reply_text(h.new_mail(A, before)[-1])
+    player = h.player(B)
+    assert player is not None and player.away_until is None
+    # The clocks stood still only while Bob was away (a few test-clock ticks).
+    now_deadline = h.game_row(game_id).deadline_at
+    assert deadline is not None and now_deadline is not None
+    assert deadline <= now_deadline < deadline + MINUTE
+    # The ten days were given back: the whole allowance is there again.
+    h.answer(B, "away 14 days")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+
+
+def test_away_refusals(timed: Harness) -> None:
+    h = timed
+    game_id = waiting_on_bob(h)
+    h.answer(B, "back")
+    assert h.last_inbound().status == "rejected"
+    assert "You are not away." in reply_text(h.latest(B))
+    h.answer(B, "away 0 days")
+    assert h.last_inbound().status == "rejected"
+    assert "away for how long?" in reply_text(h.latest(B))
+    h.answer(B, "away 15 days")
+    assert h.last_inbound().status == "rejected"
+    said = reply_text(h.latest(B))
+    assert f"Each game allows 14 days away; you have 14 in game {game_id}." in said
+    h.answer(B, "away 1 week")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    h.answer(B, "away 1 day")
+    assert h.last_inbound().status == "rejected"
+    assert "already away" in reply_text(h.latest(B))
+    h.answer(B, "back")
+    h.clock.advance(2 * HOUR)
+    h.answer(B, "away 2 weeks")  # 7 days used, given back whole: 14 left
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    h.clock.advance(15 * DAY)
+    h.step()
+    h.answer(B, "away 1 day")  # all 14 used
+    assert h.last_inbound().status == "rejected"
+    assert "you have 0 in game" in reply_text(h.latest(B))
+    player = h.player(B)
+    assert player is not None and player.away_until is not None
+    assert player.away_until < h.clock()
+
+
+def test_a_turn_that_comes_while_away_starts_its_clock_on_return(timed: Harness) -> None:
+    h = timed
+    game_id = waiting_on_bob(h)
+    h.answer(A, "away 3 days")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    # Alice is not to move: her game's clocks are Bob's, and stay as they were.
+    player = h.player(A)
+    assert player is not None and player.away_until is not None
+    for _ in range(4):  # Bob discards, then leads: then it is Alice's turn
+        move_for(h, game_id, 1)
+        if 0 in h.game(game_id).to_act():
+            break
+    assert 0 in h.game(game_id).to_act()
+    row = h.game_row(game_id)
+    assert row.next_reminder_at == player.away_until + 24 * HOUR
+    assert row.deadline_at == player.away_until + 7 * DAY
+
+
+def test_away_by_plain_mail_tells_every_opponent(timed: Harness) -> None:
+    h = timed
+    h.new_game((ALICE, BOB))
+    h.new_game((ALICE, CAROL), seed="second")
+    b, c = h.count(B), h.count(CAROL[0])
+    h.deliver(plain_mail(A, SERVICE, "away 2 days"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert "Alice is away until" in reply_text(h.new_mail(B, b)[-1])
+    assert "Alice is away until" in reply_text(h.new_mail(CAROL[0], c)[-1])

@@ -1,6 +1,7 @@
 """A player's own settings, set by mail: which parts their mails carry (text, HTML or
 both), whether the service mails them unasked (``stop`` / ``start``), and until when they
-are away (``away`` / ``back``).
+are away (``away`` / ``back``), and the away days each seat has used of its game's
+allowance.
 
 Revision ID: 0007
 Revises: 0005
@@ -29,9 +30,15 @@ def upgrade() -> None:
             sa.Column("stopped", sa.Boolean(), nullable=False, server_default=sa.false())
         )
         batch.add_column(sa.Column("away_until", sa.DateTime(timezone=True), nullable=True))
+    with op.batch_alter_table("seat") as batch:
+        batch.add_column(
+            sa.Column("away_days", sa.Integer(), nullable=False, server_default=sa.text("0"))
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("seat") as batch:
+        batch.drop_column("away_days")
     with op.batch_alter_table("player") as batch:
         batch.drop_column("away_until")
         batch.drop_column("stopped")

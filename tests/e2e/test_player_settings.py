@@ -406,3 +406,15 @@ def test_away_by_plain_mail_tells_every_opponent(timed: Harness) -> None:
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert "Alice is away until" in reply_text(h.new_mail(B, b)[-1])
     assert "Alice is away until" in reply_text(h.new_mail(CAROL[0], c)[-1])
+
+
+def test_help_lists_the_settings(harness: Harness) -> None:
+    h = harness
+    h.new_game((ALICE, BOB))
+    h.answer(A, "help")
+    mail = h.latest(A)
+    text = reply_text(mail)
+    for phrase in ("Your settings", "name Alice Smith", "mail text", "stop", "away 5 days"):
+        assert phrase in text
+    html = mail.get_body(("html",))
+    assert html is not None and "away 5 days" in str(html.get_content())

@@ -418,3 +418,24 @@ def test_help_lists_the_settings(harness: Harness) -> None:
         assert phrase in text
     html = mail.get_body(("html",))
     assert html is not None and "away 5 days" in str(html.get_content())
+
+
+def test_the_timers_wait_for_a_player_away_when_the_game_began(timed: Harness) -> None:
+    h = timed
+    h.new_game((ALICE, CAROL))
+    h.new_game((ALICE, CAROL), seed="second")
+    h.deliver(plain_mail(A, SERVICE, "away 3 days"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    # A game begun while Alice is away: both must discard, she among them.
+    game_id = h.new_game((ALICE, BOB), seed="timers")
+    h.clock.advance(25 * HOUR)
+    h.step()
+    assert reminders_to(h, A) == 0
+    row = h.game_row(game_id)
+    player = h.player(A)
+    assert player is not None and player.away_until is not None
+    assert row.next_reminder_at == player.away_until + 24 * HOUR
+    assert row.deadline_at == player.away_until + 7 * DAY
+    h.clock.advance(3 * DAY)  # back, and a day on
+    h.step()
+    assert reminders_to(h, A) >= 1

@@ -62,14 +62,6 @@ MAIL_CHOICES = {
     "less": False,
     "fewer": False,
 }
-# ``mail text`` / ``mail html`` / ``mail both``: which parts the player's mails carry.
-MAIL_PARTS = {
-    "text": "text",
-    "plain": "text",
-    "txt": "text",
-    "html": "html",
-    "both": "both",
-}
 
 _ALIASES = {
     "discard": "discard",
@@ -112,24 +104,7 @@ _ALIASES = {
     "emails": "mail",
     "?": "help",
     "commands": "help",
-    # The player's own settings.
-    "name": "name",
-    "stop": "stop",
-    "unsubscribe": "stop",
-    "start": "start",
-    "resume": "start",
-    "subscribe": "start",
-    "away": "away",
-    "vacation": "away",
-    "holiday": "away",
-    "back": "back",
 }
-# Words that may follow "stop" / "start" ("stop mailing me please").
-_STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
-# Words that may follow "back" ("back again").
-_BACK_WORDS = {"please", "now", "again", "home"}
-# ``away 5 days``: the units, in days.
-AWAY_UNITS = {"day": 1, "days": 1, "d": 1, "week": 7, "weeks": 7, "w": 7}
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
 # "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
 # an ace when it is the only card word ("play a"), and read by `to_action` as an article
@@ -210,24 +185,8 @@ def parse_line(line: str) -> Command | None:
         return Command(verb, (), line.strip())
     if verb == "mail" and rest and not any(w in MAIL_CHOICES or w in MAIL_PARTS for w in rest):
         return None  # "mail me later": not the mail setting
-    if verb in ("stop", "start"):
-        if not set(rest) <= _STOP_WORDS:
-            return None  # "stop playing the king": not the setting
-        return Command(verb, (), line.strip())
-    if verb == "back":
-        return Command(verb, (), line.strip()) if set(rest) <= _BACK_WORDS else None
-    if verb == "away":
-        # "away 5 days", "away for 2 weeks"; a line without a number is not the setting.
-        if not any(w.isdigit() for w in words[1:]):
-            return None
-        kept = tuple(w for w in words[1:] if w.isdigit() or w in AWAY_UNITS)
-        return Command(verb, kept, line.strip())
-    if verb == "name":
-        # The name as written (case kept): the words after the verb.
-        given = line.strip().split(None, 1)
-        if words[0] != "name" or len(given) < 2:
-            return Command("name", (), line.strip())
-        return Command("name", (given[1].strip(),), line.strip())
+    if verb in _SETTING_ALIASES.values():
+        return _setting_command(verb, words, rest, line)
     return Command(verb, tuple(rest), line.strip())
 
 
@@ -270,40 +229,6 @@ def mail_choice(command: Command) -> bool:
     if len(choices) != 1:
         raise InvalidSyntaxError("mail how often? 'mail all' (after every move) or 'mail turns'")
     return choices.pop()
-
-
-# -- the player's own settings ----------------------------------------------------------
-
-
-def mail_parts(command: Command) -> str | None:
-    """``"text"``, ``"html"`` or ``"both"`` for ``mail text|html|both``; None when the
-    command names no parts (``mail all``).
-
-    Raises ``InvalidSyntaxError`` when it names more than one.
-    """
-    parts = {MAIL_PARTS[w] for w in command.args if w in MAIL_PARTS}
-    if len(parts) > 1:
-        raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
-    return parts.pop() if parts else None
-
-
-def away_days(command: Command) -> int:
-    """The days of ``away 5 days`` (or ``away 2 weeks``; a bare number is days).
-
-    Raises ``InvalidSyntaxError`` unless it names exactly one number of days above zero.
-    """
-    numbers = [w for w in command.args if w.isdigit()]
-    units = [AWAY_UNITS[w] for w in command.args if w in AWAY_UNITS]
-    if len(numbers) != 1 or len(units) > 1 or int(numbers[0]) < 1:
-        raise InvalidSyntaxError("away for how long? e.g. 'away 5 days' or 'away 2 weeks'")
-    return int(numbers[0]) * (units[0] if units else 1)
-
-
-def mail_frequency(command: Command) -> bool | None:
-    """Like `mail_choice`, but None when the command names no frequency (``mail text``)."""
-    if not any(w in MAIL_CHOICES for w in command.args):
-        return None
-    return mail_choice(command)
 
 
 _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)
@@ -368,3 +293,76 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
     if verb == "resign":
         return Resign(seat)
     raise IllegalActionError(f"{verb!r} is not a move")
+
+
+# -- the player's own settings ----------------------------------------------------------
+# (``mail all|turns`` above; the rest here: ``mail text|html|both``, ``name``,
+# ``stop`` / ``start``, ``away`` / ``back``.)
+
+# ``mail text`` / ``mail html`` / ``mail both``: which parts the player's mails carry.
+MAIL_PARTS = {"text": "text", "plain": "text", "txt": "text", "html": "html", "both": "both"}
+# ``away 5 days``: the units, in days.
+AWAY_UNITS = {"day": 1, "days": 1, "d": 1, "week": 7, "weeks": 7, "w": 7}
+_SETTING_ALIASES = {
+    "name": "name",
+    "stop": "stop",
+    "unsubscribe": "stop",
+    "start": "start",
+    "subscribe": "start",
+    "away": "away",
+    "vacation": "away",
+    "holiday": "away",
+    "back": "back",
+}
+_ALIASES.update(_SETTING_ALIASES)
+# Words that may follow "stop" / "start" ("stop mailing me please"), and "back".
+_STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
+_BACK_WORDS = {"please", "now", "again", "home"}
+
+
+def _setting_command(verb: str, words: list[str], rest: list[str], line: str) -> Command | None:
+    """A setting's line as a command, or None when the line only starts with its word
+    ("stop playing the king", "back to you", "away from my desk")."""
+    if verb in ("stop", "start"):
+        return Command(verb, (), line.strip()) if set(rest) <= _STOP_WORDS else None
+    if verb == "back":
+        return Command(verb, (), line.strip()) if set(rest) <= _BACK_WORDS else None
+    if verb == "away":
+        if not any(w.isdigit() for w in words[1:]):
+            return None
+        kept = tuple(w for w in words[1:] if w.isdigit() or w in AWAY_UNITS)
+        return Command(verb, kept, line.strip())
+    # "name": the name as written (its case kept), the words after the verb.
+    given = line.strip().split(None, 1)
+    return Command("name", (given[1].strip(),) if len(given) > 1 else (), line.strip())
+
+
+def mail_parts(command: Command) -> str | None:
+    """``"text"``, ``"html"`` or ``"both"`` for ``mail text|html|both``; None when the
+    command names no parts (``mail all``).
+
+    Raises ``InvalidSyntaxError`` when it names more than one.
+    """
+    parts = {MAIL_PARTS[w] for w in command.args if w in MAIL_PARTS}
+    if len(parts) > 1:
+        raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
+    return parts.pop() if parts else None
+
+
+def mail_frequency(command: Command) -> bool | None:
+    """Like `mail_choice`, but None when the command names no frequency (``mail text``)."""
+    if not any(w in MAIL_CHOICES for w in command.args):
+        return None
+    return mail_choice(command)
+
+
+def away_days(command: Command) -> int:
+    """The days of ``away 5 days`` (or ``away 2 weeks``; a bare number is days).
+
+    Raises ``InvalidSyntaxError`` unless it names exactly one number of days above zero.
+    """
+    numbers = [w for w in command.args if w.isdigit()]
+    units = [AWAY_UNITS[w] for w in command.args if w in AWAY_UNITS]
+    if len(numbers) != 1 or len(units) > 1 or int(numbers[0]) < 1:
+        raise InvalidSyntaxError("away for how long? e.g. 'away 5 days' or 'away 2 weeks'")
+    return int(numbers[0]) * (units[0] if units else 1)

@@ -91,6 +91,8 @@ def go_away(
             "back (then away again)",
         )
     allowance = ctx.settings.away_days_per_game
+    if days > allowance:
+        return Notice("refused", str(cmd), f"Each game allows at most {allowance} days away.", None)
     games = my_games(ctx, session, player)
     short = [
         (g, allowance - s.seat.away_days)

@@ -347,33 +347,33 @@ def test_back_ends_it_early_and_gives_the_days_back(timed: Harness) -> None:
     assert h.last_inbound().status == "applied", h.last_inbound().reason
 
 
-def test_away_refusals(timed: Harness) -> None:
+def test_away_refusals_and_the_allowance(timed: Harness) -> None:
     h = timed
     game_id = waiting_on_bob(h)
-    h.answer(B, "back")
-    assert h.last_inbound().status == "rejected"
-    assert "You are not away." in reply_text(h.latest(B))
-    h.answer(B, "away 0 days")
-    assert h.last_inbound().status == "rejected"
-    assert "away for how long?" in reply_text(h.latest(B))
-    h.answer(B, "away 15 days")
-    assert h.last_inbound().status == "rejected"
-    said = reply_text(h.latest(B))
-    assert f"Each game allows 14 days away; you have 14 in game {game_id}." in said
-    h.answer(B, "away 1 week")
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
-    h.answer(B, "away 1 day")
-    assert h.last_inbound().status == "rejected"
-    assert "already away" in reply_text(h.latest(B))
-    h.answer(B, "back")
-    h.clock.advance(2 * HOUR)
-    h.answer(B, "away 2 weeks")  # 7 days used, given back whole: 14 left
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
-    h.clock.advance(15 * DAY)
+
+    def left_after(command: str, status: str) -> str:
+        h.answer(B, command)
+        assert h.last_inbound().status == status, h.last_inbound().reason
+        return reply_text(h.latest(B))
+
+    assert "You are not away." in left_after("back", "rejected")
+    assert "away for how long?" in left_after("away 0 days", "rejected")
+    assert "at most 14 days away" in left_after("away 15 days", "rejected")
+    assert "at most 14 days away" in left_after("away 99999999999999999999 days", "rejected")
+    left_after("away 1 week", "applied")
+    assert "already away" in left_after("away 1 day", "rejected")
+    left_after("back", "applied")  # at once: the 7 days are given back
+    left_after("away 10 days", "applied")
+    h.clock.advance(4 * DAY)
     h.step()
-    h.answer(B, "away 1 day")  # all 14 used
-    assert h.last_inbound().status == "rejected"
-    assert "you have 0 in game" in reply_text(h.latest(B))
+    left_after("back", "applied")  # 4 days used, 6 given back: 10 left
+    said = left_after("away 11 days", "rejected")
+    assert f"Each game allows 14 days away; you have 10 in game {game_id}." in said
+    left_after("away 10 days", "applied")
+    h.clock.advance(11 * DAY)  # all 10 used; away no more
+    h.step()
+    said = left_after("away 1 day", "rejected")
+    assert f"you have 0 in game {game_id}" in said
     player = h.player(B)
     assert player is not None and player.away_until is not None
     assert player.away_until < h.clock()

@@ -233,7 +233,8 @@ def without_token(
     for ``help``. Otherwise the player is answered with their games and their own
     reply address for each — with the command language when they asked for ``help`` —
     or, when it only sets the player's own settings (``mail``, ``name``, ``stop``,
-    ``start``), they are applied and confirmed; and the outcome is returned.
+    ``start``, ``away``, ``back``), they are applied and confirmed (the other players
+    told of ``away`` / ``back``); and the outcome is returned.
     """
     assert row.id is not None and player.id is not None
     named_a_token = bool(find_tokens(mail, ctx.settings.local_part, ctx.settings.domain))

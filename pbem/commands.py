@@ -12,6 +12,10 @@ Case does not matter, punctuation around words is ignored::
     hand | status      (send me my view again)
     history            (the moves so far)
     mail all | turns   (a mail after every move, or only when there is news: the default)
+    mail text | html | both  (which parts the mails carry: both is the default)
+    name Alice Smith   (the name the other players see)
+    stop | start       (no mail but the answers to my own mail; and back again)
+    away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
     archive            (a finished game's JSON archive, to replay and verify)
     resign
     help
@@ -44,8 +48,8 @@ from engine import (
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 INFO_VERBS = ("hand", "history", "help", "archive")
-# The player's own settings, taken in any state of the game.
-SETTING_VERBS = ("mail",)
+# The player's own settings, taken in any state of the game (and without a game).
+SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
 MAIL_CHOICES = {
     "all": True,
@@ -179,8 +183,10 @@ def parse_line(line: str) -> Command | None:
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
         return Command(verb, (), line.strip())
-    if verb == "mail" and rest and not any(w in MAIL_CHOICES for w in rest):
+    if verb == "mail" and rest and not any(w in MAIL_CHOICES or w in MAIL_PARTS for w in rest):
         return None  # "mail me later": not the mail setting
+    if verb in _SETTING_ALIASES.values():
+        return _setting_command(verb, words, rest, line)
     return Command(verb, tuple(rest), line.strip())
 
 
@@ -406,3 +412,76 @@ def parse_lobby(text: str, subject: str = "") -> LobbyCommand | InvalidSyntaxErr
         if found is not None:
             return found
     return None
+
+
+# -- the player's own settings ----------------------------------------------------------
+# (``mail all|turns`` above; the rest here: ``mail text|html|both``, ``name``,
+# ``stop`` / ``start``, ``away`` / ``back``.)
+
+# ``mail text`` / ``mail html`` / ``mail both``: which parts the player's mails carry.
+MAIL_PARTS = {"text": "text", "plain": "text", "txt": "text", "html": "html", "both": "both"}
+# ``away 5 days``: the units, in days.
+AWAY_UNITS = {"day": 1, "days": 1, "d": 1, "week": 7, "weeks": 7, "w": 7}
+_SETTING_ALIASES = {
+    "name": "name",
+    "stop": "stop",
+    "unsubscribe": "stop",
+    "start": "start",
+    "subscribe": "start",
+    "away": "away",
+    "vacation": "away",
+    "holiday": "away",
+    "back": "back",
+}
+_ALIASES.update(_SETTING_ALIASES)
+# Words that may follow "stop" / "start" ("stop mailing me please"), and "back".
+_STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
+_BACK_WORDS = {"please", "now", "again", "home"}
+
+
+def _setting_command(verb: str, words: list[str], rest: list[str], line: str) -> Command | None:
+    """A setting's line as a command, or None when the line only starts with its word
+    ("stop playing the king", "back to you", "away from my desk")."""
+    if verb in ("stop", "start"):
+        return Command(verb, (), line.strip()) if set(rest) <= _STOP_WORDS else None
+    if verb == "back":
+        return Command(verb, (), line.strip()) if set(rest) <= _BACK_WORDS else None
+    if verb == "away":
+        if not any(w.isdigit() for w in words[1:]):
+            return None
+        kept = tuple(w for w in words[1:] if w.isdigit() or w in AWAY_UNITS)
+        return Command(verb, kept, line.strip())
+    # "name": the name as written (its case kept), the words after the verb.
+    given = line.strip().split(None, 1)
+    return Command("name", (given[1].strip(),) if len(given) > 1 else (), line.strip())
+
+
+def mail_parts(command: Command) -> str | None:
+    """``"text"``, ``"html"`` or ``"both"`` for ``mail text|html|both``; None when the
+    command names no parts (``mail all``).
+
+    Raises ``InvalidSyntaxError`` when it names more than one.
+    """
+    parts = {MAIL_PARTS[w] for w in command.args if w in MAIL_PARTS}
+    if len(parts) > 1:
+        raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
+    return parts.pop() if parts else None
+
+
+def mail_frequency(command: Command) -> bool | None:
+    """Like `mail_choice`, but None when the command names no frequency (``mail text``)."""
+    if not any(w in MAIL_CHOICES for w in command.args):
+        return None
+    return mail_choice(command)
+
+
+def away_days(command: Command) -> int:
+    """The days of ``away 5 days`` (or ``away 2 weeks``; a bare number is days).
+
+    Raises ``InvalidSyntaxError`` unless it names exactly one number of days above zero.
+    """
+    numbers = [w for w in command.args if w.isdigit()]
+    units = [AWAY_UNITS[w] for w in command.args if w in AWAY_UNITS]
+    if len(numbers) != 1 or len(units) > 1 or int(numbers[0]) < 1:
+        raise InvalidSyntaxError("away for how long? e.g. 'away 5 days' or 'away 2 weeks'")
+    return int(numbers[0]) * (units[0] if units else 1)

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     reminder_hours: float = Field(24.0, ge=0, description="remind the player to move after this")
     timeout_days: float = Field(7.0, ge=0, description="after this the game's timeout applies")
     timeout_action: str = Field("autoplay", description="forfeit | autoplay | none")
+    away_days_per_game: int = Field(
+        14, ge=0, description="days a player may be 'away' (clocks stopped) in each game"
+    )
     max_message_bytes: int = Field(1_000_000, gt=0)
     max_per_sender_per_hour: int = Field(120, gt=0)
     match_plus_tags: bool = Field(

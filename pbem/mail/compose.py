@@ -249,6 +249,7 @@ def compose(
     date: datetime | None = None,
     extra_headers: dict[str, str] | None = None,
     attachments: Sequence[tuple[str, str, bytes]] = (),
+    parts: str = "both",
 ) -> bytes:
     """One outgoing message as SMTP-ready bytes (CRLF line ends, no line over 78 octets
     except for long Message-IDs, which are never split, and none near 998).
@@ -263,11 +264,15 @@ def compose(
     :data:`MAX_REFERENCES`. ``date`` defaults to now (UTC); a naive datetime is
     taken as UTC. ``extra_headers`` adds headers but cannot replace the ones
     above. ``attachments`` are ``(filename, "type/subtype", data)`` triples,
-    sent after the body in a multipart/mixed (readers ignore them).
+    sent after the body in a multipart/mixed (readers ignore them). ``parts`` is the
+    recipient's choice of body parts: ``"both"`` as above, ``"text"`` the text/plain part
+    only, ``"html"`` the text/html part only (a mail with no ``html`` keeps its text).
 
     Raises ValueError on an invalid address, Message-ID, header name or content
-    type, or an empty ``loop_value``.
+    type, an empty ``loop_value``, or ``parts`` not one of both, text, html.
     """
+    if parts not in ("both", "text", "html"):
+        raise ValueError(f"not a choice of parts: {parts!r}")
     if not loop_value.strip():
         raise ValueError("compose needs a loop value for the X-PBEM-Loop header")
     from_addr = _address(sender, sender_name, "sender")
@@ -299,11 +304,14 @@ def compose(
             raise ValueError(f"cannot add header {name!r}")
         headers.append(_header(name, _one_line(value)))
     headers.append("MIME-Version: 1.0")
-    body = _text_part(text, "plain")
-    if html is not None:
-        body = _multipart("alternative", [body, _text_part(html, "html")])
+    if html is not None and parts == "html":
+        body = _text_part(html, "html")
+    elif html is not None and parts == "both":
+        body = _multipart("alternative", [_text_part(text, "plain"), _text_part(html, "html")])
+    else:
+        body = _text_part(text, "plain")
     if attachments:
-        parts = [body]
+        mixed = [body]
         for filename, content_type, data in attachments:
             maintype, slash, subtype = content_type.partition("/")
             if (
@@ -312,6 +320,6 @@ def compose(
                 or not _HEADER_NAME.fullmatch(subtype)
             ):
                 raise ValueError(f"not a content type for {filename!r}: {content_type!r}")
-            parts.append(_attachment(_one_line(filename), maintype, subtype, bytes(data)))
-        body = _multipart("mixed", parts)
+            mixed.append(_attachment(_one_line(filename), maintype, subtype, bytes(data)))
+        body = _multipart("mixed", mixed)
     return ("\r\n".join(headers) + "\r\n").encode("ascii") + body

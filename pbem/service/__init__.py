@@ -19,7 +19,9 @@ One move, stage by stage (`flow.handle` reads the same, top to bottom):
    and the commands of their mail — or the message's final state.
 3. ``play.play`` — each command → an engine action, applied, with the forced moves and
    computer seats after it; refused, ambiguous and "already done" commands become
-   notices; questions (hand, history, help, archive) and ``mail all/turns`` are noted.
+   notices; questions (hand, history, help, archive) are noted, and the player's own
+   settings (``mail``, ``name``, ``stop``/``start``, ``away``/``back``: `settings`,
+   `away`) applied.
    ``play.record`` appends the new actions to the log and restarts the game's clocks.
 4. ``notify.answer_move`` — the player views → the mails of this move (turn mails to
    whoever has news or a turn, or the reply with where the game stands or what could not
@@ -29,10 +31,10 @@ One move, stage by stage (`flow.handle` reads the same, top to bottom):
    message marked done together.
 
 Beside the flow: ``games`` (the admin's operations: new, rematch, resend, pause / resume
-/ abort, export, import) and ``timers`` (reminders, timeouts, invitations' expiry), each a
-transaction of its own. Intake hands mail to the plain address that asks for the lobby
-(``new``, ``challenge``, ``cancel``, ``games``), and answers to invitations, to
-``lobby`` and ``invitations``, in the message's transaction.
+/ abort, export, import) and ``timers`` (reminders, timeouts — waiting for a player who is
+away — and invitations' expiry), each a transaction of its own. Intake hands mail to the
+plain address that asks for the lobby (``new``, ``challenge``, ``cancel``, ``games``), and
+answers to invitations, to ``lobby`` and ``invitations``, in the message's transaction.
 
 Every inbound message ends as ``applied``, ``rejected`` (a known player was told why),
 ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or ``failed`` (an

@@ -249,7 +249,9 @@ def tell_status(
         about = notify.mail_context(game_row, seats, seated.seat.seat, [], len(game.events))
         mail = render_status_change(view, about, status, reason)
         attach = None if status == "aborted" else view.to_json()
-        notify.enqueue(ctx, session, game_row, seated, mail, kind, tag, now, view_json=attach)
+        notify.enqueue(
+            ctx, session, game_row, seated, mail, kind, tag, now, view_json=attach, unsolicited=True
+        )
 
 
 def export(ctx: Context, game_id: int) -> dict[str, Any]:

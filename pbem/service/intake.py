@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-from pbem.commands import GAME_VERBS, Parsed, parse_lobby, parse_reply
+from pbem.commands import GAME_VERBS, SETTING_VERBS, Parsed, parse_lobby, parse_reply
 from pbem.mail.address import without_tag
 from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind, BounceInfo
@@ -34,6 +34,7 @@ from pbem.service.context import (
     seats_of,
 )
 from pbem.service.play import Known
+from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import is_postgresql
 from pbem.store.games import games_for_player, table_by_token, tables_by_tokens
@@ -251,7 +252,9 @@ def without_token(
     be checked and applied as if it carried the seat's token — unless it only asks
     for ``help``. Otherwise the player is answered with their games and their own
     reply address for each — with the command language when they asked for ``help`` —
-    and the outcome is returned.
+    or, when it only sets the player's own settings (``mail``, ``name``, ``stop``,
+    ``start``, ``away``, ``back``), they are applied and confirmed (the other players
+    told of ``away`` / ``back``); and the outcome is returned.
     """
     assert row.id is not None and player.id is not None
     named_a_token = bool(find_tokens(mail, ctx.settings.local_part, ctx.settings.domain))
@@ -271,6 +274,30 @@ def without_token(
         if found is not None:
             game_row, seated, seat = found
             return game_row, [Seated(s, p) for s, p in seated], seat
+    if verbs and verbs <= set(SETTING_VERBS):
+        # Only the player's own settings: no game needed.
+        notices = [apply_setting(ctx, session, player, c, now) for c in parsed.commands]
+        applied = [n.command for n in notices if n.status == "applied"]
+        for cmd, notice in zip(parsed.commands, notices, strict=True):
+            if notice.status == "applied" and cmd.verb in ("away", "back"):
+                notify.tell_away(ctx, session, player, cmd.verb, f"w{row.id}", now)
+        notify.error_reply(
+            ctx,
+            session,
+            player,
+            row.id,
+            "settings",
+            "Your settings",
+            notices,
+            now,
+            answering=mail.message_id,
+        )
+        if applied:
+            return finish(
+                ctx, session, row, "applied", "settings: " + "; ".join(applied), sender=player.email
+            )
+        reason = "; ".join(f"{n.command}: {n.message}" for n in notices)
+        return finish(ctx, session, row, "rejected", reason[:2000], sender=player.email)
     lines = [game_line(ctx, session, g, player) for g in games]
     if "help" in verbs:
         notify.answer(

@@ -35,10 +35,19 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
-from pbem.service.context import Context, Seated, display_name, is_computer, load_game
+from pbem.service.away import IN_PROGRESS, when
+from pbem.service.context import (
+    Context,
+    Seated,
+    display_name,
+    is_computer,
+    load_game,
+    seats_of,
+)
 from pbem.service.play import Move, answered_only
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.games import games_for_player
 from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
 from pbem.store.throttle import error_throttle_allows
 
@@ -76,15 +85,20 @@ def turn_mails(
     notices: dict[int, list[Notice]],
     inbound_id: int | None,
     now: datetime,
+    replying: int | None = None,
 ) -> None:
     """A turn mail to every player who needs one (`pbem.render.news`): its news run
-    from the player's last turn mail (``since`` for a seat that has none on record)."""
+    from the player's last turn mail (``since`` for a seat that has none on record).
+    A player who sent ``stop`` gets none, unless theirs is the seat whose mail this
+    answers (``replying``)."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
             continue  # the computer plays in-process; it has no mailbox
+        if seated.player.stopped and seat != replying:
+            continue  # "stop": only the answers to their own mail
         mine = notices.get(seat, [])
         told = seated.seat.mailed_events
         start = since if told is None or told > len(game.events) else told
@@ -260,6 +274,7 @@ def answer(
         reply_to=None,
         loop_value=ctx.settings.loop_value,
         date=now,
+        parts=player.mail_parts,
     )
     outbox_kind = "help" if kind == "help" else "error"
     enqueue_outbox(
@@ -277,10 +292,15 @@ def enqueue(
     tag: str,
     now: datetime,
     view_json: dict[str, Any] | None = None,
+    unsolicited: bool = False,
 ) -> None:
-    """Queue ``mail`` to ``seated``, threaded after the seat's last mail."""
+    """Queue ``mail`` to ``seated``, threaded after the seat's last mail. An
+    ``unsolicited`` mail (a reminder, a status change: not an answer to the player's
+    own mail) is not sent to a player who sent ``stop``."""
     if is_computer(game_row, seated.seat.seat):
         return  # the computer plays in-process; it has no mailbox
+    if unsolicited and seated.player.stopped:
+        return
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, kind, game_row.id, raw, now)
@@ -299,7 +319,8 @@ def envelope_for(
     """The arguments of `compose` but the subject and the bodies, for a mail to
     ``seated``: its Message-ID (naming the game state and the kind of mail), threading
     after the seat's last mail, the seat's reply address, and the view as an
-    attachment. The seat's last mail becomes this one."""
+    attachment; a ``List-Unsubscribe`` header whose mailto sends ``stop`` from the
+    player to the seat's reply address. The seat's last mail becomes this one."""
     assert game_row.id is not None
     token = seated.seat.token
     msg_id = message_id(token, game_row.id, f"{tag}.{kind}", ctx.settings.domain)
@@ -311,6 +332,7 @@ def envelope_for(
     if view_json is not None:
         attachments.append(view_attachment(view_json))
     update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
+    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
     return {
         "sender": ctx.settings.address,
         "sender_name": ctx.settings.from_name,
@@ -319,10 +341,15 @@ def envelope_for(
         "message_id": msg_id,
         "in_reply_to": f"<{previous}>" if previous else (references[0] if references else None),
         "references": references,
-        "reply_to": reply_address(ctx.settings.local_part, token, ctx.settings.domain),
+        "reply_to": reply_to,
         "loop_value": ctx.settings.loop_value,
         "date": now,
         "attachments": attachments,
+        # RFC 2369: "stop" by mail to the seat's own reply address, so the token and the
+        # From check apply. Only the mailto form: RFC 8058's one-click
+        # (List-Unsubscribe-Post) needs an HTTPS URI, and the service has no web server.
+        "extra_headers": {"List-Unsubscribe": f"<mailto:{reply_to}?subject=stop>"},
+        "parts": seated.player.mail_parts,
     }
 
 
@@ -386,7 +413,16 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
     assert game is not None
     if move.actions:
         turn_mails(
-            ctx, session, game_row, game, seats, move.since, {seat: move.notices}, inbound_id, now
+            ctx,
+            session,
+            game_row,
+            game,
+            seats,
+            move.since,
+            {seat: move.notices},
+            inbound_id,
+            now,
+            replying=seat,
         )
         if "history" in wants:
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
@@ -402,3 +438,47 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    for verb in ("away", "back"):
+        if verb in wants:
+            tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)
+
+
+def tell_away(
+    ctx: Context, session: Session, player: m.Player, verb: str, tag: str, now: datetime
+) -> None:
+    """Tell the other players of each game of ``player``'s in progress that they are
+    away until when (``verb`` "away"), or back ("back"): a short status mail."""
+    assert player.id is not None
+    if verb == "away":
+        assert player.away_until is not None
+        said = (
+            f"{display_name(player)} is away until {when(player.away_until)}: their clock "
+            "stands still until then."
+        )
+    else:
+        said = f"{display_name(player)} is back: their clock runs again."
+    for game_row in games_for_player(session, player.id):
+        if game_row.status not in IN_PROGRESS or game_row.id is None:
+            continue
+        game = load_game(ctx, session, game_row)
+        seats = seats_of(session, game_row.id)
+        for seated in seats:
+            if seated.player.id == player.id:
+                continue
+            seat = seated.seat.seat
+            view = player_view(game, seat, len(game.events))
+            note = Notice("info", "", said)
+            about = mail_context(game_row, seats, seat, [note], len(game.events))
+            mail = render_turn(view, about)
+            enqueue(
+                ctx,
+                session,
+                game_row,
+                seated,
+                mail,
+                "status",
+                f"{tag}{verb[0]}",
+                now,
+                view_json=view.to_json(),
+                unsolicited=True,
+            )

@@ -3,10 +3,10 @@
 `play` turns the commands of one mail into engine actions and applies them to the game,
 with the forced moves and the computer seats' moves after each (`auto_moves`); what
 cannot be done becomes a notice (refused, ambiguous, "already done", the resign that
-needs a token), and the questions (hand, history, help, archive) and ``mail all`` /
-``mail turns`` are noted for `notify`. `record` appends the new actions to the log and
-restarts the game's clocks; `verdict` is the message's final state. Nothing here
-writes mail.
+needs a token), the questions (hand, history, help, archive) are noted for `notify`,
+and the player's own settings (``mail``, ``name``, ``stop``, ``start``) are applied
+by `pbem.service.settings`. `record` appends the new actions to the log and restarts
+the game's clocks; `verdict` is the message's final state. Nothing here writes mail.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from engine import (
     action_to_json,
 )
 from engine import players as computer
-from pbem.commands import GAME_VERBS, Command, mail_choice, to_action
+from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
+from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, stage
+from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.games import append_actions
@@ -124,11 +126,13 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             else:
                 wants.append("archive")
             continue
-        if cmd.verb == "mail":
-            notice = set_mail_choice(session, seats[seat].player, cmd)
+        if cmd.verb in SETTING_VERBS:
+            notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
             notices.append(notice)
-            if notice.status == "applied":
+            if notice.status == "applied" and "mail" not in wants:
                 wants.append("mail")
+            if notice.status == "applied" and cmd.verb in ("away", "back"):
+                wants.append(cmd.verb)  # the other players are told
             continue
         if game.is_over:
             notices.append(Notice("refused", str(cmd), "The game is over."))
@@ -174,7 +178,7 @@ def record(
     once the transaction commits)."""
     game_row, game = move.known.game_row, move.game
     assert game is not None and game_row.id is not None
-    log_moves(ctx, session, game_row, game, move.actions, inbound_id, now)
+    log_moves(ctx, session, game_row, game, move.actions, inbound_id, now, move.known.seats)
     stage(ctx, game_row.id, game)
 
 
@@ -223,23 +227,6 @@ def logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
     return auto
 
 
-def set_mail_choice(session: Session, player: m.Player, cmd: Command) -> Notice:
-    """``mail all`` / ``mail turns``: the player's choice, kept on their player row."""
-    try:
-        every = mail_choice(cmd)
-    except InvalidSyntaxError as exc:
-        return Notice("refused", str(cmd), str(exc), "mail all, or mail turns")
-    update_row(session, player, mail_all=every)
-    if every:
-        return Notice("applied", str(cmd), "You will get a mail after every move.")
-    return Notice(
-        "applied",
-        str(cmd),
-        "You will get a mail when it is your turn or there is news "
-        "(not after each of your own moves).",
-    )
-
-
 def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str, Any], bool]]:
     """Forced moves (a go, a single legal card) and the computer's moves, applied now."""
     out: list[tuple[int | None, dict[str, Any], bool]] = []
@@ -266,8 +253,10 @@ def log_moves(
     actions: Sequence[tuple[int | None, dict[str, Any], bool]],
     inbound_id: int | None,
     now: datetime,
+    seats: Sequence[Seated] = (),
 ) -> None:
-    """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game)."""
+    """Log the new actions of ``game`` and restart its clocks (one UPDATE of the game;
+    a player to move who is away has no clock running until back: see `clock_start`)."""
     assert game_row.id is not None
     append_actions(
         session,
@@ -277,7 +266,7 @@ def log_moves(
         inbound_id,
         now=now,
         state_hash=game.state_hash(),
-        also=clock_values(ctx, game, now),
+        also=clock_values(ctx, game, now, clock_start(game, seats, now)),
     )
 
 
@@ -288,15 +277,19 @@ def after_moves(
     update_row(session, game_row, **clock_values(ctx, game, now))
 
 
-def clock_values(ctx: Context, game: Game, now: datetime) -> dict[str, Any]:
-    """The game row's clocks after a move (and its outcome when it is over)."""
+def clock_values(
+    ctx: Context, game: Game, now: datetime, start: datetime | None = None
+) -> dict[str, Any]:
+    """The game row's clocks after a move (and its outcome when it is over); they run
+    from ``start`` (default: now)."""
     reminder = timedelta(hours=ctx.settings.reminder_hours)
     timeout = timedelta(days=ctx.settings.timeout_days)
+    begin = start or now
     values: dict[str, Any] = {
         "last_move_at": now,
         "reminders_sent": 0,
-        "next_reminder_at": now + reminder if ctx.settings.reminder_hours else None,
-        "deadline_at": now + timeout if ctx.settings.timeout_days else None,
+        "next_reminder_at": begin + reminder if ctx.settings.reminder_hours else None,
+        "deadline_at": begin + timeout if ctx.settings.timeout_days else None,
     }
     if game.is_over and game.outcome is not None:
         values.update(

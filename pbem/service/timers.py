@@ -1,6 +1,7 @@
 """timers: reminders for slow players, the timeout rule (forfeit, or the computer
-moves for them) once a game's deadline has passed, and the expiry of invitations nobody
-answered (the lobby's challenges)."""
+moves for them) once a game's deadline has passed — except while a player to move is
+away (``away 5 days``): their clocks then run from their return — and the expiry of
+invitations nobody answered (the lobby's challenges)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
 from pbem.render import Notice, render_reminder
 from pbem.service import notify, play
+from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, seats_of
 from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
+from pbem.store._sql import update_row
 from pbem.store.db import session_scope
 from pbem.store.players import get_player
 
@@ -33,6 +36,12 @@ def run_timers(ctx: Context) -> int:
                 continue
             game = load_game(ctx, session, game_row)
             seats = seats_of(session, game_row.id)
+            back = clock_start(game, seats, now)
+            if back > now:
+                # A player to move is away: their clocks start when they are back.
+                wait_for_return(ctx, session, game_row, back)
+                touched += 1
+                continue
             if game_row.deadline_at is not None and game_row.deadline_at <= now:
                 touched += timeout(ctx, session, game_row, game, seats, now)
             elif game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
@@ -52,12 +61,26 @@ def run_timers(ctx: Context) -> int:
                         f"m{game_row.reminders_sent}-{game_row.action_count}",
                         now,
                         view_json=view.to_json(),
+                        unsolicited=True,
                     )
                 game_row.reminders_sent += 1
                 game_row.next_reminder_at = now + timedelta(hours=ctx.settings.reminder_hours)
                 session.add(game_row)
                 touched += 1
     return touched
+
+
+def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:
+    """Move a game's due reminder and deadline to run from ``back``, when the player to
+    move returns."""
+    changes: dict[str, Any] = {}
+    if game_row.next_reminder_at is not None:
+        later = back + timedelta(hours=ctx.settings.reminder_hours)
+        changes["next_reminder_at"] = max(game_row.next_reminder_at, later)
+    if game_row.deadline_at is not None:
+        later = back + timedelta(days=ctx.settings.timeout_days)
+        changes["deadline_at"] = max(game_row.deadline_at, later)
+    update_row(session, game_row, **changes)
 
 
 def timeout(
@@ -83,7 +106,7 @@ def timeout(
     new_actions.extend(play.auto_moves(game, game_row))
     if not new_actions:
         return 0
-    play.log_moves(ctx, session, game_row, game, new_actions, None, now)
+    play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
     note = Notice(
         "info",
         "",

@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false
+from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
@@ -72,6 +72,12 @@ class Player(SQLModel, table=True):
     # Set by the admin (pbem player block): the address starts no game, is invited to
     # none, and its mail is ignored.
     blocked: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # Which parts the player's mails carry: "both" (text and HTML), "text" or "html".
+    mail_parts: str = Field(default="both", sa_column_kwargs={"server_default": "both"})
+    # "stop": no mail but the answers to the player's own mail, until "start".
+    stopped: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # "away": the player's clocks stand still until then.
+    away_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Game(SQLModel, table=True):
@@ -119,6 +125,8 @@ class Seat(SQLModel, table=True):
     # that far) and a digest of what it could do (see pbem.render.news).
     mailed_events: int | None = None
     mailed_state: str | None = None
+    # Days of the game's "away" allowance (setting away_days_per_game) the seat has used.
+    away_days: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class InvitationStatus(StrEnum):

@@ -206,11 +206,11 @@ def test_an_unexpected_error_is_recorded_as_failed_and_the_rest_goes_on(
     h.send(reply(h.latest(B), B, "Bob", move_b))
     real = notify.turn_mails
 
-    def broken_for_alice(*args: Any) -> None:
+    def broken_for_alice(*args: Any, **kwargs: Any) -> None:
         notices = args[6]
         if 0 in notices:  # the mails after a move of seat 0
             raise KeyError("template variable missing")
-        real(*args)
+        real(*args, **kwargs)
 
     monkeypatch.setattr(notify, "turn_mails", broken_for_alice)
     h.step()

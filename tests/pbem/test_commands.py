@@ -248,3 +248,40 @@ def test_the_mail_setting_needs_a_choice() -> None:
 def test_archive_is_read(line: str) -> None:
     cmd = parse_line(line)
     assert cmd is not None and cmd.verb == "archive" and cmd.args == ()
+
+
+@pytest.mark.parametrize(
+    ("line", "verb", "args"),
+    [
+        ("name Alice Smith", "name", ("Alice Smith",)),
+        ("Name:  Zoë  O'Neil", "name", ("Zoë  O'Neil",)),
+        ("name", "name", ()),
+        ("mail text", "mail", ("text",)),
+        ("mail html please", "mail", ("html",)),
+        ("mail both", "mail", ("both",)),
+        ("stop", "stop", ()),
+        ("Stop mailing me please", "stop", ()),
+        ("unsubscribe", "stop", ()),
+        ("start", "start", ()),
+        ("away 5 days", "away", ("5", "days")),
+        ("away for 2 weeks", "away", ("2", "weeks")),
+        ("back", "back", ()),
+        ("back again!", "back", ()),
+    ],
+)
+def test_setting_lines(line: str, verb: str, args: tuple[str, ...]) -> None:
+    cmd = parse_line(line)
+    assert cmd is not None and (cmd.verb, cmd.args) == (verb, args)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["stop playing the king", "back to you", "away from my desk", "start the game", "mail me"],
+)
+def test_lines_that_only_start_with_a_setting_word(line: str) -> None:
+    assert parse_line(line) is None
+
+
+def test_lay_away_is_still_a_discard() -> None:
+    cmd = parse_line("lay away 5h jd")
+    assert cmd is not None and (cmd.verb, cmd.args) == ("discard", ("5h", "jd"))

@@ -290,3 +290,30 @@ def test_attachments_round_trip_whichever_encoding(data: bytes, expected: str) -
     assert attached["Content-Transfer-Encoding"] == expected
     for line in raw.split(b"\r\n\r\n", 1)[1].split(b"\r\n"):
         assert len(line) <= 78
+
+
+@pytest.mark.parametrize(
+    ("parts", "types"),
+    [
+        ("both", ["text/plain", "text/html"]),
+        ("text", ["text/plain"]),
+        ("html", ["text/html"]),
+    ],
+)
+def test_parts_chosen_by_the_recipient(parts: str, types: list[str]) -> None:
+    msg = email.message_from_bytes(
+        build(parts=parts, attachments=[("view.json", "application/json", b"{}")]),
+        policy=default,
+    )
+    leaves = [p.get_content_type() for p in msg.walk() if not p.is_multipart()]
+    assert leaves == [*types, "application/json"]
+
+
+def test_html_only_without_html_keeps_the_text() -> None:
+    msg = email.message_from_bytes(build(parts="html", html=None), policy=default)
+    assert msg.get_content_type() == "text/plain"
+
+
+def test_parts_must_be_a_known_choice() -> None:
+    with pytest.raises(ValueError, match="not a choice of parts"):
+        build(parts="pdf")

@@ -1,0 +1,106 @@
+"""settings: a player's own settings, set by mail — in a game mail or to the plain address.
+
+``mail all`` / ``mail turns`` (how often), ``mail text`` / ``mail html`` / ``mail both``
+(which parts each mail carries), ``name`` (the name the other players see) and ``stop`` /
+``start`` (no mail from the service but the answers to the player's own mail). Each is
+kept on the player's row, so it holds in every game of theirs; each is answered with a
+notice saying what now holds. ``away`` / ``back`` live in `pbem.service.away`. Nothing
+here writes mail.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlmodel import Session
+
+from engine import InvalidSyntaxError
+from pbem.commands import Command, mail_frequency, mail_parts
+from pbem.render import Notice
+from pbem.service.away import come_back, go_away
+from pbem.service.context import Context
+from pbem.store import models as m
+from pbem.store._sql import update_row
+from pbem.store.text import db_text
+
+NAME_LIMIT = 60
+"""The longest display name kept (longer ones are cut, ending in "…")."""
+
+_PARTS_WORDS = {
+    "text": "Your mails will carry plain text only (no HTML part).",
+    "html": "Your mails will carry HTML only (no plain-text part).",
+    "both": "Your mails will carry both plain text and HTML.",
+}
+
+
+def apply_setting(
+    ctx: Context, session: Session, player: m.Player, cmd: Command, now: datetime
+) -> Notice:
+    """Apply one setting command (a verb of `pbem.commands.SETTING_VERBS`) to ``player``'s
+    row: an ``applied`` notice saying what now holds, or a ``refused`` one saying why."""
+    if cmd.verb == "away":
+        return go_away(ctx, session, player, cmd, now)
+    if cmd.verb == "back":
+        return come_back(ctx, session, player, cmd, now)
+    if cmd.verb == "mail":
+        return set_mail(session, player, cmd)
+    if cmd.verb == "name":
+        return set_name(session, player, cmd)
+    if cmd.verb == "stop":
+        update_row(session, player, stopped=True)
+        return Notice(
+            "applied",
+            str(cmd),
+            "You will get no more mail from the service but the answers to your own "
+            "mail. Your games go on: your clock still runs, and the game's timeout "
+            "applies when you do not move in time. Send 'start' to get your mails again.",
+        )
+    if cmd.verb == "start":
+        update_row(session, player, stopped=False)
+        return Notice("applied", str(cmd), "You will get your game mails again.")
+    raise ValueError(f"not a setting: {cmd.verb!r}")
+
+
+def set_mail(session: Session, player: m.Player, cmd: Command) -> Notice:
+    """``mail all|turns`` and ``mail text|html|both``: each word sets its own choice."""
+    try:
+        every = mail_frequency(cmd)
+        parts = mail_parts(cmd)
+    except InvalidSyntaxError as exc:
+        return Notice(
+            "refused", str(cmd), str(exc), "mail all, mail turns, mail text, mail html, mail both"
+        )
+    if every is None and parts is None:
+        return Notice(
+            "refused",
+            str(cmd),
+            "mail how? 'mail all' or 'mail turns' (how often), "
+            "'mail text', 'mail html' or 'mail both' (which parts)",
+            "mail all, mail turns, mail text, mail html, mail both",
+        )
+    said: list[str] = []
+    changes: dict[str, object] = {}
+    if every is not None:
+        changes["mail_all"] = every
+        said.append(
+            "You will get a mail after every move."
+            if every
+            else "You will get a mail when it is your turn or there is news "
+            "(not after each of your own moves)."
+        )
+    if parts is not None:
+        changes["mail_parts"] = parts
+        said.append(_PARTS_WORDS[parts])
+    update_row(session, player, **changes)
+    return Notice("applied", str(cmd), " ".join(said))
+
+
+def set_name(session: Session, player: m.Player, cmd: Command) -> Notice:
+    """``name Alice Smith``: the display name, control characters removed, spaces
+    collapsed, cut to `NAME_LIMIT` characters."""
+    given = " ".join(cmd.args)
+    name = db_text(" ".join(given.split()), NAME_LIMIT) or ""
+    if not name.strip():
+        return Notice("refused", str(cmd), "name what? e.g. 'name Alice Smith'", "name Alice Smith")
+    update_row(session, player, display_name=name)
+    return Notice("applied", f"name {name}", f"Your name is now {name}.")

@@ -9,8 +9,8 @@ challenger's ``cancel`` withdraws their open invitations; the timers expire invi
 nobody answered (`pbem.service.timers.expire_invitations`), telling the challenger.
 
 Who may be invited: not the challenger, not a blocked address, not one that bounced
-(``bounce_count``) or asked for no mail (a ``stopped`` flag, where the player row has
-one), only the ``lobby_domains`` when set, and not an address that let an invitation
+(``bounce_count``) or asked for no mail (``stop``: the ``stopped`` flag), only the
+``lobby_domains`` when set, and not an address that let an invitation
 expire in the last ``invitation_quiet_days`` — the challenger is told only "that address
 cannot be invited now".
 """
@@ -185,9 +185,7 @@ def may_invite(
     if domains and address.rsplit("@", 1)[-1] not in domains:
         return False
     known = get_player_by_email(session, address)
-    if known is not None and (
-        known.blocked or known.bounce_count > 0 or getattr(known, "stopped", False)
-    ):
+    if known is not None and (known.blocked or known.bounce_count > 0 or known.stopped):
         return False
     quiet = now - timedelta(days=ctx.settings.invitation_quiet_days)
     lapsed = session.exec(

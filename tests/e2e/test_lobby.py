@@ -435,6 +435,18 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
             session.commit()
         ask(h, A, "challenge bob@example.org")
         assert h.last_inbound().status == "rejected" and invitations(h) == []
+        # Nor does an address that said "stop".
+        with Session(h.db) as session:
+            bob = session.exec(select(m.Player).where(m.Player.email == B)).one()
+            bob.bounce_count = 0
+            bob.stopped = True
+            session.add(bob)
+            session.commit()
+        before = h.count(B)
+        ask(h, A, "challenge bob@example.org")
+        assert h.last_inbound().status == "rejected" and invitations(h) == []
+        assert "cannot be invited now" in text_of(h.latest(A))
+        assert h.count(B) == before
     finally:
         h.close()
 

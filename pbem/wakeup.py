@@ -22,7 +22,6 @@ import contextlib
 import errno
 import logging
 import os
-import select
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
+
+from pbem.transport.readable import readable
 
 log = logging.getLogger("pbem.wakeup")
 
@@ -121,9 +122,7 @@ class Wakeup:
             return
         import psycopg
 
-        conninfo = self.db.url.set(drivername="postgresql").render_as_string(
-            hide_password=False
-        )
+        conninfo = self.db.url.set(drivername="postgresql").render_as_string(hide_password=False)
         try:
             self._pg = psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
             self._pg.execute(f"LISTEN {CHANNEL}")
@@ -164,8 +163,7 @@ class Wakeup:
 
     def wait(self, timeout: float, also: Sequence[int] = ()) -> bool:
         """Block until a poke, a stop or ``timeout``; True if woken."""
-        ready, _, _ = select.select([*self.fds(), *also], [], [], max(0.0, timeout))
-        return bool(ready)
+        return bool(readable([*self.fds(), *also], timeout))
 
     def stop(self) -> None:
         """Make every wait return at once (safe from a signal handler)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import imaplib
-import select
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from imapclient.imapclient import SocketTimeout
 
 from pbem.transport._tls import client_tls_context
 from pbem.transport.base import TransportError
+from pbem.transport.readable import readable
 from pbem.transport.urls import ImapConfig
 
 _FETCH_CHUNK = 25
@@ -136,8 +136,7 @@ def idle_news(client: IMAPClient) -> bool:
 
 def select_readable(fds: Sequence[Any], timeout: float) -> list[Any]:
     """The readable ones of ``fds`` (sockets or descriptors) within ``timeout`` seconds."""
-    ready, _, _ = select.select(list(fds), [], [], max(0.0, timeout))
-    return ready
+    return readable(fds, timeout)
 
 
 def wait_readable(wake: Sequence[int], timeout: float, sleep: Callable[[float], None]) -> bool:

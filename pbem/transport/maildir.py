@@ -26,7 +26,6 @@ import logging
 import os
 import re
 import secrets
-import select
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from pbem.transport.base import (
     OutgoingMail,
     TransportError,
 )
+from pbem.transport.readable import readable
 from pbem.transport.urls import DEFAULT_MAX_SIZE
 
 log = logging.getLogger(__name__)
@@ -212,8 +212,7 @@ class MaildirInbound:
             if remaining <= 0:
                 return False
             if wake:
-                ready, _, _ = select.select(list(wake), [], [], min(self.poll, remaining))
-                if ready:
+                if readable(wake, min(self.poll, remaining)):
                     return False
             else:
                 self._sleep(min(self.poll, remaining))

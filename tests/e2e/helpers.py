@@ -137,8 +137,10 @@ class Harness:
         return Path(self.settings.outbound.removeprefix("maildir:").split("?", 1)[0])
 
     def close(self) -> None:
-        """Let go of the daemon's connections (its inbox reader lock on PostgreSQL)."""
+        """Let go of the daemon's connections (its inbox reader lock on PostgreSQL) and
+        of its wake-up descriptors."""
         self.daemon._drop_reader()
+        self.daemon.wakeup.close()
 
     def restart(self, **service_changes: Any) -> None:
         """A new daemon on the same database and folders (as after a crash)."""

@@ -74,6 +74,12 @@ class TlsFront:
         self._ready.set()
         self.loop.run_forever()
         server.close()
+        # Relays still open when the front stops are cancelled and awaited, so none is
+        # left pending when the loop closes (asyncio would log each one at exit).
+        pending = asyncio.all_tasks(self.loop)
+        for task in pending:
+            task.cancel()
+        self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self.loop.close()
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from engine import Action, Discard, EngineError, Game, player_view
 from pbem.cli.base import examples, fail, guard, out, service
 from pbem.cli.game import seat_for
-from pbem.service import Service, ServiceError
+from pbem.service import Service, ServiceError, archive_bytes
 from pbem.store import models as m
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
@@ -114,11 +114,12 @@ def game_export(
     """Write a game's JSON archive."""
     svc = service()
     data = guard(svc.export, game_id)
-    text = json.dumps(data, indent=1, ensure_ascii=False)
+    raw = archive_bytes(data)  # the same bytes a player's `archive` mail attaches
     if output is None:
-        sys.stdout.write(text + "\n")
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
     else:
-        output.write_text(text + "\n", encoding="utf-8")
+        output.write_bytes(raw)
         out.print(f"game {game_id} written to {output}")
 
 

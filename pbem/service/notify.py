@@ -42,6 +42,7 @@ from pbem.service.context import (
     display_name,
     is_computer,
     load_game,
+    seat_names,
     seats_of,
 )
 from pbem.service.play import Move, answered_only
@@ -65,7 +66,7 @@ def mail_context(
     assert game_row.id is not None
     return MailContext(
         game_id=game_row.id,
-        names=tuple(s.name for s in seats),
+        names=seat_names(game_row, seats),
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         notices=tuple(notices),

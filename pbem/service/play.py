@@ -32,7 +32,7 @@ from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, load_game, stage
+from pbem.service.context import Context, Seated, load_game, seat_level, stage
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -231,12 +231,13 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
     """Forced moves (a go, a single legal card) and the computer's moves, applied now."""
     out: list[tuple[int | None, dict[str, Any], bool]] = []
     robots = set(game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
     while not game.is_over:
         action = game.forced_action()
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, seat_rng(game, seat))
+                    action = computer.choose_action(game, seat, seat_rng(game, seat), levels[seat])
                     break
         if action is None:
             break

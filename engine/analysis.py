@@ -30,10 +30,10 @@ from itertools import combinations
 from math import comb
 
 from engine.actions import Play
-from engine.cards import JACK, Card, full_deck
+from engine.cards import Card, full_deck
 from engine.game import DISCARD, PEGGING
 from engine.players import _go_limits, crib_value, owns_crib, play_values, unseen_cards
-from engine.scoring import score_play, show_points
+from engine.scoring import FIFTEEN, THIRTY_ONE, score_play, show_points
 from engine.view import PlayerView
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
@@ -165,12 +165,19 @@ def discard_review(view: PlayerView, laid_away: Sequence[Card]) -> DiscardReview
 
 @dataclass(frozen=True, slots=True)
 class Threat:
-    """A card the next opponent may answer with, and what it would score them."""
+    """Cards the next opponent may answer with, and what one would score them.
 
-    rank: int
+    ``ranks`` holds one rank, or the four ten cards (10, J, Q, K) when any of them
+    scores the same (a fifteen or a 31: only the value counts)."""
+
+    ranks: tuple[int, ...]
     points: int
     kinds: tuple[str, ...]  # fifteen, thirty-one, pair, pair royal, run …
-    chance: float  # that they hold at least one card of this rank
+    chance: float  # that they hold at least one card of these ranks
+
+    @property
+    def ten_cards(self) -> bool:
+        return len(self.ranks) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +195,7 @@ class PlayOption:
     def risk(self) -> float:
         """Expected points the next opponent's best answer makes (their cards unknown)."""
         miss, out = 1.0, 0.0
-        for t in sorted(self.threats, key=lambda t: -t.points):
+        for t in sorted(self.threats, key=lambda t: -t.points):  # the best answer held
             out += miss * t.chance * t.points
             miss *= 1.0 - t.chance
         return out
@@ -225,7 +232,8 @@ def next_opponent(view: PlayerView) -> int | None:
 def threats(view: PlayerView, after: Sequence[Card], seat: int) -> tuple[Threat, ...]:
     """What ``seat`` (an opponent) may answer to the cards ``after`` of the current
     count, and the chance of each: their cards drawn from those ``view``'s seat has not
-    seen (and, after a go this hand, only cards too high for that count)."""
+    seen (and, after a go this hand, only cards too high for that count). Most expected
+    points first."""
     _, low = _go_limits(view)
     pool = [c for c in unseen_cards(view) if c.value >= low.get(seat, 0)]
     holds = min(view.cards_left[seat], len(pool))
@@ -233,20 +241,28 @@ def threats(view: PlayerView, after: Sequence[Card], seat: int) -> tuple[Threat,
     if holds <= 0:
         return ()
     total = comb(len(pool), holds)
-    by_rank: dict[int, list[Card]] = {}
-    for card in pool:
-        if count + card.value <= 31:
-            by_rank.setdefault(card.rank, []).append(card)
-    out: list[Threat] = []
-    for rank, cards in by_rank.items():
+    groups: dict[object, tuple[list[int], int, tuple[str, ...], int]] = {}
+    for rank in sorted({c.rank for c in pool if count + c.value <= 31}):
+        cards = [c for c in pool if c.rank == rank]
         items = score_play([*after, cards[0]])
         points = sum(i.points for i in items)
         if not points:
             continue
-        chance = 1.0 - comb(len(pool) - len(cards), holds) / total
-        out.append(Threat(rank, points, tuple(i.kind for i in items), chance))
-    out.sort(key=lambda t: (-t.points * t.chance, -t.points, t.rank))
+        kinds = tuple(i.kind for i in items)
+        key: object = rank
+        if cards[0].value == 10 and set(kinds) <= _VALUE_KINDS:
+            key = ("ten", kinds)
+        ranks, _, _, n = groups.get(key, ([], points, kinds, 0))
+        groups[key] = ([*ranks, rank], points, kinds, n + len(cards))
+    out = [
+        Threat(tuple(ranks), points, kinds, 1.0 - comb(len(pool) - n, holds) / total)
+        for ranks, points, kinds, n in groups.values()
+    ]
+    out.sort(key=lambda t: (-t.points * t.chance, -t.points, t.ranks))
     return tuple(out)
+
+
+_VALUE_KINDS = {FIFTEEN, THIRTY_ONE}
 
 
 def play_analysis(view: PlayerView, suggested: Card | None = None) -> PlayAnalysis:
@@ -278,11 +294,6 @@ def play_analysis(view: PlayerView, suggested: Card | None = None) -> PlayAnalys
     return PlayAnalysis(view.count, answering, tuple(options))
 
 
-def is_ten_card(rank: int) -> bool:
-    """Tens, jacks, queens and kings: each counts ten."""
-    return 10 <= rank <= JACK + 2
-
-
 __all__ = [
     "DiscardAnalysis",
     "DiscardOption",
@@ -292,7 +303,6 @@ __all__ = [
     "Threat",
     "discard_analysis",
     "discard_review",
-    "is_ten_card",
     "next_opponent",
     "pegging_estimate",
     "play_analysis",

@@ -6,11 +6,13 @@ It builds ``player_view(game, seat)`` and hands only that view to the strategy
 strategy functions take a ``PlayerView`` and nothing else.  All randomness
 comes from the ``random.Random`` passed in.
 
-Levels:
+The levels, their names and the other players are listed in :mod:`engine.levels`;
+this module holds ``random`` and ``medium`` (once called ``good``, still
+accepted under that name) and the helpers other strategies share.
 
 ``random``
     Uniform among the legal actions (a claim is uniform over 0..29).
-``good``
+``medium`` (``good``)
     Discard: for every possible discard, the average of ``show_points`` of the
     kept cards over every starter the seat has not seen, plus (own crib) or
     minus (an opponent's crib) the expected crib value of the cards laid away
@@ -53,8 +55,6 @@ from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
 from engine.scoring import rank_points, score_play, show_points
 from engine.view import PlayerView, player_view
 
-LEVELS = ("random", "good")
-
 _DECK: tuple[Card, ...] = tuple(full_deck())
 _EPS = 1e-9
 
@@ -93,27 +93,21 @@ CRIB_SINGLE_VALUE: dict[int, float] = dict(
 # -- entry points ------------------------------------------------------------------
 
 
-def choose_action(game: Game, seat: int, rng: random.Random, level: str = "good") -> Action:
-    """A legal action for ``seat``, decided from what that seat may see."""
-    return decide(player_view(game, seat, since=_hand_start(game)), rng, level)
+def choose_action(game: Game, seat: int, rng: random.Random, level: str = "medium") -> Action:
+    """A legal action for ``seat``, decided from what that seat may see
+    (:func:`engine.levels.choose_action`)."""
+    return decide(player_view(game, seat, since=hand_start(game)), rng, level)
 
 
-def decide(view: PlayerView, rng: random.Random, level: str = "good") -> Action:
-    """The action of a computer player at ``level`` seeing only ``view``.
+def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Action:
+    """The action of a computer player at ``level`` seeing only ``view``
+    (:func:`engine.levels.decide`: the levels and their strategies are listed there)."""
+    from engine import levels  # the table imports this module's strategies
 
-    ``view.events`` should reach back at least to the start of the current hand
-    (the gos said this hand and, in muggins games, the claim being answered).
-    """
-    if not view.legal:
-        raise ValueError(f"seat {view.seat} has nothing to do now")
-    if level == "random":
-        return random_action(view, rng)
-    if level == "good":
-        return good_action(view, rng)
-    raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
+    return levels.decide(view, rng, level)
 
 
-def _hand_start(game: Game) -> int:
+def hand_start(game: Game) -> int:
     """Index of the current hand's public ``deal`` event (older events are not needed)."""
     events = game.events
     for i in range(len(events) - 1, -1, -1):
@@ -141,7 +135,8 @@ def good_action(view: PlayerView, rng: random.Random) -> Action:
     raise ValueError(f"nothing to decide in phase {view.phase!r}")
 
 
-def _pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+def pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+    """The best-valued action; ties (within 1e-9) broken by ``rng``."""
     best = max(value for value, _ in scored)
     ties = [action for value, action in scored if value >= best - _EPS]
     return ties[0] if len(ties) == 1 else rng.choice(ties)
@@ -180,7 +175,7 @@ def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
 
 
 def choose_discard(view: PlayerView, rng: random.Random) -> Action:
-    return _pick(discard_values(view), rng)
+    return pick(discard_values(view), rng)
 
 
 # -- pegging -----------------------------------------------------------------------
@@ -355,7 +350,7 @@ def _tactics(view: PlayerView, card: Card, count: int, rest: tuple[Card, ...]) -
 
 
 def choose_play(view: PlayerView, rng: random.Random) -> Action:
-    return _pick(play_values(view), rng)
+    return pick(play_values(view), rng)
 
 
 # -- muggins: claims and answers ---------------------------------------------------
@@ -467,7 +462,6 @@ def exact_pair_value(a: int, b: int) -> float:
 __all__ = [
     "CRIB_PAIR_VALUE",
     "CRIB_SINGLE_VALUE",
-    "LEVELS",
     "answer_claim",
     "choose_action",
     "choose_claim",
@@ -480,7 +474,9 @@ __all__ = [
     "exact_crib_mean",
     "exact_pair_value",
     "good_action",
+    "hand_start",
     "owns_crib",
+    "pick",
     "play_points",
     "play_values",
     "random_action",

@@ -359,18 +359,22 @@ _OPTION_WORDS = {
 
 
 def computer_levels() -> tuple[str, ...]:
-    """The computer's levels a game may be asked for: those ``engine.players`` plays
-    (``LEVELS``), the easiest first."""
-    from engine.players import LEVELS
+    """The computer's levels a game may be asked for (``engine.levels.LEVELS``), the
+    easiest first."""
+    from engine.levels import LEVELS
 
     return tuple(LEVELS)
 
 
 def computer_level(word: str) -> str:
-    """``word`` as a level of the computer (case and spaces ignored).
+    """``word`` as a level of the computer (case and spaces ignored; an old name such
+    as ``good`` is read as the level it now is, ``medium``).
 
     Raises ``InvalidSyntaxError`` naming the levels when it is not one."""
+    from engine.levels import ALIASES
+
     level = word.strip().lower()
+    level = ALIASES.get(level, level)
     if level not in computer_levels():
         shown = word.strip()[:20]
         raise InvalidSyntaxError(

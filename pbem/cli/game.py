@@ -8,9 +8,9 @@ import typer
 from rich.table import Table
 from sqlmodel import Session, select
 
-from engine import player_view
+from engine import InvalidSyntaxError, player_view
 from pbem.cli.base import examples, fail, guard, out, service
-from pbem.commands import computer_levels
+from pbem.commands import computer_level, computer_levels
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.wakeup import poke
@@ -57,8 +57,11 @@ def game_new(
     """Start a game and mail every player their first hand."""
     if level is not None and not computer:
         fail("--level is the computer's level: add --computer")
-    if level is not None and level.strip().lower() not in computer_levels():
-        fail(f"unknown level {level!r}: choose from {', '.join(computer_levels())}")
+    if level is not None:
+        try:
+            level = computer_level(level)
+        except InvalidSyntaxError:
+            fail(f"unknown level {level!r}: choose from {', '.join(computer_levels())}")
     svc = service()
     people = [_parse_player(p) for p in players]
     robots: list[int] = []
@@ -75,7 +78,7 @@ def game_new(
         skunk=skunk,
         seed=seed,
         computer=robots,
-        level=level.strip().lower() if level is not None else None,
+        level=level,
     )
     poke(svc.db)
     out.print(f"game {game_id} started; the first emails are in the outbox")

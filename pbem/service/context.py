@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from engine import Game, action_from_json
 from engine import Settings as GameSettings
-from engine.players import LEVELS
+from engine.levels import ALIASES, all_names
 from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
 from pbem.renderer import MailMaker
@@ -153,7 +153,7 @@ def is_computer(game_row: m.Game, seat: int) -> bool:
     return seat in game_row.settings.get("computer", ())
 
 
-DEFAULT_LEVEL = "medium" if "medium" in LEVELS else "good"
+DEFAULT_LEVEL = "medium"
 """The computer's level when a game names none (and the reply line's suggestion)."""
 
 
@@ -161,7 +161,9 @@ def seat_level(game_row: m.Game, seat: int) -> str:
     """The level the computer plays ``seat`` at (games made before levels: the default)."""
     levels = game_row.settings.get("levels") or {}
     level = levels.get(str(seat)) if isinstance(levels, dict) else None
-    return level if isinstance(level, str) and level in LEVELS else DEFAULT_LEVEL
+    if not isinstance(level, str) or level not in all_names():
+        return DEFAULT_LEVEL
+    return ALIASES.get(level, level)
 
 
 def seat_names(game_row: m.Game, seats: Sequence[Seated]) -> tuple[str, ...]:

@@ -22,14 +22,14 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("game") as batch:
-        batch.add_column(
-            sa.Column("hints", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-    with op.batch_alter_table("seat") as batch:
-        batch.add_column(
-            sa.Column("hints_agreed", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
+    # Plain ADD COLUMN (a constant default) on both databases: SQLite's batch mode would
+    # copy the game table, which the seats' foreign keys forbid once it holds games.
+    op.add_column(
+        "game", sa.Column("hints", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "seat", sa.Column("hints_agreed", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
     # A game of one player against the computer gives hints.
     bind = op.get_bind()
     game = sa.table("game", sa.column("id", sa.BigInteger), sa.column("settings", sa.Text))

@@ -26,6 +26,10 @@ from engine.players import crib_value
 from engine.scoring import FIFTEEN, PAIR_ROYAL, THIRTY_ONE
 
 
+def card(text: str) -> Card:
+    return parse_cards(text)[0]
+
+
 def discard_view(players: int = 2, dealer: bool = True, holding: str = "") -> PlayerView:
     game = new_game(players, seed="analysis", first_dealer=0)
     view = player_view(game, 0 if dealer else 1)
@@ -126,7 +130,7 @@ def _chance(pool: int, of_rank: int, holds: int) -> float:
 
 def test_a_five_led_leaves_fifteen_two_for_a_ten_card() -> None:
     view = pegging_view("5h 4c 9d 8s", [])
-    option = next(o for o in play_analysis(view).options if o.card == Card(5, 2))
+    option = next(o for o in play_analysis(view).options if o.card == card("5h"))
     ten = next(t for t in option.threats if FIFTEEN in t.kinds)
     assert ten.ranks == (10, 11, 12, 13) and ten.points == 2 and ten.ten_cards
     # Unseen: 52 less my 4 cards and the starter (a king): 15 ten cards among 47.
@@ -135,7 +139,7 @@ def test_a_five_led_leaves_fifteen_two_for_a_ten_card() -> None:
 
 def test_leaving_twenty_one_leaves_thirty_one_for_a_ten_card() -> None:
     view = pegging_view("10h 2c", [(1, "9s"), (0, "2d")])
-    option = next(o for o in play_analysis(view).options if o.card == Card(10, 2))
+    option = next(o for o in play_analysis(view).options if o.card == card("10h"))
     assert option.count == 21
     threat = next(t for t in option.threats if t.kinds == (THIRTY_ONE,))
     assert threat.ranks == (11, 12, 13)  # a ten would pair the 10 too: scored apart
@@ -144,7 +148,7 @@ def test_leaving_twenty_one_leaves_thirty_one_for_a_ten_card() -> None:
 
 def test_pairing_leaves_a_pair_royal() -> None:
     view = pegging_view("7h 2c", [(1, "7s")])
-    option = next(o for o in play_analysis(view).options if o.card == Card(7, 2))
+    option = next(o for o in play_analysis(view).options if o.card == card("7h"))
     assert option.points == 2
     royal = next(t for t in option.threats if PAIR_ROYAL in t.kinds)
     assert royal.ranks == (7,) and royal.points == 6
@@ -154,11 +158,11 @@ def test_pairing_leaves_a_pair_royal() -> None:
 
 def test_the_suggested_card_comes_first_and_thirty_one_has_no_threat() -> None:
     view = pegging_view("10h 2c", [(1, "10s"), (0, "jd")])
-    analysis = play_analysis(view, Card(2, 0))
-    assert analysis.best.card == Card(2, 0)
-    ten = next(o for o in analysis.options if o.card == Card(10, 2))
+    analysis = play_analysis(view, card("2c"))
+    assert analysis.best.card == card("2c")
+    ten = next(o for o in analysis.options if o.card == card("10h"))
     assert ten.count == 30 and ten.points == 0
-    assert play_analysis(view).best.card in (Card(10, 2), Card(2, 0))
+    assert play_analysis(view).best.card in (card("10h"), card("2c"))
     done = next(
         o for o in play_analysis(pegging_view("ah", [(1, "10s"), (0, "kd"), (1, "qc")])).options
     )

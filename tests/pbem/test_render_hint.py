@@ -14,7 +14,7 @@ from engine import DISCARD, PEGGING, Discard, Game, Play, new_game, player_view
 from engine.analysis import discard_analysis
 from engine.levels import decide
 from engine.players import choose_action
-from pbem.render import render_turn
+from pbem.render import render_help, render_turn
 from pbem.render.hint import Advice, render_hint, standing
 from pbem.render.prompt import SUGGESTING, suggested_action
 from pbem.service.hints import advice
@@ -155,3 +155,11 @@ def test_the_reply_line_suggests_the_medium_choice_not_the_first_legal_move() ->
         assert isinstance(best, Play)
         assert f"        play {best.card}\n" in render_turn(view, ctx_for(game, seat)).text
     assert differs >= 10
+
+
+def test_the_help_mail_documents_hint_hints_and_level() -> None:
+    mail = render_help(None, "Cribbage")
+    text = " ".join(mail.text.split())
+    for words in ("hint advice on your move", "hints on hints in this game", "level easy"):
+        assert words in text, words
+    assert all(w in mail.html for w in ("<code>hint</code>", "<code>hints on</code>", "level easy"))

@@ -53,7 +53,7 @@ from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
 from engine.scoring import rank_points, score_play, show_points
 from engine.view import PlayerView, player_view
 
-LEVELS = ("random", "good")
+LEVELS = ("random", "good", "hard")
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
 _EPS = 1e-9
@@ -110,6 +110,10 @@ def decide(view: PlayerView, rng: random.Random, level: str = "good") -> Action:
         return random_action(view, rng)
     if level == "good":
         return good_action(view, rng)
+    if level == "hard":
+        from engine.strategy.hard import hard_action
+
+        return hard_action(view, rng)
     raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
 
 

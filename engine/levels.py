@@ -7,7 +7,8 @@ given.  ``STRATEGIES`` maps every name to one; adding a player is adding a line
 
 ``LEVELS``
     What players may choose: ``easy`` (``medium`` with deliberate human slips,
-    :mod:`engine.easy`) and ``medium`` (:func:`engine.players.good_action`).
+    :mod:`engine.easy`), ``medium`` (:func:`engine.players.good_action`) and
+    ``hard`` (:mod:`engine.strategy.hard`).
 ``ALIASES``
     Old names still accepted: ``good`` is ``medium`` (games stored before the
     levels were renamed keep working).
@@ -28,17 +29,19 @@ from engine.bsd import bsd_action
 from engine.easy import easy_action
 from engine.game import Game
 from engine.players import good_action, hand_start, random_action
+from engine.strategy.hard import hard_action
 from engine.view import PlayerView, player_view
 
 Strategy = Callable[[PlayerView, random.Random], Action]
 
-LEVELS: tuple[str, ...] = ("easy", "medium")
+LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
 BASELINES: tuple[str, ...] = ("random", "greedy", "bsd")
 ALIASES: dict[str, str] = {"good": "medium"}
 
 STRATEGIES: dict[str, Strategy] = {
     "easy": easy_action,
     "medium": good_action,
+    "hard": hard_action,
     "random": random_action,
     "greedy": greedy_action,
     "bsd": bsd_action,

@@ -7,9 +7,10 @@ player what they may not know.
 ``discard_analysis(view)``
     Every way to lay away: the kept cards' expected hand points (exact: the mean of
     ``show_points`` over every starter the seat has not seen), the expected crib
-    points of the cards laid away (from the crib tables of ``engine.players``: added
-    for one's own crib, taken off for an opponent's), an estimate of what the kept
-    cards are worth in the play (`pegging_estimate`), and the total; best first.
+    points of the cards laid away (`crib_points`: the hard player's tables, computed
+    for cribs whose other cards were laid away as a player would; added for one's own
+    crib, taken off for an opponent's), an estimate of what the kept cards are worth
+    in the play (`pegging_estimate`), and the total; best first.
 
 ``play_analysis(view)``
     Every card the seat may play: what it scores now, the count it leaves, and what the
@@ -32,8 +33,9 @@ from math import comb
 from engine.actions import Play
 from engine.cards import Card, full_deck
 from engine.game import DISCARD, PEGGING
-from engine.players import _go_limits, crib_value, owns_crib, play_values, unseen_cards
+from engine.players import _go_limits, owns_crib, play_values, unseen_cards
 from engine.scoring import FIFTEEN, THIRTY_ONE, score_play, show_points
+from engine.strategy.hard import crib_value as hard_crib_value
 from engine.view import PlayerView
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
@@ -110,6 +112,19 @@ def pegging_estimate(kept: Sequence[Card], dealer: bool) -> float:
     return round(value, 3)
 
 
+def crib_points(laid_away: Sequence[Card], players: int, own: bool) -> float:
+    """The mean crib (before its sign) that laying away ``laid_away`` leads to.
+
+    From the hard player's tables (``engine.strategy.cribdata``): the crib's other
+    cards laid away by the other players as a player would — the dealer's partner
+    helps the crib, an opponent keeps its best cards out of it — rather than at random
+    (``engine.players.CRIB_PAIR_VALUE``, which the medium player uses): a pone's
+    discard to the dealer's crib is worth a little more to the dealer, and the
+    dealer's own crib a little less, than random cribs say.
+    """
+    return hard_crib_value([c.index for c in laid_away], players, own)
+
+
 def discard_analysis(view: PlayerView) -> DiscardAnalysis:
     """Every discard open to the seat now, best first (raises ``ValueError`` when the
     seat has nothing to lay away)."""
@@ -130,7 +145,7 @@ def discard_analysis(view: PlayerView) -> DiscardAnalysis:
                 kept=kept,
                 laid_away=tuple(laid),
                 hand=hand,
-                crib=sign * crib_value(laid, view.players),
+                crib=sign * crib_points(laid, view.players, own),
                 pegging=pegging_estimate(kept, dealer),
             )
         )
@@ -301,6 +316,7 @@ __all__ = [
     "PlayAnalysis",
     "PlayOption",
     "Threat",
+    "crib_points",
     "discard_analysis",
     "discard_review",
     "next_opponent",

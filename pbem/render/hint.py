@@ -222,7 +222,8 @@ def discard_section(
         phrase(
             f"Hand: the mean of the kept cards' points over the {52 - len(view.holding)} "
             "starters you have not seen (exact). Crib: the mean points of a crib holding "
-            f"the cards laid away (added for your crib, taken off for an opponent's). "
+            "the cards laid away, its other cards laid away as players do (added for "
+            "your crib, taken off for an opponent's). "
             "Play: a rough estimate of what the kept cards are worth in the play (pairs, "
             "low cards, neighbouring ranks; fives held by the pone)."
         ),

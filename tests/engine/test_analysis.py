@@ -15,6 +15,7 @@ from engine.analysis import (
     PEG_LOW,
     PEG_NEIGHBOURS,
     PEG_PAIR,
+    crib_points,
     discard_analysis,
     discard_review,
     pegging_estimate,
@@ -86,8 +87,10 @@ def test_hand_is_exact_over_unseen_starters_and_crib_signed(dealer: bool) -> Non
     for option in analysis.options:
         exact = sum(show_points(option.kept, s) for s in unseen) / 46
         assert option.hand == pytest.approx(exact)
-        value = crib_value(option.laid_away, 2)
+        value = crib_points(option.laid_away, 2, dealer)
         assert option.crib == pytest.approx(value if dealer else -value)
+        # The realistic tables: within a point of the random-crib ones.
+        assert abs(value - crib_value(option.laid_away, 2)) < 1.0
         assert option.total == pytest.approx(option.hand + option.crib + option.pegging)
     # The classic: keep the fives and the jacks, lay away the ace and the nine.
     assert set(analysis.best.laid_away) == set(parse_cards("ac 9d"))

@@ -5,13 +5,14 @@ a card its player may not know."""
 
 from __future__ import annotations
 
+import random
 from email.message import EmailMessage
 
 from engine import DISCARD, PEGGING, Card, Discard
 from engine import players as computer
 from pbem.bots import text_of
 from pbem.commands import computer_levels
-from pbem.service.context import DEFAULT_LEVEL
+from pbem.render.prompt import suggested_action
 from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, hidden_from, plain_mail
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
@@ -65,20 +66,17 @@ def test_hint_at_the_discard_against_the_computer(harness: Harness) -> None:
     assert hint["In-Reply-To"]
     assert all(row.recipient == A for row in h.outbox())
     assert not cards_named(both_parts(hint), hidden_from(h.game(game_id), 0))
-    # The reply line suggests the computer's own (default level) choice.
-    suggested = computer.decide(h.view(A), __import__("random").Random(0), DEFAULT_LEVEL)
+    # The reply line under the hint offers the medium choice, as in every mail.
+    suggested = suggested_action(h.view(A))
     assert isinstance(suggested, Discard)
+    assert f"discard {' '.join(str(c) for c in suggested.cards)}" in text
 
 
 def test_hint_in_the_play_and_the_review_of_the_discard(harness: Harness) -> None:
     h = harness
     game_id = vs_computer(h)
     game = h.game(game_id)
-    discard = computer.choose_action(game, 0, __import__("random").Random(1), "random")
-    h.move(game_id, discard)
-    game = h.game(game_id)
-    while game.phase == PEGGING and 0 not in game.to_act():
-        break
+    h.move(game_id, computer.choose_action(game, 0, random.Random(1), "random"))
     before = h.count(A)
     h.answer(A, "hint")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
@@ -168,6 +166,19 @@ def test_the_level_by_mail_and_on_the_board(harness: Harness) -> None:
     assert game_id is not None
     assert h.game_row(game_id).settings["levels"] == {"1": level}
     assert f"Computer ({level})" in flat(text_of(h.latest(A)))
+    # The hard computer plays its seat; 3 players: each computer seat at the level.
+    h.deliver(plain_mail(A, SERVICE, "play computer 3 players level hard"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    game_id = h.last_inbound().game_id
+    assert game_id is not None
+    assert h.game_row(game_id).settings["levels"] == {"1": "hard", "2": "hard"}
+    text = flat(text_of(h.latest(A)))
+    assert "Computer (hard)" in text and "Computer2 (hard)" in text
+    # An old name is the level it now is.
+    h.deliver(plain_mail(A, SERVICE, "new level good"))
+    game_id = h.last_inbound().game_id
+    assert game_id is not None
+    assert h.game_row(game_id).settings["levels"] == {"1": "medium"}
     h.deliver(plain_mail(A, SERVICE, "new level grandmaster"))
     assert h.last_inbound().status == "rejected"
     text = flat(text_of(h.latest(A)))

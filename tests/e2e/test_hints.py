@@ -184,3 +184,21 @@ def test_the_level_by_mail_and_on_the_board(harness: Harness) -> None:
     text = flat(text_of(h.latest(A)))
     assert "'grandmaster' is not a level of the computer" in text
     assert ", ".join(computer_levels()) in text
+
+
+def test_a_hint_after_the_game_looks_back_at_the_last_discard(harness: Harness) -> None:
+    h = harness
+    game_id = vs_computer(h, level="hard")
+    assert h.game_row(game_id).settings["levels"] == {"1": "hard"}
+    game = h.game(game_id)
+    h.move(game_id, computer.choose_action(game, 0, random.Random(2), "random"))
+    h.answer(A, "resign")
+    assert h.game(game_id).is_over
+    before = h.count(A)
+    h.answer(A, "hint")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    (hint,) = h.new_mail(A, before)
+    assert "Hint: your last discard" in str(hint["Subject"])
+    text = flat(text_of(hint))
+    assert "In this hand you held" in text or "In hand 1 you held" in text
+    assert "Computer (hard)" in text

@@ -67,3 +67,15 @@ def test_a_bad_level_is_one_line(
         assert ", ".join(computer_levels()) in line
     assert games(harness) == []
     assert harness.outbox() == []
+
+
+def test_a_rematch_keeps_the_level(harness: Harness, env: dict[str, str | None]) -> None:
+    ok(run_cli(env, "game", "new", A, "--computer", "--level", "easy", "--to", "61"))
+    harness.clock.catch_up()
+    harness.step()
+    harness.answer(A, "resign")
+    assert harness.last_inbound().status == "applied", harness.last_inbound().reason
+    (first,) = games(harness)
+    ok(run_cli(env, "game", "rematch", str(first.id)))
+    second = next(g for g in games(harness) if g.id != first.id)
+    assert second.settings["levels"] == {"1": "easy"} and second.hints

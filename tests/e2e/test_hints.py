@@ -8,12 +8,14 @@ from __future__ import annotations
 import random
 from email.message import EmailMessage
 
+import pytest
+
 from engine import DISCARD, PEGGING, Card, Discard
 from engine import players as computer
 from pbem.bots import text_of
 from pbem.commands import computer_levels
 from pbem.render.prompt import suggested_action
-from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, hidden_from, plain_mail
+from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, hidden_from, plain_mail
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 SERVICE = f"cribbage@{DOMAIN}"
@@ -202,3 +204,37 @@ def test_a_hint_after_the_game_looks_back_at_the_last_discard(harness: Harness) 
     text = flat(text_of(hint))
     assert "In this hand you held" in text or "In hand 1 you held" in text
     assert "Computer (hard)" in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_hints_by_mail_name_no_hidden_card(harness: Harness, players: int) -> None:
+    """Every player agrees; then each asks for a hint at the deal and in the play: each
+    hint goes to its player alone and names no card that player may not know."""
+    h = harness
+    people = (ALICE, BOB, CAROL, DAVE)[:players]
+    game_id = h.new_game(people)
+    for address, _ in people:
+        h.answer(address, "hints on")
+    assert h.game_row(game_id).hints
+    rng = random.Random(players)
+    for moment in ("deal", "play"):
+        if moment == "play":
+            game = h.game(game_id)
+            while game.phase == DISCARD:
+                seat = game.to_act()[0]
+                h.move(game_id, computer.choose_action(game, seat, rng, "random"))
+                game = h.game(game_id)
+        for seat, (address, _) in enumerate(people):
+            counts = {a: h.count(a) for a, _ in people}
+            h.answer(address, "hint")
+            assert h.last_inbound().status == "applied", h.last_inbound().reason
+            (hint,) = h.new_mail(address, counts[address])
+            assert all(h.count(a) == n for a, n in counts.items() if a != address)
+            game = h.game(game_id)
+            hidden = hidden_from(game, seat)
+            assert not cards_named(both_parts(hint), hidden), (moment, seat)
+            text = flat(text_of(hint))
+            if moment == "deal":
+                assert "Hint: your discard" in str(hint["Subject"])
+            else:
+                assert "In this hand you held" in text

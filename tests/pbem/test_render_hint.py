@@ -85,7 +85,11 @@ def test_hints_name_no_hidden_card(players: int) -> None:
                 assert "Suggested: play" in text and "leaves the count at" in text
         # The next deal: the new discard, and a look back at the last hand's.
         hand = game.hand_no
-        if not play_to(game, rng, lambda g, hand=hand: g.phase == DISCARD and g.hand_no > hand):
+
+        def next_deal(g: Game, hand: int = hand) -> bool:
+            return g.phase == DISCARD and g.hand_no > hand
+
+        if not play_to(game, rng, next_deal):
             continue
         for seat in range(players):
             text, given = check_hint(game, seat)

@@ -45,7 +45,7 @@ def test_upgrade_turns_hints_on_in_games_against_the_computer(db_engine: Engine)
                 text("INSERT INTO player (email, created_at, bounce_count) VALUES (:e, :n, 0)"),
                 {"e": email, "n": NOW},
             )
-        ids = dict(connection.execute(text("SELECT email, id FROM player")).all())
+        ids: dict[str, int] = dict(connection.execute(text("SELECT email, id FROM player")).all())
         alice, bob, robot = (
             ids["alice@example.com"],
             ids["bob@example.org"],

@@ -39,6 +39,7 @@ import json
 import math
 import multiprocessing
 import random
+import resource
 import statistics
 import sys
 import time
@@ -287,11 +288,24 @@ def summarize(config: ArenaConfig, records: Sequence[GameRecord], seconds: float
     }
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the worker processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def run_arena(config: ArenaConfig, jobs: int = 1) -> dict[str, Any]:
     """Play the run and return its report (see ``summarize``)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     records = play_deals(config, jobs)
-    return summarize(config, records, time.perf_counter() - start)
+    report = summarize(config, records, time.perf_counter() - start)
+    cpu_seconds = _cpu_seconds() - cpu
+    report["timing"]["cpu_seconds"] = round(cpu_seconds, 3)
+    report["timing"]["games_per_cpu_second"] = (
+        round(len(records) / cpu_seconds, 2) if cpu_seconds > 0 else None
+    )
+    report["timing"]["jobs"] = jobs
+    return report
 
 
 # -- output ------------------------------------------------------------------------
@@ -349,7 +363,11 @@ def format_report(report: dict[str, Any]) -> str:
     trows = [["level", "decisions", "median ms", "p99 ms"]]
     for level, t in timing["decision_ms"].items():
         trows.append([level, str(t["decisions"]), f"{t['median']:.3f}", f"{t['p99']:.3f}"])
-    speed = f"{timing['seconds']:.1f} s, {timing['games_per_second']} games/s"
+    speed = (
+        f"{timing['seconds']:.1f} s wall, {timing['games_per_second']} games/s; "
+        f"{timing.get('cpu_seconds', 0):.1f} s CPU, "
+        f"{timing.get('games_per_cpu_second')} games per CPU second"
+    )
     return "\n\n".join([head, result, _table(rows), _table(trows), speed])
 
 

@@ -56,7 +56,7 @@ from engine.actions import Accept, Action, Discard, Go, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
 from engine.players import choose_claim, owns_crib, play_points
-from engine.scoring import show_points
+from engine.scoring import show_total
 from engine.view import PlayerView
 
 _DECK: tuple[Card, ...] = tuple(Card.from_index(i) for i in range(52))
@@ -131,7 +131,7 @@ def bsd_discard_values(view: PlayerView) -> list[tuple[int, Discard]]:
         if not isinstance(action, Discard):
             continue
         kept = [c for c in holding if c not in action.cards]
-        hand = sum(show_points(kept, starter, crib=True) for starter in unseen)
+        hand = show_total(kept, unseen, crib=True)
         out.append((hand + sign * len(unseen) * crib_adjustment(action.cards), action))
     return out
 

@@ -128,8 +128,11 @@ def _kind(event_kind: str, detail: str) -> str | None:
     return None
 
 
-def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
-    """Play deal ``deal`` in seating ``seating`` to the end."""
+def play_seating(
+    config: ArenaConfig, deal: int, seating: int
+) -> tuple[Game, dict[str, list[float]]]:
+    """Play deal ``deal`` in seating ``seating`` to the end: the finished game and the
+    seconds each side ("A", "B") took per decision."""
     labels = seatings(config.players)[seating]
     levels = [config.a if label == "A" else config.b for label in labels]
     seed = deal_seed(config.seed, deal)
@@ -147,6 +150,13 @@ def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
         action = choose_action(game, seat, rngs[seat], levels[seat])
         times[labels[seat]].append(clock() - start)
         game.apply(action)
+    return game, times
+
+
+def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
+    """Play deal ``deal`` in seating ``seating`` and reduce it to a ``GameRecord``."""
+    game, times = play_seating(config, deal, seating)
+    labels = seatings(config.players)[seating]
     outcome = game.outcome
     assert outcome is not None
     points = {label: dict.fromkeys(KINDS, 0) for label in ("A", "B")}

@@ -51,6 +51,7 @@ Muggins games
 from __future__ import annotations
 
 import random
+from itertools import combinations
 
 from engine.actions import Accept, Action, Discard, Go, Play
 from engine.cards import Card
@@ -126,13 +127,13 @@ def bsd_discard_values(view: PlayerView) -> list[tuple[int, Discard]]:
     holding = view.holding
     unseen = [c for c in _DECK if c not in holding]
     sign = 1 if owns_crib(view) else -1
+    need = 2 if view.players == 2 else 1
     out: list[tuple[int, Discard]] = []
-    for action in view.legal:
-        if not isinstance(action, Discard):
-            continue
-        kept = [c for c in holding if c not in action.cards]
-        hand = show_total(kept, unseen, crib=True)
-        out.append((hand + sign * len(unseen) * crib_adjustment(action.cards), action))
+    for discard in combinations(holding, need):
+        kept = [c for c in holding if c not in discard]
+        value = show_total(kept, unseen, crib=True)
+        value += sign * len(unseen) * crib_adjustment(discard)
+        out.append((value, Discard(view.seat, discard)))
     return out
 
 

@@ -39,6 +39,7 @@ import json
 import math
 import multiprocessing
 import random
+import resource
 import statistics
 import sys
 import time
@@ -127,8 +128,11 @@ def _kind(event_kind: str, detail: str) -> str | None:
     return None
 
 
-def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
-    """Play deal ``deal`` in seating ``seating`` to the end."""
+def play_seating(
+    config: ArenaConfig, deal: int, seating: int
+) -> tuple[Game, dict[str, list[float]]]:
+    """Play deal ``deal`` in seating ``seating`` to the end: the finished game and the
+    seconds each side ("A", "B") took per decision."""
     labels = seatings(config.players)[seating]
     levels = [config.a if label == "A" else config.b for label in labels]
     seed = deal_seed(config.seed, deal)
@@ -146,6 +150,13 @@ def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
         action = choose_action(game, seat, rngs[seat], levels[seat])
         times[labels[seat]].append(clock() - start)
         game.apply(action)
+    return game, times
+
+
+def play_game(config: ArenaConfig, deal: int, seating: int) -> GameRecord:
+    """Play deal ``deal`` in seating ``seating`` and reduce it to a ``GameRecord``."""
+    game, times = play_seating(config, deal, seating)
+    labels = seatings(config.players)[seating]
     outcome = game.outcome
     assert outcome is not None
     points = {label: dict.fromkeys(KINDS, 0) for label in ("A", "B")}
@@ -287,11 +298,24 @@ def summarize(config: ArenaConfig, records: Sequence[GameRecord], seconds: float
     }
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the worker processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def run_arena(config: ArenaConfig, jobs: int = 1) -> dict[str, Any]:
     """Play the run and return its report (see ``summarize``)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     records = play_deals(config, jobs)
-    return summarize(config, records, time.perf_counter() - start)
+    report = summarize(config, records, time.perf_counter() - start)
+    cpu_seconds = _cpu_seconds() - cpu
+    report["timing"]["cpu_seconds"] = round(cpu_seconds, 3)
+    report["timing"]["games_per_cpu_second"] = (
+        round(len(records) / cpu_seconds, 2) if cpu_seconds > 0 else None
+    )
+    report["timing"]["jobs"] = jobs
+    return report
 
 
 # -- output ------------------------------------------------------------------------
@@ -349,7 +373,11 @@ def format_report(report: dict[str, Any]) -> str:
     trows = [["level", "decisions", "median ms", "p99 ms"]]
     for level, t in timing["decision_ms"].items():
         trows.append([level, str(t["decisions"]), f"{t['median']:.3f}", f"{t['p99']:.3f}"])
-    speed = f"{timing['seconds']:.1f} s, {timing['games_per_second']} games/s"
+    speed = (
+        f"{timing['seconds']:.1f} s wall, {timing['games_per_second']} games/s; "
+        f"{timing.get('cpu_seconds', 0):.1f} s CPU, "
+        f"{timing.get('games_per_cpu_second')} games per CPU second"
+    )
     return "\n\n".join([head, result, _table(rows), _table(trows), speed])
 
 

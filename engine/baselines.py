@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import random
+from itertools import combinations
 
 from engine.actions import Action, Discard, Go, Play
 from engine.game import DISCARD, PEGGING, SHOW
@@ -24,11 +25,11 @@ from engine.view import PlayerView
 
 def greedy_discard(view: PlayerView, rng: random.Random) -> Action:
     """The discard keeping the most show points now (no starter, no crib)."""
+    need = 2 if view.players == 2 else 1
     scored: list[tuple[float, Action]] = []
-    for action in view.legal:
-        if isinstance(action, Discard):
-            kept = [c for c in view.holding if c not in action.cards]
-            scored.append((float(show_points(kept, None)), action))
+    for discard in combinations(view.holding, need):
+        kept = [c for c in view.holding if c not in discard]
+        scored.append((float(show_points(kept, None)), Discard(view.seat, discard)))
     return pick(scored, rng)
 
 

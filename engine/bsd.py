@@ -51,12 +51,13 @@ Muggins games
 from __future__ import annotations
 
 import random
+from itertools import combinations
 
 from engine.actions import Accept, Action, Discard, Go, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
 from engine.players import choose_claim, owns_crib, play_points
-from engine.scoring import show_points
+from engine.scoring import show_total
 from engine.view import PlayerView
 
 _DECK: tuple[Card, ...] = tuple(Card.from_index(i) for i in range(52))
@@ -126,13 +127,13 @@ def bsd_discard_values(view: PlayerView) -> list[tuple[int, Discard]]:
     holding = view.holding
     unseen = [c for c in _DECK if c not in holding]
     sign = 1 if owns_crib(view) else -1
+    need = 2 if view.players == 2 else 1
     out: list[tuple[int, Discard]] = []
-    for action in view.legal:
-        if not isinstance(action, Discard):
-            continue
-        kept = [c for c in holding if c not in action.cards]
-        hand = sum(show_points(kept, starter, crib=True) for starter in unseen)
-        out.append((hand + sign * len(unseen) * crib_adjustment(action.cards), action))
+    for discard in combinations(holding, need):
+        kept = [c for c in holding if c not in discard]
+        value = show_total(kept, unseen, crib=True)
+        value += sign * len(unseen) * crib_adjustment(discard)
+        out.append((value, Discard(view.seat, discard)))
     return out
 
 

@@ -34,7 +34,7 @@ def _play(game: Game, levels: list[str], rng: random.Random) -> list[Action]:
 @pytest.mark.parametrize("muggins", [False, True])
 def test_legal_in_whole_games(players: int, muggins: bool) -> None:
     for i in range(3):
-        levels = ["hard" if (seat + i) % 2 == 0 else "good" for seat in range(players)]
+        levels = ["hard" if (seat + i) % 2 == 0 else "medium" for seat in range(players)]
         game = new_game(players, seed=f"hard-{players}-{muggins}-{i}", muggins=muggins, target=61)
         _play(game, levels, random.Random(i))
         assert game.outcome is not None

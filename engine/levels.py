@@ -8,7 +8,8 @@ given.  ``STRATEGIES`` maps every name to one; adding a player is adding a line
 ``LEVELS``
     What players may choose: ``easy`` (``medium`` with deliberate human slips,
     :mod:`engine.easy`), ``medium`` (:func:`engine.players.good_action`) and
-    ``hard`` (:mod:`engine.strategy.hard`).
+    ``hard`` (:mod:`engine.strategy.hard`: realistic crib tables, exact pegging
+    search over sampled hidden cards, win probability near the end).
 ``ALIASES``
     Old names still accepted: ``good`` is ``medium`` (games stored before the
     levels were renamed keep working).

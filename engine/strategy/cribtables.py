@@ -131,11 +131,13 @@ def crib_mean(crib: Sequence[int], excluded: Sequence[int]) -> float:
 
 
 def iterate_pairs(
-    samples: int, rounds: int, seed: int, log: bool = True
+    samples: int, rounds: int, seed: int, log: bool = True, start: PairTable | None = None
 ) -> tuple[PairTable, PairTable]:
-    """(OWN, OPP) after ``rounds`` rounds of re-deriving each table from the other's policy."""
+    """(OWN, OPP) after ``rounds`` rounds of re-deriving each table from the other's
+    policy, starting from ``start`` (default: the exact random-crib table)."""
     rng = random.Random(seed)
-    start = random_pair_tables()
+    if start is None:
+        start = random_pair_tables()
     own, opp = dict(start), dict(start)
     for rnd in range(rounds):
         new_own: PairTable = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from engine.strategy.handvalue import mean_show
@@ -192,3 +192,90 @@ def card_values(
             acc += w * solve(rest, theirs, new_seq, count + _value(r), 1, 0)
         out[r] = pts + acc / total
     return out
+
+
+class WinSearch:
+    """The pegging of one deal solved for the chance of winning the game, not points.
+
+    Near the end of a game a point is not a point: the first to the target wins
+    at once, and what the shows will bring decides whether a point in the play is
+    worth having.  ``value`` is minimax of the win probability over the same game
+    as ``solve``; a side reaching the target wins on the spot, and when the hand's
+    cards are all played ``terminal(my_gain, their_gain)`` gives the chance.
+    """
+
+    def __init__(self, need_me: int, need_them: int, terminal: Callable[[int, int], float]):
+        self.need_me = need_me
+        self.need_them = need_them
+        self.terminal = terminal
+        self.memo: dict[tuple[object, ...], float] = {}
+
+    def value(
+        self,
+        mine: Ranks,
+        theirs: Ranks,
+        seq: Ranks,
+        count: int,
+        turn: int,
+        last: int,
+        got_me: int,
+        got_them: int,
+    ) -> float:
+        if got_me >= self.need_me:
+            return 1.0
+        if got_them >= self.need_them:
+            return 0.0
+        key = (mine, theirs, seq, count, turn, last, got_me, got_them)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        room = 31 - count
+        can_me = bool(mine) and _VALUE[mine[0]] <= room
+        can_them = bool(theirs) and _VALUE[theirs[0]] <= room
+        if not can_me and not can_them:
+            if last >= 0 and count != 31:
+                if last == 0:
+                    got_me += 1
+                else:
+                    got_them += 1
+            if not mine and not theirs:
+                if got_me >= self.need_me:
+                    result = 1.0
+                elif got_them >= self.need_them:
+                    result = 0.0
+                else:
+                    result = self.terminal(got_me, got_them)
+            else:
+                nxt = 1 - last
+                if not (theirs if nxt else mine):
+                    nxt = last
+                result = self.value(mine, theirs, (), 0, nxt, -1, got_me, got_them)
+            self.memo[key] = result
+            return result
+        if turn == 0 and not can_me:
+            turn = 1
+        elif turn == 1 and not can_them:
+            turn = 0
+        hand = mine if turn == 0 else theirs
+        best = -1.0 if turn == 0 else 2.0
+        prev = 0
+        for i, r in enumerate(hand):
+            v = _VALUE[r]
+            if v > room:
+                break
+            if r == prev:
+                continue
+            prev = r
+            new_seq = (*seq, r)
+            pts = _points(new_seq)
+            rest = hand[:i] + hand[i + 1 :]
+            if turn == 0:
+                x = self.value(rest, theirs, trim(new_seq), count + v, 1, 0, got_me + pts, got_them)
+                if x > best:
+                    best = x
+            else:
+                x = self.value(mine, rest, trim(new_seq), count + v, 0, 1, got_me, got_them + pts)
+                if x < best:
+                    best = x
+        self.memo[key] = best
+        return best

@@ -87,7 +87,7 @@ def win_table(target: int = 121) -> np.ndarray:
         x = new
         if change < 1e-9:
             break
-    return x
+    return np.clip(x, 0.0, 1.0)
 
 
 def win_prob(mine: int, theirs: int, i_deal: bool, target: int = 121) -> float:
@@ -178,3 +178,127 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# -- questions the searches ask near the end of a game --------------------------------
+
+_SHOW_SPAN = 30  # a hand shows 0..29
+
+
+@cache
+def _padded(target: int) -> tuple[np.ndarray, np.ndarray]:
+    """Padded win tables for lookups past the target.
+
+    ``D[x, y]``: a player with x who deals next, against y; x at or past the
+    target wins (they counted last, after y could not reach it).  ``P[x, y]``: a
+    player with x who is pone next; y at or past the target wins first (the
+    pone's show came before), else x at or past the target wins."""
+    t = target
+    size = t + 2 * _PAD
+    w = win_table(t)
+    deal = np.zeros((size, size))
+    deal[:t, :t] = w
+    deal[t:, :] = 1.0
+    pone = np.zeros((size, size))
+    pone[:t, :t] = 1.0 - w.T
+    pone[t:, :] = 1.0
+    pone[:, t:] = 0.0
+    return deal, pone
+
+
+def _shift(dist: np.ndarray, k: int) -> np.ndarray:
+    """A score distribution moved k points (clamped at 0)."""
+    if k == 0:
+        return dist
+    out = np.zeros(len(dist) + max(k, 0))
+    for i, p in enumerate(dist):
+        out[max(i + k, 0)] += p
+    return out
+
+
+@cache
+def pone_after_pegging(mine: int, theirs: int, target: int, crib_shift: int = 0) -> np.ndarray:
+    """F[h]: P(win) of the pone with ``mine`` after pegging, the dealer ``theirs``,
+    when the pone's hand shows h (the dealer's hand and crib unknown; the crib's
+    mean moved ``crib_shift`` points)."""
+    deal, _ = _padded(target)
+    ds = _shift(DEALER_SHOW, crib_shift)
+    block = deal[mine : mine + _SHOW_SPAN, theirs : theirs + len(ds)]
+    out = block @ ds
+    out[mine + np.arange(_SHOW_SPAN) >= target] = 1.0
+    return out
+
+
+@cache
+def dealer_after_pegging(mine: int, theirs: int, target: int) -> np.ndarray:
+    """F[h]: P(win) of the dealer with ``mine`` after pegging against a pone with
+    ``theirs`` when the dealer's hand and crib together show h (pone's hand unknown)."""
+    _, pone = _padded(target)
+    block = pone[mine : mine + 2 * _SHOW_SPAN + len(CRIB), theirs : theirs + len(PONE_HAND)]
+    return block @ PONE_HAND
+
+
+def dealer_hand_vector(mine: int, theirs: int, target: int, crib_shift: int = 0) -> np.ndarray:
+    """F[h]: the dealer's P(win) after pegging when the hand alone shows h (crib unknown)."""
+    full = dealer_after_pegging(mine, theirs, target)
+    crib = _shift(CRIB, crib_shift)
+    return np.array([float(full[h : h + len(crib)] @ crib) for h in range(_SHOW_SPAN)])
+
+
+def discard_vector(
+    mine: int, theirs: int, i_deal: bool, target: int, crib_shift: int
+) -> np.ndarray:
+    """F[h]: P(win) at the discard when the kept hand will show h (pegging and
+    everything else from the per-hand distributions)."""
+    return _discard_vector(mine, theirs, i_deal, target, crib_shift)
+
+
+@cache
+def _discard_vector(
+    mine: int, theirs: int, i_deal: bool, target: int, crib_shift: int
+) -> np.ndarray:
+    t = target
+    out = np.zeros(_SHOW_SPAN)
+    my_peg, their_peg = (DEALER_PEG, PONE_PEG) if i_deal else (PONE_PEG, DEALER_PEG)
+    for i, p in enumerate(my_peg):
+        for j, q in enumerate(their_peg):
+            pq = p * q
+            if pq < 1e-7:
+                continue
+            a, b = mine + i, theirs + j
+            if a >= t and b >= t:
+                out += 0.5 * pq
+            elif a >= t:
+                out += pq
+            elif b >= t:
+                continue
+            elif i_deal:
+                out += pq * dealer_hand_vector(a, b, t, crib_shift)
+            else:
+                out += pq * pone_after_pegging(a, b, t, crib_shift)
+    return out
+
+
+@cache
+def end_of_pegging(
+    mine: int, theirs: int, i_deal: bool, my_show: int, their_show: int, target: int
+) -> float:
+    """P(win) when the pegging is over, both hands' shows are known and the crib is not."""
+    t = target
+    if mine >= t:
+        return 1.0
+    if theirs >= t:
+        return 0.0
+    if i_deal:
+        if theirs + their_show >= t:
+            return 0.0
+        total = 0.0
+        for c, p in enumerate(CRIB):
+            total += p * win_prob(mine + my_show + c, theirs + their_show, False, t)
+        return total
+    if mine + my_show >= t:
+        return 1.0
+    total = 0.0
+    for c, p in enumerate(CRIB):
+        total += p * win_prob(mine + my_show, theirs + their_show + c, True, t)
+    return total

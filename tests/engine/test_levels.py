@@ -25,7 +25,7 @@ NAMES = tuple(STRATEGIES)
 
 
 def test_levels_offered_and_baselines() -> None:
-    assert LEVELS == ("easy", "medium")
+    assert LEVELS == ("easy", "medium", "hard")
     assert BASELINES == ("random", "greedy", "bsd")
     assert set(STRATEGIES) == {*LEVELS, *BASELINES}
     assert set(all_names()) == {*LEVELS, *BASELINES, "good"}

@@ -108,7 +108,7 @@ def set_hints(
             ),
             f"{me.name} would like hints in this game: with hints on, any player may reply "
             f"'hint' for advice on their own move (built from their own cards only). Reply "
-            f"'hints on' to agree; they are on once every player agrees (waiting for {names}).",
+            f"'hints on' to agree; they are on once every player agrees.",
         )
     update_row(session, game_row, hints=True)
     return HintsChange(

@@ -23,9 +23,13 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from engine.strategy.handvalue import mean_show
+
+SOLVE_CACHE = 1 << 20
+"""Positions ``solve`` remembers (about 330 bytes each): shared by every deal,
+hand and game in a process, so most positions are solved once."""
 
 KEEP_WEIGHT = 0.3
 """Softness of the opponent's keep model (0: every deal equally likely)."""
@@ -81,12 +85,19 @@ _VALUE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 _points = peg_points
 
 
+@cache
+def step(seq: Ranks, rank: int) -> tuple[int, Ranks]:
+    """Playing ``rank`` on the (trimmed) count ``seq``: (points, the new trimmed count)."""
+    new_seq = (*seq, rank)
+    return peg_points(new_seq), trim(new_seq)
+
+
 def _remove(hand: Ranks, rank: int) -> Ranks:
     i = hand.index(rank)
     return hand[:i] + hand[i + 1 :]
 
 
-@cache
+@lru_cache(maxsize=SOLVE_CACHE)
 def solve(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: int) -> int:
     """My pegging points minus theirs from here to the end of the hand, both sides
     playing perfectly.  ``mine``/``theirs``: sorted ranks still held; ``seq``: the
@@ -120,10 +131,8 @@ def solve(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: i
             if r == prev:
                 continue
             prev = r
-            new_seq = (*seq, r)
-            v = _points(new_seq) + solve(
-                mine[:i] + mine[i + 1 :], theirs, trim(new_seq), count + v, 1, 0
-            )
+            pts, new_seq = step(seq, r)
+            v = pts + solve(mine[:i] + mine[i + 1 :], theirs, new_seq, count + v, 1, 0)
             if v > best:
                 best = v
         return best
@@ -136,10 +145,8 @@ def solve(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: i
         if r == prev:
             continue
         prev = r
-        new_seq = (*seq, r)
-        v = -_points(new_seq) + solve(
-            mine, theirs[:i] + theirs[i + 1 :], trim(new_seq), count + v, 0, 1
-        )
+        pts, new_seq = step(seq, r)
+        v = solve(mine, theirs[:i] + theirs[i + 1 :], new_seq, count + v, 0, 1) - pts
         if v < best:
             best = v
     return best
@@ -266,15 +273,14 @@ class WinSearch:
             if r == prev:
                 continue
             prev = r
-            new_seq = (*seq, r)
-            pts = _points(new_seq)
+            pts, new_seq = step(seq, r)
             rest = hand[:i] + hand[i + 1 :]
             if turn == 0:
-                x = self.value(rest, theirs, trim(new_seq), count + v, 1, 0, got_me + pts, got_them)
+                x = self.value(rest, theirs, new_seq, count + v, 1, 0, got_me + pts, got_them)
                 if x > best:
                     best = x
             else:
-                x = self.value(mine, rest, trim(new_seq), count + v, 0, 1, got_me, got_them + pts)
+                x = self.value(mine, rest, new_seq, count + v, 0, 1, got_me, got_them + pts)
                 if x < best:
                     best = x
         self.memo[key] = best

@@ -6,11 +6,13 @@ It builds ``player_view(game, seat)`` and hands only that view to the strategy
 strategy functions take a ``PlayerView`` and nothing else.  All randomness
 comes from the ``random.Random`` passed in.
 
-Levels:
+The levels, their names and the other players are listed in :mod:`engine.levels`;
+this module holds ``random`` and ``medium`` (once called ``good``, still
+accepted under that name) and the helpers other strategies share.
 
 ``random``
     Uniform among the legal actions (a claim is uniform over 0..29).
-``good``
+``medium`` (``good``)
     Discard: for every possible discard, the average of ``show_points`` of the
     kept cards over every starter the seat has not seen, plus (own crib) or
     minus (an opponent's crib) the expected crib value of the cards laid away
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
@@ -50,10 +52,8 @@ import numpy as np
 from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
 from engine.cards import JACK, Card, Suit, full_deck
 from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
-from engine.scoring import rank_points, score_play, show_points
+from engine.scoring import rank_points, show_points, show_total
 from engine.view import PlayerView, player_view
-
-LEVELS = ("random", "good")
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
 _EPS = 1e-9
@@ -93,27 +93,21 @@ CRIB_SINGLE_VALUE: dict[int, float] = dict(
 # -- entry points ------------------------------------------------------------------
 
 
-def choose_action(game: Game, seat: int, rng: random.Random, level: str = "good") -> Action:
-    """A legal action for ``seat``, decided from what that seat may see."""
-    return decide(player_view(game, seat, since=_hand_start(game)), rng, level)
+def choose_action(game: Game, seat: int, rng: random.Random, level: str = "medium") -> Action:
+    """A legal action for ``seat``, decided from what that seat may see
+    (:func:`engine.levels.choose_action`)."""
+    return decide(player_view(game, seat, since=hand_start(game)), rng, level)
 
 
-def decide(view: PlayerView, rng: random.Random, level: str = "good") -> Action:
-    """The action of a computer player at ``level`` seeing only ``view``.
+def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Action:
+    """The action of a computer player at ``level`` seeing only ``view``
+    (:func:`engine.levels.decide`: the levels and their strategies are listed there)."""
+    from engine import levels  # the table imports this module's strategies
 
-    ``view.events`` should reach back at least to the start of the current hand
-    (the gos said this hand and, in muggins games, the claim being answered).
-    """
-    if not view.legal:
-        raise ValueError(f"seat {view.seat} has nothing to do now")
-    if level == "random":
-        return random_action(view, rng)
-    if level == "good":
-        return good_action(view, rng)
-    raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
+    return levels.decide(view, rng, level)
 
 
-def _hand_start(game: Game) -> int:
+def hand_start(game: Game) -> int:
     """Index of the current hand's public ``deal`` event (older events are not needed)."""
     events = game.events
     for i in range(len(events) - 1, -1, -1):
@@ -141,7 +135,8 @@ def good_action(view: PlayerView, rng: random.Random) -> Action:
     raise ValueError(f"nothing to decide in phase {view.phase!r}")
 
 
-def _pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+def pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+    """The best-valued action; ties (within 1e-9) broken by ``rng``."""
     best = max(value for value, _ in scored)
     ties = [action for value, action in scored if value >= best - _EPS]
     return ties[0] if len(ties) == 1 else rng.choice(ties)
@@ -173,23 +168,38 @@ def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
     out: list[tuple[float, Discard]] = []
     for discard in combinations(holding, need):
         kept = [c for c in holding if c not in discard]
-        hand = sum(show_points(kept, starter) for starter in unseen) / len(unseen)
+        hand = show_total(kept, unseen) / len(unseen)
         value = hand + sign * crib_value(discard, view.players)
         out.append((value, Discard(view.seat, discard)))
     return out
 
 
 def choose_discard(view: PlayerView, rng: random.Random) -> Action:
-    return _pick(discard_values(view), rng)
+    return pick(discard_values(view), rng)
 
 
 # -- pegging -----------------------------------------------------------------------
 
 
-@cache
+@lru_cache(maxsize=1 << 18)
 def _play_points_ranks(ranks: tuple[int, ...]) -> int:
-    """What the last of these cards (by rank, all in the current count) scores."""
-    return sum(i.points for i in score_play([Card(r, Suit.CLUBS) for r in ranks]))
+    """What the last of these cards (by rank, all in the current count) scores: the
+    ``score_play`` total, computed from the ranks alone."""
+    count = sum(min(r, 10) for r in ranks)
+    points = 2 if count in (15, 31) else 0
+    last = ranks[-1]
+    same = 1
+    for rank in reversed(ranks[:-1]):
+        if rank != last:
+            break
+        same += 1
+    points += same * (same - 1)  # 2, 6 or 12
+    for length in range(len(ranks), 2, -1):
+        tail = ranks[-length:]
+        if len(set(tail)) == length and max(tail) - min(tail) == length - 1:
+            points += length
+            break
+    return points
 
 
 def play_points(sequence: Sequence[Card]) -> int:
@@ -229,12 +239,20 @@ def _same_side(view: PlayerView, seat: int) -> bool:
 
 def _solo(sequence: list[Card], cards: tuple[Card, ...]) -> int:
     """Best points the seat can make playing alone to the end of the count, go included."""
-    count = sum(c.value for c in sequence)
+    return _solo_ranks(tuple(c.rank for c in sequence), tuple(sorted(c.rank for c in cards)))
+
+
+@lru_cache(maxsize=1 << 16)
+def _solo_ranks(sequence: tuple[int, ...], ranks: tuple[int, ...]) -> int:
+    """``_solo`` by ranks (only ranks matter); ``ranks`` sorted."""
+    count = sum(min(r, 10) for r in sequence)
     best = -1
-    for card in cards:
-        if count + card.value <= 31:
-            rest = tuple(c for c in cards if c != card)
-            best = max(best, play_points([*sequence, card]) + _solo([*sequence, card], rest))
+    for i, rank in enumerate(ranks):
+        if (i and rank == ranks[i - 1]) or count + min(rank, 10) > 31:
+            continue
+        after = (*sequence, rank)
+        rest = ranks[:i] + ranks[i + 1 :]
+        best = max(best, _play_points_ranks(after) + _solo_ranks(after, rest))
     if best >= 0:
         return best
     return 1 if count < 31 else 0
@@ -250,21 +268,32 @@ def _replies(
     any legal card, each rank in proportion to how many of it are in the pool.
     Holding cards of different ranks is treated as independent.
     """
-    count = sum(c.value for c in sequence)
-    size = len(pool)
+    return _replies_by_rank(tuple(c.rank for c in sequence), _rank_counts(pool), holds)
+
+
+def _rank_counts(pool: Sequence[Card]) -> list[tuple[int, int]]:
+    """(rank, how many) for the ranks in ``pool``, in order of first appearance."""
+    counts: dict[int, int] = {}
+    for card in pool:
+        counts[card.rank] = counts.get(card.rank, 0) + 1
+    return list(counts.items())
+
+
+def _replies_by_rank(
+    ranks: tuple[int, ...], pool: list[tuple[int, int]], holds: int
+) -> tuple[list[tuple[float, int, int]], float]:
+    """``_replies`` with the sequence as ranks and the pool as ``_rank_counts``."""
+    count = sum(min(r, 10) for r in ranks)
+    size = sum(n for _, n in pool)
     holds = min(holds, size)
     if holds <= 0:
         return [], 1.0
     total = comb(size, holds)
-    by_rank: dict[int, int] = {}
-    for card in pool:
-        if count + card.value <= 31:
-            by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
-    p_stuck = comb(size - sum(by_rank.values()), holds) / total
-    ranks = tuple(c.rank for c in sequence)
+    by_rank = [(rank, n) for rank, n in pool if count + min(rank, 10) <= 31]
+    p_stuck = comb(size - sum(n for _, n in by_rank), holds) / total
     scoring: list[tuple[int, int, float]] = []
     quiet: list[tuple[int, int]] = []
-    for rank, n in by_rank.items():
+    for rank, n in by_rank:
         points = _play_points_ranks((*ranks, rank))
         if points:
             scoring.append((points, rank, 1.0 - comb(size - n, holds) / total))
@@ -302,24 +331,26 @@ def play_values(view: PlayerView) -> list[tuple[float, Action]]:
         for seat in ((view.seat + step) % n for step in range(1, n))
         if view.cards_left[seat] and seat not in gone
     ]
+    pools = {
+        seat: _rank_counts([c for c in unseen if c.value >= low.get(seat, 0)]) for seat in others
+    }
     out: list[tuple[float, Action]] = []
     for card in view.playable:
         after = [*sequence, card]
+        ranks = tuple(c.rank for c in after)
         count = view.count + card.value
         rest = tuple(c for c in view.holding if c != card)
         value = float(play_points(after))
         if count < 31:
             p_all_stuck = 1.0
             for pos, seat in enumerate(others):
-                pool = [c for c in unseen if c.value >= low.get(seat, 0)]
-                replies, p_stuck = _replies(after, pool, view.cards_left[seat])
+                replies, p_stuck = _replies_by_rank(ranks, pools[seat], view.cards_left[seat])
                 p_all_stuck *= p_stuck
                 if pos:
                     continue
                 if _same_side(view, seat):
                     value += sum(q * points for q, _, points in replies)
                     continue
-                ranks = tuple(c.rank for c in after)
                 for q, rank, points in replies:
                     reply_count = count + min(rank, 10)
                     answer = max(
@@ -355,7 +386,7 @@ def _tactics(view: PlayerView, card: Card, count: int, rest: tuple[Card, ...]) -
 
 
 def choose_play(view: PlayerView, rng: random.Random) -> Action:
-    return _pick(play_values(view), rng)
+    return pick(play_values(view), rng)
 
 
 # -- muggins: claims and answers ---------------------------------------------------
@@ -467,7 +498,6 @@ def exact_pair_value(a: int, b: int) -> float:
 __all__ = [
     "CRIB_PAIR_VALUE",
     "CRIB_SINGLE_VALUE",
-    "LEVELS",
     "answer_claim",
     "choose_action",
     "choose_claim",
@@ -480,7 +510,9 @@ __all__ = [
     "exact_crib_mean",
     "exact_pair_value",
     "good_action",
+    "hand_start",
     "owns_crib",
+    "pick",
     "play_points",
     "play_values",
     "random_action",

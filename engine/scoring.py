@@ -170,6 +170,38 @@ def show_points(hand: Sequence[Card], starter: Card | None, *, crib: bool = Fals
     return points
 
 
+def show_total(hand: Sequence[Card], starters: Iterable[Card], *, crib: bool = False) -> int:
+    """``sum(show_points(hand, s, crib=crib) for s in starters)``, computed by starter
+    rank and suit rather than one starter at a time (the discard search's inner loop).
+
+    ``hand`` has four cards; the starters must not include any of them.
+    """
+    by_rank = [0] * 14
+    by_suit = [0, 0, 0, 0]
+    n = 0
+    for starter in starters:
+        by_rank[starter.rank] += 1
+        by_suit[starter.suit] += 1
+        n += 1
+    per_rank = _points_by_starter_rank(tuple(sorted(c.rank for c in hand)))
+    total = sum(k * p for k, p in zip(by_rank, per_rank, strict=True))
+    suit = hand[0].suit
+    if len(hand) >= 4 and all(c.suit == suit for c in hand):
+        total += 5 * by_suit[suit]
+        if not crib:
+            total += 4 * (n - by_suit[suit])
+    for card in hand:
+        if card.rank == JACK:
+            total += by_suit[card.suit]
+    return total
+
+
+@cache
+def _points_by_starter_rank(ranks: tuple[int, ...]) -> tuple[int, ...]:
+    """``rank_points`` of ``ranks`` with a starter of each rank (index 1..13; 0 unused)."""
+    return (0, *(rank_points(tuple(sorted((*ranks, r)))) for r in range(1, 14)))
+
+
 def score_play(played: Sequence[Card]) -> tuple[ScoreItem, ...]:
     """What the last card of ``played`` (the cards of the current count, in order) scores.
 

@@ -17,6 +17,8 @@ Case does not matter, punctuation around words is ignored::
     stop | start       (no mail but the answers to my own mail; and back again)
     away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
     archive            (a finished game's JSON archive, to replay and verify)
+    hint               (advice on my move, or on my last discard; when hints are on)
+    hints on | off     (hints in this game: on when every player agreed)
     resign
     help
 
@@ -47,7 +49,19 @@ from engine import (
 )
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
-INFO_VERBS = ("hand", "history", "help", "archive")
+INFO_VERBS = ("hand", "history", "help", "archive", "hint")
+# Settings of one game: ``hints on`` / ``hints off``.
+GAME_SETTING_VERBS = ("hints",)
+# ``hints on`` / ``hints off``: the words of each choice.
+HINTS_CHOICES = {
+    "on": True,
+    "yes": True,
+    "agree": True,
+    "agreed": True,
+    "off": False,
+    "no": False,
+    "none": False,
+}
 # The player's own settings, taken in any state of the game (and without a game).
 SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -104,6 +118,15 @@ _ALIASES = {
     "emails": "mail",
     "?": "help",
     "commands": "help",
+    "hint": "hint",
+    "hint?": "hint",
+    "advice": "hint",
+    "advice?": "hint",
+    "advise": "hint",
+    "suggest": "hint",
+    "suggestion": "hint",
+    "tip": "hint",
+    "hints": "hints",
 }
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
 # "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
@@ -178,7 +201,16 @@ def parse_line(line: str) -> Command | None:
         if all(_is_card_word(w) for w in words) and len(words) <= 2:
             return Command("cards", tuple(words), line.strip())
         return None
-    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive"):
+    if verb == "hints":
+        # "hints on" / "hints off"; a bare "hints" (or "hints please") asks for one.
+        choices = [w for w in rest if w in HINTS_CHOICES]
+        if not choices:
+            verb = "hint"
+        elif len(rest) > 2:
+            return None  # "hints on the crib would help": prose
+        else:
+            return Command("hints", tuple(choices), line.strip())
+    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive", "hint"):
         # Allow trailing politeness ("go!", "help please") but not stray arguments.
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
@@ -218,6 +250,17 @@ def card_words(game: Game, command: Command) -> tuple[str, ...]:
 
 
 _RANK_LABELS = {1: "ace", 10: "ten", 11: "jack", 12: "queen", 13: "king"}
+
+
+def hints_choice(command: Command) -> bool:
+    """``True`` for ``hints on``, ``False`` for ``hints off``.
+
+    Raises ``InvalidSyntaxError`` when the words name neither (or both).
+    """
+    choices = {HINTS_CHOICES[w] for w in command.args if w in HINTS_CHOICES}
+    if len(choices) != 1:
+        raise InvalidSyntaxError("hints how? 'hints on' or 'hints off'")
+    return choices.pop()
 
 
 def mail_choice(command: Command) -> bool:
@@ -298,6 +341,7 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
 # -- The lobby: games started by mail to the plain service address ---------------------
 #
 #     new | play computer [to 61] [muggins] [skunk | lurch | no skunk] [3 players]
+#                        [level easy | medium | hard]
 #     challenge bob@example.com [carol@example.net …] [to 61] [muggins] [partners]
 #     cancel             (withdraw my open invitations)
 #     games              (my games and invitations)
@@ -312,7 +356,33 @@ _MAX_INVITEES = 3
 _OPTION_WORDS = {
     *("to", "no", "players", "player", "hands", "muggins", "skunk", "skunks", "lurch"),
     *("partners", "teams", "and", "game", "with", "against", "vs", "computer", "for"),
+    "level",
 }
+
+
+def computer_levels() -> tuple[str, ...]:
+    """The computer's levels a game may be asked for (``engine.levels.LEVELS``), the
+    easiest first."""
+    from engine.levels import LEVELS
+
+    return tuple(LEVELS)
+
+
+def computer_level(word: str) -> str:
+    """``word`` as a level of the computer (case and spaces ignored; an old name such
+    as ``good`` is read as the level it now is, ``medium``).
+
+    Raises ``InvalidSyntaxError`` naming the levels when it is not one."""
+    from engine.levels import ALIASES
+
+    level = word.strip().lower()
+    level = ALIASES.get(level, level)
+    if level not in computer_levels():
+        shown = word.strip()[:20]
+        raise InvalidSyntaxError(
+            f"{shown!r} is not a level of the computer; choose from " + ", ".join(computer_levels())
+        )
+    return level
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +397,7 @@ class LobbyCommand:
     skunk: str = "skunk"
     players: int | None = None
     partners: bool = False
+    level: str | None = None  # the computer's level (``level hard``); None: the default
 
 
 def parse_lobby_line(line: str) -> LobbyCommand | None:
@@ -353,7 +424,10 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
         return LobbyCommand("games", line.strip())
     else:
         return None
-    if verb == "new" and any(w not in _OPTION_WORDS and not w.isdigit() for w in rest):
+    if verb == "new" and any(
+        w not in _OPTION_WORDS and not w.isdigit() and (i == 0 or rest[i - 1] != "level")
+        for i, w in enumerate(rest)
+    ):
         return None  # "new to this game, how do I…": prose, not the lobby
     return _options(verb, line.strip(), rest)
 
@@ -361,6 +435,7 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
 def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
     invitees: list[str] = []
     target, muggins, skunk, players, partners = 121, False, "skunk", None, False
+    level: str | None = None
     i = 0
     while i < len(words):
         word, following = words[i], words[i + 1] if i + 1 < len(words) else ""
@@ -368,6 +443,15 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
             if following not in ("61", "121"):
                 raise InvalidSyntaxError(f"a game is to 61 or 121, not {following}")
             target, i = int(following), i + 2
+            continue
+        if word == "level":
+            if verb != "new":
+                raise InvalidSyntaxError("a level is for a game against the computer ('new')")
+            if not following:
+                raise InvalidSyntaxError(
+                    "level what? e.g. 'new level " + computer_levels()[-1] + "'"
+                )
+            level, i = computer_level(following), i + 2
             continue
         if word == "no" and following in ("skunk", "skunks"):
             skunk, i = "none", i + 2
@@ -398,7 +482,9 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
             raise InvalidSyntaxError(f"at most {_MAX_INVITEES} players can be invited to a game")
         if partners and len(invitees) != 3:
             raise InvalidSyntaxError("partners play four: invite three players")
-    return LobbyCommand(verb, line, tuple(invitees), target, muggins, skunk, players, partners)
+    return LobbyCommand(
+        verb, line, tuple(invitees), target, muggins, skunk, players, partners, level
+    )
 
 
 def parse_lobby(text: str, subject: str = "") -> LobbyCommand | InvalidSyntaxError | None:

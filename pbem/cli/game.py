@@ -8,8 +8,9 @@ import typer
 from rich.table import Table
 from sqlmodel import Session, select
 
-from engine import player_view
+from engine import InvalidSyntaxError, player_view
 from pbem.cli.base import examples, fail, guard, out, service
+from pbem.commands import computer_level, computer_levels
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.wakeup import poke
@@ -30,6 +31,7 @@ def _parse_player(text: str) -> tuple[str, str | None]:
     epilog=examples(
         "pbem game new Alice=alice@example.com bob@example.com",
         "pbem game new alice@example.com --computer --to 61",
+        "pbem game new alice@example.com --computer --level easy",
         "pbem game new a@x.org b@x.org c@x.org d@x.org --muggins --skunk lurch",
     ),
 )
@@ -46,9 +48,20 @@ def game_new(
     computer: Annotated[
         bool, typer.Option("--computer", help="Fill the last seat with the computer.")
     ] = False,
+    level: Annotated[
+        str | None,
+        typer.Option("--level", help=f"The computer's level: {', '.join(computer_levels())}."),
+    ] = None,
     seed: Annotated[str | None, typer.Option("--seed", help="Fix the deal (for tests).")] = None,
 ) -> None:
     """Start a game and mail every player their first hand."""
+    if level is not None and not computer:
+        fail("--level is the computer's level: add --computer")
+    if level is not None:
+        try:
+            level = computer_level(level)
+        except InvalidSyntaxError:
+            fail(f"unknown level {level!r}: choose from {', '.join(computer_levels())}")
     svc = service()
     people = [_parse_player(p) for p in players]
     robots: list[int] = []
@@ -58,7 +71,14 @@ def game_new(
     if count is not None and count != len(people):
         fail(f"--players {count} but {len(people)} players were named")
     game_id = guard(
-        svc.new_game, people, target=to, muggins=muggins, skunk=skunk, seed=seed, computer=robots
+        svc.new_game,
+        people,
+        target=to,
+        muggins=muggins,
+        skunk=skunk,
+        seed=seed,
+        computer=robots,
+        level=level,
     )
     poke(svc.db)
     out.print(f"game {game_id} started; the first emails are in the outbox")

@@ -38,14 +38,18 @@ def _typed(verb: str, cards: Sequence[Card]) -> Phrase:
     return phrase(f'Plain letters work too: "{verb} {" ".join(c.ascii.lower() for c in cards)}".')
 
 
+SUGGESTING = "medium"
+"""The level whose choice the reply line offers (never simply the first legal move)."""
+
+
 def suggested_action(view: PlayerView) -> Action | None:
-    """The move the reply line offers: the computer player's choice (``good``), decided
+    """The move the reply line offers: the computer player's choice (``medium``), decided
     from ``view`` alone — what the recipient may see — with a random generator seeded
     from that view, so the same view always suggests the same move."""
     if not (view.my_turn and view.legal) or view.outcome is not None:
         return None
     seed = f"{view.hand_no}/{view.phase}/{' '.join(c.ascii for c in view.holding)}/{view.count}"
-    return decide(view, random.Random(seed), "good")
+    return decide(view, random.Random(seed), SUGGESTING)
 
 
 def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +19,7 @@ from sqlmodel import Session
 
 from engine import Game, action_from_json
 from engine import Settings as GameSettings
+from engine.levels import ALIASES, all_names
 from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
 from pbem.renderer import MailMaker
@@ -150,6 +151,30 @@ def seats_of(session: Session, game_id: int) -> list[Seated]:
 
 def is_computer(game_row: m.Game, seat: int) -> bool:
     return seat in game_row.settings.get("computer", ())
+
+
+DEFAULT_LEVEL = "medium"
+"""The computer's level when a game names none (and the reply line's suggestion)."""
+
+
+def seat_level(game_row: m.Game, seat: int) -> str:
+    """The level the computer plays ``seat`` at (games made before levels: the default)."""
+    levels = game_row.settings.get("levels") or {}
+    level = levels.get(str(seat)) if isinstance(levels, dict) else None
+    if not isinstance(level, str) or level not in all_names():
+        return DEFAULT_LEVEL
+    return ALIASES.get(level, level)
+
+
+def seat_names(game_row: m.Game, seats: Sequence[Seated]) -> tuple[str, ...]:
+    """The name of each seat as the mails show it: a computer seat with its level
+    ("Computer (hard)")."""
+    return tuple(
+        f"{s.name} ({seat_level(game_row, s.seat.seat)})"
+        if is_computer(game_row, s.seat.seat)
+        else s.name
+        for s in seats
+    )
 
 
 def finish(

@@ -4,19 +4,27 @@ abort, export and import — each in a transaction of its own."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session
 
-from engine import EngineError, Game, action_to_json, player_view
+from engine import EngineError, Game, InvalidSyntaxError, action_to_json, player_view
 from engine import Settings as GameSettings
+from pbem.commands import computer_level
 from pbem.mail.tokens import new_token
 from pbem.render import render_turn
 from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
 from pbem.service import notify, play
-from pbem.service.context import Context, ServiceError, load_game, seats_of
+from pbem.service.context import (
+    DEFAULT_LEVEL,
+    Context,
+    ServiceError,
+    load_game,
+    seat_level,
+    seats_of,
+)
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.games import append_actions, create_game
@@ -42,8 +50,13 @@ def new_game(
     seed: str | None = None,
     computer: Sequence[int] = (),
     first_dealer: int | None = None,
+    level: str | None = None,
+    levels: Mapping[int, str] | None = None,
 ) -> int:
-    """Create a game for (email, display name) pairs and mail everyone their hand."""
+    """Create a game for (email, display name) pairs and mail everyone their hand.
+
+    ``level`` is the level of every computer seat (``levels``: seat by seat; default:
+    `DEFAULT_LEVEL`)."""
     with session_scope(ctx.db) as session:
         return start_game(
             ctx,
@@ -55,6 +68,8 @@ def new_game(
             seed=seed,
             computer=computer,
             first_dealer=first_dealer,
+            level=level,
+            levels=levels,
         )
 
 
@@ -70,9 +85,15 @@ def start_game(
     computer: Sequence[int] = (),
     first_dealer: int | None = None,
     answering: tuple[str, str | None] | None = None,
+    level: str | None = None,
+    levels: Mapping[int, str] | None = None,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
-    ``ServiceError`` for bad addresses or settings, before writing anything.
+    ``ServiceError`` for bad addresses, settings or levels, before writing anything.
+
+    Each computer seat plays at ``levels[seat]``, else ``level``, else `DEFAULT_LEVEL`
+    (kept in the game's settings: ``levels``, seat → level). The game gives hints
+    (``hint``) when one player plays the computer.
 
     ``answering`` — (address, Message-ID): that player's first mail is threaded after
     the mail that asked for the game."""
@@ -94,6 +115,7 @@ def start_game(
         )
     except EngineError as exc:
         raise ServiceError(str(exc)) from exc
+    seat_levels = computer_levels_for(computer, level, levels)
     seed = seed or secrets.token_hex(16)
     now = ctx.clock()
     rows = [
@@ -104,6 +126,7 @@ def start_game(
     stored = settings.to_json()
     if computer:
         stored["computer"] = sorted(computer)
+        stored["levels"] = {str(seat): name for seat, name in sorted(seat_levels.items())}
     game_row = create_game(
         session,
         stored,
@@ -114,6 +137,9 @@ def start_game(
         thread_id=thread,
     )
     assert game_row.id is not None
+    if len(set(computer)) == len(players) - 1:
+        game_row.hints = True  # one player against the computer
+        session.add(game_row)
     if answering is not None and answering[1]:
         for seated in seats_of(session, game_row.id):
             if seated.player.email == normalize_address(answering[0]):
@@ -141,6 +167,7 @@ def rematch(ctx: Context, game_id: int) -> int:
         people = [(s.player.email, s.player.display_name) for s in seats_of(session, game_id)]
         settings = game.settings
         robots = list(game_row.settings.get("computer", ()))
+        levels = {seat: seat_level(game_row, seat) for seat in robots}
     return new_game(
         ctx,
         people,
@@ -149,7 +176,25 @@ def rematch(ctx: Context, game_id: int) -> int:
         skunk=settings.skunk,
         computer=robots,
         first_dealer=first_dealer_after(game),
+        levels=levels,
     )
+
+
+def computer_levels_for(
+    computer: Sequence[int], level: str | None, levels: Mapping[int, str] | None
+) -> dict[int, str]:
+    """The level of each computer seat; ``ServiceError`` for a level the computer does
+    not play, or a level given without a computer seat."""
+    if (level is not None or levels) and not computer:
+        raise ServiceError("a level is for the computer: no seat of this game is the computer")
+    out: dict[int, str] = {}
+    for seat in computer:
+        chosen = (levels or {}).get(seat) or level or DEFAULT_LEVEL
+        try:
+            out[seat] = computer_level(chosen)
+        except InvalidSyntaxError as exc:
+            raise ServiceError(str(exc)) from exc
+    return out
 
 
 def get_game(ctx: Context, session: Session, game_id: int) -> m.Game:

@@ -2,8 +2,9 @@
 
 A mail that carries no game token and whose first command is a lobby command (see
 `pbem.commands.LobbyCommand`) comes here from intake, in the message's transaction:
-``new`` / ``play computer`` starts a game against the computer at once (its first mail
-is the answer, threaded after the request), ``games`` answers with the sender's games.
+``new`` / ``play computer`` starts a game against the computer at once, at the level
+asked for (``level hard``; its first mail is the answer, threaded after the request),
+``games`` answers with the sender's games.
 
 Anyone on the internet can write, so the ``lobby`` setting says who may start games:
 ``open`` (anyone), ``invite-only`` (the default: players of a game already), ``closed``
@@ -139,6 +140,7 @@ def new_against_computer(
             skunk=asked.skunk,
             computer=range(1, seats),
             answering=(sender, mail.message_id),
+            level=asked.level,
         )
     except ServiceError as exc:
         if player is None:

@@ -33,8 +33,10 @@ from pbem.render import (
     render_turn,
 )
 from pbem.render.board import house_rules
+from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.service import hints
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -42,6 +44,7 @@ from pbem.service.context import (
     display_name,
     is_computer,
     load_game,
+    seat_names,
     seats_of,
 )
 from pbem.service.play import Move, answered_only
@@ -65,7 +68,7 @@ def mail_context(
     assert game_row.id is not None
     return MailContext(
         game_id=game_row.id,
-        names=tuple(s.name for s in seats),
+        names=seat_names(game_row, seats),
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         notices=tuple(notices),
@@ -196,6 +199,57 @@ def send_archive(
     envelope["attachments"].append((name, "application/json", data))
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, "archive", game_row.id, raw, now)
+
+
+def send_hint(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    seats: list[Seated],
+    seat: int,
+    inbound_id: int,
+    now: datetime,
+) -> None:
+    """A hint to the player of ``seat`` alone, built from their own views (see
+    `pbem.service.hints.advice`), threaded after their last mail."""
+    view = player_view(game, seat, len(game.events))
+    about = mail_context(game_row, seats, seat, [], len(game.events))
+    mail = render_hint(view, about, hints.advice(game, seat))
+    enqueue(ctx, session, game_row, seats[seat], mail, "hint", f"k{inbound_id}", now)
+
+
+def tell_hints(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    game: Game,
+    seats: list[Seated],
+    seat: int,
+    said: str,
+    tag: str,
+    now: datetime,
+) -> None:
+    """Tell the game's other players what ``seat``'s ``hints on|off`` did (``said``):
+    where the game stands, with that note."""
+    for seated in seats:
+        other = seated.seat.seat
+        if other == seat:
+            continue
+        view = player_view(game, other, len(game.events))
+        about = mail_context(game_row, seats, other, [Notice("info", "", said)], len(game.events))
+        enqueue(
+            ctx,
+            session,
+            game_row,
+            seated,
+            render_turn(view, about),
+            "status",
+            tag,
+            now,
+            view_json=view.to_json(),
+            unsolicited=True,
+        )
 
 
 def send_help(
@@ -428,7 +482,7 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
     elif answered_only(move):
         already = any(n.status == "already" for n in move.notices)
-        if already or "hand" in wants or "mail" in wants or not set(wants) - {"hand"}:
+        if already or {"hand", "mail", "hints"} & set(wants) or not set(wants) - {"hand"}:
             reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "status", now)
         if "archive" in wants:
             send_archive(ctx, session, game_row, game, seats, seat, inbound_id, now)
@@ -436,6 +490,10 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
     else:
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
+    if "hint" in wants:
+        send_hint(ctx, session, game_row, game, seats, seat, inbound_id, now)
+    for said in move.tell_others:
+        tell_hints(ctx, session, game_row, game, seats, seat, said, f"k{inbound_id}", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
     for verb in ("away", "back"):

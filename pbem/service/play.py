@@ -3,7 +3,8 @@
 `play` turns the commands of one mail into engine actions and applies them to the game,
 with the forced moves and the computer seats' moves after each (`auto_moves`); what
 cannot be done becomes a notice (refused, ambiguous, "already done", the resign that
-needs a token), the questions (hand, history, help, archive) are noted for `notify`,
+needs a token), the questions (hand, history, help, archive, hint) are noted for `notify`,
+``hints on|off`` is applied by `pbem.service.hints`,
 and the player's own settings (``mail``, ``name``, ``stop``, ``start``) are applied
 by `pbem.service.settings`. `record` appends the new actions to the log and restarts
 the game's clocks; `verdict` is the message's final state. Nothing here writes mail.
@@ -31,8 +32,9 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
+from pbem.service import hints
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, load_game, stage
+from pbem.service.context import Context, Seated, load_game, seat_level, stage
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -68,6 +70,8 @@ class Move:
     actions: list[Logged] = field(default_factory=list)
     # Refused before the engine saw it (no command, the game not active): the reason.
     refusal: str | None = None
+    # What the game's other players are told (``hints on|off``).
+    tell_others: list[str] = field(default_factory=list)
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -125,6 +129,21 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             else:
                 wants.append("archive")
+            continue
+        if cmd.verb == "hint":
+            refused = hints.refusal(game_row, seats, seat, cmd)
+            if refused is not None:
+                notices.append(refused)
+            elif "hint" not in wants:
+                wants.append("hint")
+            continue
+        if cmd.verb == "hints":
+            change = hints.set_hints(session, game_row, seats, seat, cmd)
+            notices.append(change.notice)
+            if change.notice.status == "applied" and "hints" not in wants:
+                wants.append("hints")
+            if change.tell_others:
+                move.tell_others.append(change.tell_others)
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
@@ -231,12 +250,13 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
     """Forced moves (a go, a single legal card) and the computer's moves, applied now."""
     out: list[tuple[int | None, dict[str, Any], bool]] = []
     robots = set(game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
     while not game.is_over:
         action = game.forced_action()
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, seat_rng(game, seat))
+                    action = computer.choose_action(game, seat, seat_rng(game, seat), levels[seat])
                     break
         if action is None:
             break

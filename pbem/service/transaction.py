@@ -228,8 +228,10 @@ class Service:
         seed: str | None = None,
         computer: Sequence[int] = (),
         first_dealer: int | None = None,
+        level: str | None = None,
     ) -> int:
-        """Create a game for (email, display name) pairs and mail everyone their hand."""
+        """Create a game for (email, display name) pairs and mail everyone their hand
+        (the computer's seats play at ``level``)."""
         return games.new_game(
             self._ctx(),
             players,
@@ -239,6 +241,7 @@ class Service:
             seed=seed,
             computer=computer,
             first_dealer=first_dealer,
+            level=level,
         )
 
     def rematch(self, game_id: int) -> int:

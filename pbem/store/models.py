@@ -107,6 +107,9 @@ class Game(SQLModel, table=True):
     paused_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # Why the admin last paused, resumed or aborted the game (told to the players).
     status_reason: str | None = Field(default=None, sa_type=Text)
+    # Whether ``hint`` is answered: on in a game of one player against the computer,
+    # otherwise once every player sent ``hints on`` (see pbem.service.hints).
+    hints: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class Seat(SQLModel, table=True):
@@ -127,6 +130,8 @@ class Seat(SQLModel, table=True):
     mailed_state: str | None = None
     # Days of the game's "away" allowance (setting away_days_per_game) the seat has used.
     away_days: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    # The seat's player sent ``hints on`` in this game (and not ``hints off`` since).
+    hints_agreed: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class InvitationStatus(StrEnum):

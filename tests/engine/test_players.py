@@ -25,10 +25,10 @@ from engine import (
 )
 from engine.cards import Card, Suit
 from engine.game import PEGGING, SHOW
+from engine.levels import STRATEGIES
 from engine.players import (
     CRIB_PAIR_VALUE,
     CRIB_SINGLE_VALUE,
-    LEVELS,
     answer_claim,
     choose_action,
     choose_claim,
@@ -39,6 +39,8 @@ from engine.players import (
     play_values,
     unseen_cards,
 )
+
+ALL_PLAYERS = tuple(STRATEGIES)
 
 
 def _is_legal(game: Game, seat: int, action: Action) -> bool:
@@ -72,7 +74,7 @@ def test_always_legal(players: int, muggins: bool) -> None:
 
     for i in range(4):
         rng = random.Random(i)
-        levels = [rng.choice(LEVELS) for _ in range(players)]
+        levels = [rng.choice(ALL_PLAYERS) for _ in range(players)]
         game = new_game(players, seed=f"legal-{players}-{muggins}-{i}", muggins=muggins, target=61)
         play_game(game, levels, rng, check)
         assert game.outcome is not None
@@ -306,7 +308,7 @@ def test_decisions_ignore_hidden_cards(players: int, muggins: bool) -> None:
         twin = _scrambled(game, seat, shuffler)
         changed += twin.state_json() != game.state_json()
         assert player_view(twin, seat) == player_view(game, seat)
-        for level in LEVELS:
+        for level in ALL_PLAYERS:
             mine = choose_action(game, seat, random.Random(decisions), level)
             theirs = choose_action(twin, seat, random.Random(decisions), level)
             assert mine == theirs, (game.phase, mine, theirs)

@@ -1,0 +1,99 @@
+"""The computer players by name: one table from a level to its strategy.
+
+A *strategy* is a function ``(PlayerView, random.Random) -> Action``: it sees
+only what its seat may see and draws any randomness from the generator it is
+given.  ``STRATEGIES`` maps every name to one; adding a player is adding a line
+(and, when players may choose it, its name in ``LEVELS``).
+
+``LEVELS``
+    What players may choose: ``easy`` (``medium`` with deliberate human slips,
+    :mod:`engine.easy`), ``medium`` (:func:`engine.players.good_action`) and
+    ``hard`` (:mod:`engine.strategy.hard`: realistic crib tables, exact pegging
+    search over sampled hidden cards, win probability near the end).
+``ALIASES``
+    Old names still accepted: ``good`` is ``medium`` (games stored before the
+    levels were renamed keep working).
+``BASELINES``
+    Yardsticks for the arena (``python -m engine.arena``), not offered to
+    players: ``random``, ``greedy`` (:mod:`engine.baselines`) and ``bsd``
+    (:mod:`engine.bsd`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from engine.actions import Action
+from engine.baselines import greedy_action
+from engine.bsd import bsd_action
+from engine.easy import easy_action
+from engine.game import Game
+from engine.players import good_action, hand_start, random_action
+from engine.strategy.hard import hard_action
+from engine.view import PlayerView, player_view
+
+Strategy = Callable[[PlayerView, random.Random], Action]
+
+LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
+BASELINES: tuple[str, ...] = ("random", "greedy", "bsd")
+ALIASES: dict[str, str] = {"good": "medium"}
+
+STRATEGIES: dict[str, Strategy] = {
+    "easy": easy_action,
+    "medium": good_action,
+    "hard": hard_action,
+    "random": random_action,
+    "greedy": greedy_action,
+    "bsd": bsd_action,
+}
+
+
+def all_names() -> tuple[str, ...]:
+    """Every name ``decide`` accepts: the levels, the baselines and the aliases."""
+    return (*LEVELS, *BASELINES, *ALIASES)
+
+
+def canonical(level: str) -> str:
+    """The strategy name for ``level`` (an alias resolved); ValueError if unknown."""
+    name = ALIASES.get(level, level)
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown level {level!r}; choose from {', '.join(all_names())}")
+    return name
+
+
+def strategy(level: str) -> Strategy:
+    """The strategy function for ``level``; ValueError if unknown."""
+    return STRATEGIES[canonical(level)]
+
+
+def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Action:
+    """The action of the computer player ``level`` seeing only ``view``.
+
+    ``view.events`` should reach back at least to the start of the current hand
+    (the gos said this hand and, in muggins games, the claim being answered).
+    Raises ValueError for an unknown level or a seat with nothing to do.
+    """
+    play = strategy(level)
+    if not view.legal:
+        raise ValueError(f"seat {view.seat} has nothing to do now")
+    return play(view, rng)
+
+
+def choose_action(game: Game, seat: int, rng: random.Random, level: str = "medium") -> Action:
+    """A legal action for ``seat``, decided from what that seat may see."""
+    return decide(player_view(game, seat, since=hand_start(game)), rng, level)
+
+
+__all__ = [
+    "ALIASES",
+    "BASELINES",
+    "LEVELS",
+    "STRATEGIES",
+    "Strategy",
+    "all_names",
+    "canonical",
+    "choose_action",
+    "decide",
+    "strategy",
+]

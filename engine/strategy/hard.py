@@ -1,0 +1,214 @@
+"""The ``hard`` computer player: whole-hand discards, searched pegging, game position.
+
+It sees only a ``PlayerView`` (``engine.players.decide`` hands it nothing else).
+
+Discard: for every discard, the mean show of the kept cards over every starter
+the seat has not seen, plus (own crib) or minus (an opponent's) the crib value
+of the cards laid away from the tables computed for realistic discards
+(``engine.strategy.cribdata``; method in ``engine.strategy.cribtables``), plus
+a small estimate of the kept cards' pegging (``peg_estimate``).
+
+Pegging (2 players): ``engine.strategy.pegsearch`` — deal the opponent's hidden
+cards many ways consistent with what was seen, solve each deal's pegging
+exactly, play the card best on average.  3 and 4 players: the medium player's
+one-ply pegging.
+
+Show: claims and muggins answers as the medium player (exact counts).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from itertools import combinations
+
+from engine.actions import Action, Discard, Play
+from engine.cards import Card
+from engine.game import DISCARD, PEGGING, SHOW
+from engine.scoring import rank_points, show_points
+from engine.strategy import cribdata, pegsearch, winprob
+from engine.strategy.cribtables import pair_key
+from engine.strategy.handvalue import mean_show, show_index
+from engine.view import PlayerView
+
+_EPS = 1e-9
+PEG_SAMPLES = 40
+"""Deals of the opponent's hidden cards per pegging decision."""
+ENDGAME_SAMPLES = 24
+"""Fewer deals when each is solved for the chance of winning (a bigger search)."""
+ENDGAME_DISCARD = 35
+"""Discard by the chance of winning when a side is this close to the target."""
+ENDGAME_PLAY = 40
+"""Peg by the chance of winning when a side is this close to the target."""
+CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
+
+
+def _pick(scored: Sequence[tuple[float, Action]], rng: random.Random) -> Action:
+    best = max(v for v, _ in scored)
+    ties = [a for v, a in scored if v >= best - _EPS]
+    return ties[0] if len(ties) == 1 else rng.choice(ties)
+
+
+def _owns_crib(view: PlayerView) -> bool:
+    return view.dealer == view.seat or (view.partner is not None and view.dealer == view.partner)
+
+
+def crib_value(discard: Sequence[int], players: int, own: bool) -> float:
+    """Mean crib from laying away these card indices, by the realistic tables."""
+    if players == 2:
+        table = cribdata.OWN_PAIR if own else cribdata.OPP_PAIR
+        return table[pair_key(discard[0], discard[1])]
+    single = (
+        (cribdata.OWN_SINGLE_3 if own else cribdata.OPP_SINGLE_3)
+        if players == 3
+        else (cribdata.OWN_SINGLE_4 if own else cribdata.OPP_SINGLE_4)
+    )
+    return single[discard[0] // 4 + 1]
+
+
+def peg_estimate(kept: Sequence[int], dealer: bool) -> float:
+    """A small estimate of the pegging value of keeping these cards."""
+    return 0.0
+
+
+def board(view: PlayerView) -> tuple[int, int]:
+    """(my side's score, the other side's) — 2 players."""
+    mine = next(s.front for s in view.scores if s.side == view.my_side)
+    theirs = max(s.front for s in view.scores if s.side != view.my_side)
+    return mine, theirs
+
+
+def endgame(view: PlayerView, reach: int) -> bool:
+    """2 players, and a side within ``reach`` points of the target."""
+    if view.players != 2:
+        return False
+    mine, theirs = board(view)
+    return view.target - mine <= reach or view.target - theirs <= reach
+
+
+def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
+    """Every discard with its value: mean kept hand ± realistic crib + pegging estimate;
+    near the end of a 2-player game, the chance of winning (points break ties)."""
+    hand = [c.index for c in view.holding]
+    need = 2 if view.players == 2 else 1
+    own = _owns_crib(view)
+    sign = 1.0 if own else -1.0
+    late = endgame(view, ENDGAME_DISCARD)
+    if late:
+        mine, theirs = board(view)
+        starters = [c for c in range(52) if c not in hand]
+    out: list[tuple[float, Action]] = []
+    for d in combinations(hand, need):
+        kept = [c for c in hand if c not in d]
+        crib = crib_value(d, view.players, own)
+        value = mean_show(kept, hand) + sign * crib
+        value += peg_estimate(kept, view.dealer == view.seat)
+        if late:
+            shift = round(crib - CRIB_MEAN)
+            vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
+            shows = [show_index(kept, s) for s in starters]
+            value = float(sum(vector[h] for h in shows)) / len(shows) + 1e-4 * value
+        out.append((value, Discard(view.seat, tuple(Card.from_index(c) for c in d))))
+    return out
+
+
+def _unseen(view: PlayerView) -> list[int]:
+    seen = {c.index for c in view.holding} | {c.index for c in view.laid_away}
+    seen |= {c.index for c in view.kept}
+    if view.starter is not None:
+        seen.add(view.starter.index)
+    seen |= {c.index for _, c, _ in view.plays}
+    return [i for i in range(52) if i not in seen]
+
+
+def _go_floor(view: PlayerView, seat: int) -> int:
+    low = 0
+    for e in view.events:
+        if e.hand == view.hand_no and e.kind == "go" and e.seat == seat and e.count is not None:
+            low = max(low, 32 - e.count)
+    return low
+
+
+def play_2p(view: PlayerView, rng: random.Random) -> Action:
+    """The card best on average over sampled deals of the opponent's hidden cards."""
+    opp = 1 - view.seat
+    mine = tuple(sorted(c.rank for c in view.holding))
+    seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
+    played = [c.index for s, c, _ in view.plays if s == opp]
+    late = endgame(view, ENDGAME_PLAY) and view.starter is not None
+    deals = pegsearch.sample_holdings(
+        _unseen(view),
+        view.cards_left[opp],
+        _go_floor(view, opp),
+        played,
+        ENDGAME_SAMPLES if late else PEG_SAMPLES,
+        rng,
+    )
+    values = pegsearch.card_values(mine, deals, seq, view.count)
+    if late:
+        chances = _win_values(
+            view, mine, deals, seq, [c.rank for c in (Card.from_index(i) for i in played)]
+        )
+        values = {r: chances[r] + 1e-4 * v for r, v in values.items()}
+    scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
+    return _pick(scored, rng)
+
+
+def _win_values(
+    view: PlayerView,
+    mine: pegsearch.Ranks,
+    deals: Sequence[tuple[pegsearch.Ranks, float]],
+    seq: pegsearch.Ranks,
+    their_played: Sequence[int],
+) -> dict[int, float]:
+    """For each rank I may play: the weighted mean chance of winning over the deals."""
+    assert view.starter is not None
+    a, b = board(view)
+    t = view.target
+    i_deal = view.dealer == view.seat
+    my_show = show_points(view.kept, view.starter)
+    start = view.starter.rank
+    total = sum(w for _, w in deals)
+    out: dict[int, float] = {}
+    searches = []
+    for theirs, w in deals:
+        their_show = rank_points(tuple(sorted((*their_played, *theirs, start))))
+
+        def terminal(got_me: int, got_them: int, their_show: int = their_show) -> float:
+            return winprob.end_of_pegging(a + got_me, b + got_them, i_deal, my_show, their_show, t)
+
+        searches.append((pegsearch.WinSearch(t - a, t - b, terminal), theirs, w))
+    for r in sorted(set(mine)):
+        if view.count + min(r, 10) > 31:
+            continue
+        new_seq = (*seq, r)
+        pts = pegsearch.peg_points(new_seq)
+        rest = list(mine)
+        rest.remove(r)
+        acc = 0.0
+        for search, theirs, w in searches:
+            acc += w * search.value(
+                tuple(rest), theirs, pegsearch.trim(new_seq), view.count + min(r, 10), 1, 0, pts, 0
+            )
+        out[r] = acc / total
+    return out
+
+
+def hard_action(view: PlayerView, rng: random.Random) -> Action:
+    from engine import players as medium
+
+    if view.phase == DISCARD:
+        return _pick(discard_values(view), rng)
+    if view.phase == PEGGING:
+        if view.must_go:
+            return view.legal[0]
+        if len(view.playable) == 1:
+            return Play(view.seat, view.playable[0])
+        if view.players == 2:
+            return play_2p(view, rng)
+        return medium.choose_play(view, rng)
+    if view.phase == SHOW:
+        if view.awaiting_muggins:
+            return medium.answer_claim(view)
+        return medium.choose_claim(view)
+    raise ValueError(f"nothing to decide in phase {view.phase!r}")

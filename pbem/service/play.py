@@ -11,7 +11,6 @@ the game's clocks; `verdict` is the message's final state. Nothing here writes m
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -236,7 +235,7 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, seat_rng(game, seat))
+                    action = computer.choose_action(game, seat, level=computer_level(game_row))
                     break
         if action is None:
             break
@@ -336,6 +335,7 @@ def describe_legal(game: Game, seat: int, seats: Sequence[Seated]) -> str:
     return " or ".join(str(a) for a in legal)
 
 
-def seat_rng(game: Game, seat: int) -> Any:
-
-    return random.Random(f"{game.seed}/{len(game.actions)}/{seat}")
+def computer_level(game_row: m.Game) -> str:
+    """The level the game's computer seats play at (``good`` unless the game says)."""
+    level = game_row.settings.get("computer_level", "good")
+    return level if level in computer.LEVELS else "good"

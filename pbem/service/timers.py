@@ -100,7 +100,7 @@ def timeout(
         if action_kind == "forfeit":
             action: Any = Resign(seat, "timeout")
         else:
-            action = computer.choose_action(game, seat, play.seat_rng(game, seat))
+            action = computer.choose_action(game, seat, level=play.computer_level(game_row))
         game.apply(action)
         new_actions.append((seat, action_to_json(action), True))
     new_actions.extend(play.auto_moves(game, game_row))

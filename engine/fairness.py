@@ -250,13 +250,13 @@ def check_deals(states: Iterable[Game], seed: str) -> Verdict:
                         )
             if game.starter is not None and not starter_seen:
                 starter_seen = True
-                want = expected_deal(seed, game.hand_no, game.players, game.dealer).starter
-                if game.starter != want:
+                turned = expected_deal(seed, game.hand_no, game.players, game.dealer).starter
+                if game.starter != turned:
                     return Verdict(
                         False,
                         check="starter",
                         hand=game.hand_no,
-                        detail=f"the starter is {game.starter.ascii}, the seed gives {want.ascii}",
+                        detail=f"the starter is {game.starter.ascii}, the seed gives {turned.ascii}",
                     )
     except ReplayError as exc:
         return Verdict(False, check="replay", hand=current, detail=str(exc))

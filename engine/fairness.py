@@ -256,7 +256,8 @@ def check_deals(states: Iterable[Game], seed: str) -> Verdict:
                         False,
                         check="starter",
                         hand=game.hand_no,
-                        detail=f"the starter is {game.starter.ascii}, the seed gives {turned.ascii}",
+                        detail=f"the starter is {game.starter.ascii}, "
+                        f"the seed gives {turned.ascii}",
                     )
     except ReplayError as exc:
         return Verdict(False, check="replay", hand=current, detail=str(exc))

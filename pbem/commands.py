@@ -17,6 +17,8 @@ Case does not matter, punctuation around words is ignored::
     stop | start       (no mail but the answers to my own mail; and back again)
     away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
     archive            (a finished game's JSON archive, to replay and verify)
+    cut 17 red cats    (a fair game, before its first deal: cut for the deal with any
+                        number or words; see the README's "Verifiable deals")
     resign
     help
 
@@ -48,6 +50,8 @@ from engine import (
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 INFO_VERBS = ("hand", "history", "help", "archive")
+# ``cut [words]``: a fair game's cut for the deal, before its first deal.
+CUT_VERB = "cut"
 # The player's own settings, taken in any state of the game (and without a game).
 SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -171,6 +175,11 @@ def parse_line(line: str) -> Command | None:
     while len(words) > 1 and words[0] in _LEADING:
         words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
+    if head == CUT_VERB:
+        # The words as written (case kept): they become the seat's entropy text.
+        found = re.search(r"\bcut\b(.*)$", line, re.IGNORECASE | re.DOTALL)
+        said = found.group(1).strip() if found else ""
+        return Command(CUT_VERB, (said,) if said else (), line.strip())
     verb = _ALIASES.get(head)
     rest = _arguments(words[1:])
     if verb is None:

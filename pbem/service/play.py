@@ -53,6 +53,8 @@ class Known:
     ignored: Sequence[str]
     # No reply token: written to the plain address and routed to the player's only game.
     tokenless: bool = False
+    # The mail's Message-ID, with its angle brackets (a cut's entropy names it).
+    message_id: str | None = None
 
 
 @dataclass
@@ -67,6 +69,8 @@ class Move:
     actions: list[Logged] = field(default_factory=list)
     # Refused before the engine saw it (no command, the game not active): the reason.
     refusal: str | None = None
+    # A fair game's last cut dealt the cards (`pbem.service.cutting`).
+    dealt: bool = False
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -124,6 +128,11 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             else:
                 wants.append("archive")
+            continue
+        if cmd.verb == "cut":
+            from pbem.service.cutting import NOT_NEEDED
+
+            notices.append(Notice("refused", str(cmd), NOT_NEEDED))
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())

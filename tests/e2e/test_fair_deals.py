@@ -1,0 +1,169 @@
+"""Verifiable deals by mail (pbem-deal/1): the commitment in every mail, the cut for the
+deal, the derived seed, the server seed revealed only at game over, and the archive that
+`pbem verify` accepts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from engine.fairness import commitment, derive_seed, entropy_text, verify_archive
+from pbem.bots import text_of
+from pbem.service import ServiceError
+from pbem.service.cutting import NOT_NEEDED
+from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
+
+
+@pytest.fixture
+def fair(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
+    harness = Harness.build(tmp_path, db_url, db_engine, fair_deals=True)
+    yield harness
+    harness.close()
+
+
+def all_raw(harness: Harness) -> bytes:
+    return b"\n".join(row.raw for row in harness.outbox())
+
+
+def test_a_fair_game_from_commitment_to_verified_archive(fair: Harness) -> None:
+    game_id = fair.service.new_game([ALICE, BOB], target=61)
+    fair.step()
+    row = fair.game_row(game_id)
+    assert row.status == "cutting" and row.seed is None
+    assert row.server_seed is not None and row.commitment == commitment(row.server_seed)
+    secret = row.server_seed
+    # No engine game (no seed) exists while the players cut.
+    with pytest.raises(ServiceError, match="not dealt yet"):
+        fair.game(game_id)
+    first = fair.latest(ALICE[0])
+    text = text_of(first)
+    assert "cut" in str(first["Subject"]).lower()
+    assert "cut 17 purple elephants" in text
+    assert row.commitment in text.replace("\n", "")
+    assert "revealed when the game is over" in text
+    assert fair.count(BOB[0]) == 1
+
+    # Anything but a cut waits.
+    fair.answer(ALICE[0], "play 7c")
+    assert fair.last_inbound().status == "rejected"
+    assert "not dealt yet" in text_of(fair.latest(ALICE[0]))
+
+    fair.answer(ALICE[0], "Cut 17   Purple elephants", message_id="<alice-cut@example.com>")
+    assert fair.last_inbound().status == "applied"
+    assert "Your cut is in" in text_of(fair.latest(ALICE[0]))
+    assert fair.game_row(game_id).status == "cutting"
+    fair.answer(ALICE[0], "cut again")
+    assert "already" in text_of(fair.latest(ALICE[0]))
+
+    fair.answer(BOB[0], "cut", message_id="<bob-cut@example.org>")
+    row = fair.game_row(game_id)
+    assert row.status == "active"
+    want = derive_seed(
+        secret,
+        [
+            entropy_text("<alice-cut@example.com>", "17 Purple elephants"),
+            "<bob-cut@example.org>",
+        ],
+    )
+    assert row.seed == want
+    assert row.entropy == [
+        {"seat": 0, "text": "<alice-cut@example.com> 17 Purple elephants"},
+        {"seat": 1, "text": "<bob-cut@example.org>"},
+    ]
+    dealt = fair.latest(BOB[0])
+    assert row.commitment in text_of(dealt).replace("\n", "")
+    assert fair.view(BOB[0]).holding
+
+    # A cut now is answered clearly.
+    fair.answer(ALICE[0], "cut 5")
+    assert NOT_NEEDED.split(":")[0] in text_of(fair.latest(ALICE[0])).replace("\n", " ")
+
+    # The running game's archive reveals neither S nor K.
+    running = fair.service.export(game_id)
+    assert running["deal_proof"]["server_seed"] is None
+    assert secret.encode() not in all_raw(fair)
+    assert want.encode() not in all_raw(fair)
+
+    game = fair.play_until(game_id, lambda g: g.is_over)
+    assert game.is_over
+    over = fair.latest(ALICE[0])
+    assert secret in text_of(over).replace("\n", "").replace(" ", "")
+    assert secret in text_of(fair.latest(BOB[0])).replace("\n", "").replace(" ", "")
+    # Only the game-over mails carry it.
+    for msg_row in fair.outbox():
+        if secret.encode() in msg_row.raw:
+            assert msg_row.kind == "gameover", msg_row.kind
+    data = fair.service.export(game_id)
+    assert data["deal_proof"]["server_seed"] == secret
+    verdict = verify_archive(json.loads(json.dumps(data)))
+    assert verdict.ok, verdict.message
+
+
+def test_only_the_humans_cut_against_the_computer(fair: Harness) -> None:
+    robot = (f"computer@{fair.settings.domain}", "Computer")
+    game_id = fair.service.new_game([ALICE, robot], target=61, computer=[1])
+    fair.step()
+    assert fair.game_row(game_id).status == "cutting"
+    fair.answer(ALICE[0], "cut 42")
+    row = fair.game_row(game_id)
+    assert row.status == "active" and len(row.entropy or []) == 1
+    game = fair.game(game_id)
+    assert game.to_act() == (0,)  # the computer laid away at once
+    assert fair.count(robot[0]) == 0
+
+
+def test_three_players_are_dealt_when_the_last_cuts(fair: Harness) -> None:
+    game_id = fair.service.new_game([ALICE, BOB, CAROL], target=61)
+    fair.step()
+    fair.answer(CAROL[0], "cut one")
+    fair.answer(ALICE[0], "cut two")
+    assert fair.game_row(game_id).status == "cutting"
+    assert "Bob" in text_of(fair.latest(ALICE[0]))
+    fair.answer(BOB[0], "cut three")
+    row = fair.game_row(game_id)
+    assert row.status == "active"
+    assert [e["seat"] for e in row.entropy or []] == [0, 1, 2]
+
+
+def test_an_admin_seed_makes_an_unverifiable_game(fair: Harness) -> None:
+    game_id = fair.new_game(seed="chosen")
+    row = fair.game_row(game_id)
+    assert row.status == "active" and row.commitment is None
+    assert "commitment" not in text_of(fair.latest(ALICE[0]))
+    data = fair.service.export(game_id)
+    assert "deal_proof" not in data
+    assert not verify_archive(data).verifiable
+
+
+def test_the_cut_waits_are_reminded_and_time_out(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    harness = Harness.build(
+        tmp_path, db_url, db_engine, fair_deals=True, reminder_hours=1, timeout_days=1
+    )
+    try:
+        game_id = harness.service.new_game([ALICE, BOB], target=61)
+        harness.step()
+        harness.answer(ALICE[0], "cut")
+        before = harness.count(BOB[0]), harness.count(ALICE[0])
+        harness.clock.advance(timedelta(hours=2))
+        assert harness.service.run_timers() == 1
+        harness.step()
+        assert harness.count(BOB[0]) == before[0] + 1
+        assert harness.count(ALICE[0]) == before[1]  # she has cut
+        assert "Reminder" in str(harness.latest(BOB[0])["Subject"])
+        harness.clock.advance(timedelta(days=2))
+        harness.service.run_timers()
+        harness.step()
+        row = harness.game_row(game_id)
+        assert row.status == "aborted" and "cut" in (row.status_reason or "")
+        assert "aborted" in text_of(harness.latest(ALICE[0]))
+        harness.answer(BOB[0], "cut")
+        assert harness.last_inbound().status == "rejected"
+    finally:
+        harness.close()

@@ -205,7 +205,7 @@ def play_cut(ctx: Context, session: Session, known: Known, message_id: str | Non
     move = Move(known)
     closed = game_row.status != m.GameStatus.CUTTING.value
     for cmd in known.commands:
-        if closed and cmd.verb not in SETTING_VERBS and cmd.verb != "help":
+        if closed and cmd.verb not in (*SETTING_VERBS, "help", "standings"):
             word = "aborted" if game_row.status == m.GameStatus.ABORTED.value else game_row.status
             if game_row.status == m.GameStatus.PAUSED.value:
                 word = "paused by the admin"
@@ -218,8 +218,8 @@ def play_cut(ctx: Context, session: Session, known: Known, message_id: str | Non
         elif cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
             move.notices.append(notice)
-        elif cmd.verb == "help":
-            move.wants.append("help")
+        elif cmd.verb in ("help", "standings"):
+            move.wants.append(cmd.verb)
         else:
             move.notices.append(
                 Notice(
@@ -290,6 +290,10 @@ def answer_cut(ctx: Context, session: Session, move: Move, inbound_id: int, now:
         )
     if "help" in move.wants:
         notify.send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    if "standings" in move.wants:
+        from pbem.service.standings import send_standings
+
+        send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
 
 
 def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:

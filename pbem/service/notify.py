@@ -455,6 +455,10 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    if "standings" in wants:
+        from pbem.service.standings import send_standings
+
+        send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
     for verb in ("away", "back"):
         if verb in wants:
             tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)

@@ -112,7 +112,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     move.since = len(game.events)
     new_actions, wants = move.actions, move.wants
     for cmd in commands:
-        if cmd.verb in ("hand", "history", "help"):
+        if cmd.verb in ("hand", "history", "help", "standings"):
             wants.append(cmd.verb)
             continue
         if cmd.verb == "archive":

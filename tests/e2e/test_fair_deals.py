@@ -167,3 +167,57 @@ def test_the_cut_waits_are_reminded_and_time_out(
         assert harness.last_inbound().status == "rejected"
     finally:
         harness.close()
+
+
+def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
+    from tests.e2e.helpers import SERVICE_ADDRESS, plain_mail, reply
+
+    fair.new_game(seed="known")  # Alice plays already (the lobby is invite-only)
+    fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
+    (invite,) = [m for m in fair.received(BOB[0]) if "invites you" in str(m["Subject"])]
+    text = text_of(invite).replace("\n", " ")
+    assert "Deal commitment (pbem-deal/1):" in text
+    fair.deliver(reply(invite, BOB[0], "Bob", "accept"))
+    game_id = fair.last_inbound().game_id
+    assert game_id is not None
+    row = fair.game_row(game_id)
+    assert row.status == "cutting" and row.commitment is not None
+    # The game carries the commitment its invitation showed.
+    assert row.commitment in text.replace(" ", "")
+    assert row.server_seed is not None and row.server_seed.encode() not in all_raw(fair)
+    assert "Please cut" in str(fair.latest(BOB[0])["Subject"])
+
+
+def test_play_computer_by_mail_starts_with_the_cut(fair: Harness) -> None:
+    from tests.e2e.helpers import SERVICE_ADDRESS, plain_mail
+
+    fair.new_game(seed="known")
+    fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "play computer to 61"))
+    game_id = fair.last_inbound().game_id
+    assert game_id is not None and fair.game_row(game_id).status == "cutting"
+    first = fair.latest(ALICE[0])
+    assert "Please cut" in str(first["Subject"])
+    # "games" lists it, waiting for her cut.
+    fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "games"))
+    assert "your cut for the deal" in text_of(fair.latest(ALICE[0]))
+    fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "standings"))
+    assert "Standings" in str(fair.latest(ALICE[0])["Subject"])
+
+
+def test_standings_by_mail_answer_only_the_asker(fair: Harness) -> None:
+    from tests.e2e.helpers import SERVICE_ADDRESS, plain_mail
+
+    game_id = fair.new_game(seed="standings")
+    fair.play_until(game_id, lambda g: g.is_over)
+    counts = fair.counts((ALICE[0], BOB[0]))
+    fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "standings"))
+    assert fair.last_inbound().status == "applied"
+    assert fair.counts((ALICE[0], BOB[0])) == {
+        ALICE[0]: counts[ALICE[0]] + 1,
+        BOB[0]: counts[BOB[0]],
+    }
+    text = text_of(fair.latest(ALICE[0]))
+    assert "Alice" in text and "Bob" in text and "1 finished game" in text
+    # In a game's thread too.
+    fair.answer(BOB[0], "standings")
+    assert "Standings" in str(fair.latest(BOB[0])["Subject"])

@@ -332,6 +332,7 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
     except EngineError as exc:
         raise ServiceError(f"the archive does not replay: {exc}") from exc
     people = archive_players(data.get("players"), game.players)
+    proof = imported_proof(data, game)
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         rows = [get_or_create_player(session, email, name, now=now) for email, name in people]
@@ -350,6 +351,8 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             append_actions(
                 session, game_row.id, 0, actions, None, now=now, state_hash=game.state_hash()
             )
+        if proof is not None:
+            game_row.commitment, game_row.server_seed, game_row.entropy = proof
         if game.is_over and game.outcome is not None:
             game_row.status = m.GameStatus.FINISHED.value
             game_row.outcome = game.outcome.to_json()
@@ -358,6 +361,28 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             game_row.status = str(data["status"])
         session.add(game_row)
         return game_row.id
+
+
+def imported_proof(
+    data: dict[str, Any], game: Game
+) -> tuple[str, str, list[dict[str, Any]]] | None:
+    """The deal proof of an archive to import: kept only for a finished game whose deals
+    verify (a running game's archive reveals no server seed); ServiceError when the
+    archive has one that does not verify."""
+    from engine.fairness import DealProof, verify_archive
+
+    if data.get("deal_proof") is None or not game.is_over:
+        return None
+    try:
+        verdict = verify_archive(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive's deal proof is unreadable: {exc}") from exc
+    if not verdict.ok:
+        raise ServiceError(f"the archive's deals do not verify: {verdict.message}")
+    proof = DealProof.from_json(data["deal_proof"])
+    assert proof.server_seed is not None
+    entropy = [{"seat": seat, "text": text} for seat, text in proof.entropy]
+    return proof.commitment, proof.server_seed, entropy
 
 
 def archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

@@ -40,11 +40,18 @@ def test_verify_a_finished_fair_game_and_tampered_copies(
     assert run_cli(env, "game", "export", str(game_id), "-o", str(archive)).exit_code == 0
     ok = run_cli(env, "verify", str(archive))
     assert ok.exit_code == 0 and ok.stdout.startswith("all ")
+    imported = run_cli(env, "game", "import", str(archive), "--again")
+    assert imported.exit_code == 0, imported.output
+    copy = int(imported.stdout.split("imported as game ")[1].split()[0])
+    again = run_cli(env, "verify", "--game", str(copy))
+    assert again.exit_code == 0 and "deals verified" in again.stdout
     data = json.loads(archive.read_text())
     data["deal_proof"]["entropy"][0]["text"] += "x"
     archive.write_text(json.dumps(data))
     bad = run_cli(env, "verify", str(archive))
     assert bad.exit_code == 1 and "check seed" in bad.stderr and "Traceback" not in bad.output
+    refused = run_cli(env, "game", "import", str(archive), "--again")
+    assert refused.exit_code == 1 and "do not verify" in refused.stderr
     archive.write_text("{not json")
     assert run_cli(env, "verify", str(archive)).exit_code == 1
     assert run_cli(env, "verify", str(tmp_path / "missing.json")).exit_code == 1

@@ -52,7 +52,8 @@ def test_entropy_text_keeps_the_brackets_and_cleans_the_words() -> None:
     assert entropy_text("id@x", "") == "<id@x>"
     assert entropy_text("<id@x>", "\x00\x1b[31m") == "<id@x> [31m"
     assert len(clean_words("z" * 500)) == 200
-    assert clean_words("é ü ♥") == "é ü ♥"
+    assert clean_words("é ü ♥ 🂡") == "é ü ♥ 🂡"
+    assert clean_words("a\u200b b") == "a\u200b b"  # printable beyond ASCII is kept
 
 
 def finished(players: int = 2) -> tuple[dict[str, Any], str]:

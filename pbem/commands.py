@@ -19,6 +19,10 @@ Case does not matter, punctuation around words is ignored::
     archive            (a finished game's JSON archive, to replay and verify)
     hint               (advice on my move, or on my last discard; when hints are on)
     hints on | off     (hints in this game: on when every player agreed)
+    standings          (the ratings table: its top and my own line; also to the plain
+                        address, outside any game)
+    cut 17 red cats    (a fair game, before its first deal: cut for the deal with any
+                        number or words; see the README's "Verifiable deals")
     resign
     help
 
@@ -49,7 +53,7 @@ from engine import (
 )
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
-INFO_VERBS = ("hand", "history", "help", "archive", "hint")
+INFO_VERBS = ("hand", "history", "help", "archive", "hint", "standings")
 # Settings of one game: ``hints on`` / ``hints off``.
 GAME_SETTING_VERBS = ("hints",)
 # ``hints on`` / ``hints off``: the words of each choice.
@@ -62,6 +66,8 @@ HINTS_CHOICES = {
     "no": False,
     "none": False,
 }
+# ``cut [words]``: a fair game's cut for the deal, before its first deal.
+CUT_VERB = "cut"
 # The player's own settings, taken in any state of the game (and without a game).
 SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -110,6 +116,9 @@ _ALIASES = {
     "forfeit": "resign",
     "help": "help",
     "archive": "archive",
+    "standings": "standings",
+    "ratings": "standings",
+    "ladder": "standings",
     "record": "archive",
     "export": "archive",
     "mail": "mail",
@@ -194,6 +203,11 @@ def parse_line(line: str) -> Command | None:
     while len(words) > 1 and words[0] in _LEADING:
         words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
+    if head == CUT_VERB:
+        # The words as written (case kept): they become the seat's entropy text.
+        found = re.search(r"\bcut\b(.*)$", line, re.IGNORECASE | re.DOTALL)
+        said = found.group(1).strip() if found else ""
+        return Command(CUT_VERB, (said,) if said else (), line.strip())
     verb = _ALIASES.get(head)
     rest = _arguments(words[1:])
     if verb is None:
@@ -210,7 +224,18 @@ def parse_line(line: str) -> Command | None:
             return None  # "hints on the crib would help": prose
         else:
             return Command("hints", tuple(choices), line.strip())
-    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive", "hint"):
+    if verb in (
+        "go",
+        "muggins",
+        "accept",
+        "hand",
+        "history",
+        "help",
+        "resign",
+        "archive",
+        "hint",
+        "standings",
+    ):
         # Allow trailing politeness ("go!", "help please") but not stray arguments.
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
@@ -345,11 +370,12 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
 #     challenge bob@example.com [carol@example.net …] [to 61] [muggins] [partners]
 #     cancel             (withdraw my open invitations)
 #     games              (my games and invitations)
+#     standings          (the ratings table: its top and my own line)
 #
 # Read only from mail that carries no game token; kept apart from the game verbs above
 # ("play computer" is not a card, "accept" here answers an invitation).
 
-LOBBY_VERBS = ("new", "challenge", "cancel", "games")
+LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings")
 _LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
 _ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MAX_INVITEES = 3
@@ -422,6 +448,8 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
         return LobbyCommand("cancel", line.strip())
     elif head == "games" and not rest:
         return LobbyCommand("games", line.strip())
+    elif head in ("standings", "ratings", "ladder") and not rest:
+        return LobbyCommand("standings", line.strip())
     else:
         return None
     if verb == "new" and any(

@@ -12,7 +12,6 @@ the game's clocks; `verdict` is the message's final state. Nothing here writes m
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +55,8 @@ class Known:
     ignored: Sequence[str]
     # No reply token: written to the plain address and routed to the player's only game.
     tokenless: bool = False
+    # The mail's Message-ID, with its angle brackets (a cut's entropy names it).
+    message_id: str | None = None
 
 
 @dataclass
@@ -72,6 +73,8 @@ class Move:
     refusal: str | None = None
     # What the game's other players are told (``hints on|off``).
     tell_others: list[str] = field(default_factory=list)
+    # A fair game's last cut dealt the cards (`pbem.service.cutting`).
+    dealt: bool = False
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -113,7 +116,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     move.since = len(game.events)
     new_actions, wants = move.actions, move.wants
     for cmd in commands:
-        if cmd.verb in ("hand", "history", "help"):
+        if cmd.verb in ("hand", "history", "help", "standings"):
             wants.append(cmd.verb)
             continue
         if cmd.verb == "archive":
@@ -144,6 +147,10 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 wants.append("hints")
             if change.tell_others:
                 move.tell_others.append(change.tell_others)
+        if cmd.verb == "cut":
+            from pbem.service.cutting import NOT_NEEDED
+
+            notices.append(Notice("refused", str(cmd), NOT_NEEDED))
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
@@ -256,7 +263,7 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, seat_rng(game, seat), levels[seat])
+                    action = computer.choose_action(game, seat, level=levels[seat])
                     break
         if action is None:
             break
@@ -298,10 +305,10 @@ def after_moves(
 
 
 def clock_values(
-    ctx: Context, game: Game, now: datetime, start: datetime | None = None
+    ctx: Context, game: Game | None, now: datetime, start: datetime | None = None
 ) -> dict[str, Any]:
     """The game row's clocks after a move (and its outcome when it is over); they run
-    from ``start`` (default: now)."""
+    from ``start`` (default: now). ``game`` None: a fair game not dealt yet."""
     reminder = timedelta(hours=ctx.settings.reminder_hours)
     timeout = timedelta(days=ctx.settings.timeout_days)
     begin = start or now
@@ -311,7 +318,7 @@ def clock_values(
         "next_reminder_at": begin + reminder if ctx.settings.reminder_hours else None,
         "deadline_at": begin + timeout if ctx.settings.timeout_days else None,
     }
-    if game.is_over and game.outcome is not None:
+    if game is not None and game.is_over and game.outcome is not None:
         values.update(
             status=m.GameStatus.FINISHED.value,
             outcome=game.outcome.to_json(),
@@ -354,8 +361,3 @@ def describe_legal(game: Game, seat: int, seats: Sequence[Seated]) -> str:
     if kind == "Claim":
         return "count N (the points in your hand), e.g. 'count 8'"
     return " or ".join(str(a) for a in legal)
-
-
-def seat_rng(game: Game, seat: int) -> Any:
-
-    return random.Random(f"{game.seed}/{len(game.actions)}/{seat}")

@@ -161,7 +161,12 @@ def migrate(target: Engine | str | URL, revision: str = "head") -> str | None:
     Safe to call on a database already at that revision. On PostgreSQL concurrent callers
     take turns behind an advisory lock. Returns the revision the database is at afterwards.
     """
-    with _engine_for(target) as engine, engine.begin() as connection:
+    with (
+        _engine_for(target) as engine,
+        engine.connect() as connection,
+        sqlite_foreign_keys_off(connection),
+        connection.begin(),
+    ):
         if connection.dialect.name == "postgresql":
             connection.execute(
                 text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATE_LOCK_KEY}
@@ -169,7 +174,39 @@ def migrate(target: Engine | str | URL, revision: str = "head") -> str | None:
         config = alembic_config()
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+        check_foreign_keys(connection)
         return MigrationContext.configure(connection).get_current_revision()
+
+
+@contextmanager
+def sqlite_foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """Foreign keys off on a SQLite connection for a migration, on again afterwards.
+
+    A SQLite migration that changes a column rebuilds its table (copy, DROP, rename);
+    with foreign keys on, the DROP of a table other rows refer to (``game``, with its
+    seats) fails once it holds rows. SQLite ignores the pragma inside a transaction, so
+    this runs before the migration's transaction begins; `check_foreign_keys` checks the
+    result before it commits.
+    """
+    if connection.dialect.name != "sqlite" or connection.in_transaction():
+        yield
+        return
+    raw = connection.connection.driver_connection
+    assert raw is not None
+    raw.execute("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        raw.execute("PRAGMA foreign_keys = ON")
+
+
+def check_foreign_keys(connection: Connection) -> None:
+    """Raise if a SQLite migration left a row pointing at nothing."""
+    if connection.dialect.name != "sqlite":
+        return
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise RuntimeError(f"the migration left rows that refer to nothing: {broken[:5]}")
 
 
 def current_revision(target: Engine | str | URL) -> str | None:

@@ -21,7 +21,7 @@ from sqlmodel import SQLModel
 from sqlmodel.sql.sqltypes import AutoString
 
 import pbem.store.models  # noqa: F401  (registers the tables on SQLModel.metadata)
-from pbem.store.db import make_engine
+from pbem.store.db import check_foreign_keys, make_engine, sqlite_foreign_keys_off
 from pbem.store.types import JSONText, UTCDateTime
 
 config = context.config
@@ -71,10 +71,11 @@ def run_migrations_online() -> None:
         return
     engine = make_engine(_url())
     try:
-        with engine.connect() as connection:
+        with engine.connect() as connection, sqlite_foreign_keys_off(connection):
             _configure(connection)
             with context.begin_transaction():
                 context.run_migrations()
+                check_foreign_keys(connection)
     finally:
         engine.dispose()
 

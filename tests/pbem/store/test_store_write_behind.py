@@ -95,9 +95,7 @@ def test_rewind_drops_the_writes_since_the_mark(session: Session, now: datetime)
     assert [a.seq for a in load_actions(session, game_id)] == [0]
 
 
-def test_a_counter_moved_on_before_the_flush_is_a_conflict(
-    session: Session, now: datetime
-) -> None:
+def test_a_counter_moved_on_before_the_flush_is_a_conflict(session: Session, now: datetime) -> None:
     game_id, behind = _held_move(session, now)
     session.connection().execute(
         text("UPDATE game SET action_count = 5 WHERE id = :id"), {"id": game_id}

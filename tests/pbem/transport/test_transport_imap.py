@@ -39,8 +39,12 @@ def _raw(subject: str, body: str = "play 5h\r\n") -> bytes:
 
 
 def _source(
-    stack: MailStack, user: str, password: str, store: MemoryCursorStore | None = None,
-    folder: str = "INBOX", **params: object,
+    stack: MailStack,
+    user: str,
+    password: str,
+    store: MemoryCursorStore | None = None,
+    folder: str = "INBOX",
+    **params: object,
 ) -> ImapInbound:
     source = open_inbound(
         stack.imap_url(user, password, folder, **params),
@@ -55,7 +59,12 @@ def _deliver(stack: MailStack, user: str, subject: str, body: str = "play 5h\r\n
 
 
 def _append(
-    stack: MailStack, user: str, password: str, subject: str, *, folder: str = "INBOX",
+    stack: MailStack,
+    user: str,
+    password: str,
+    subject: str,
+    *,
+    folder: str = "INBOX",
     seen: bool = False,
 ) -> None:
     with IMAPClient(stack.imap_host, stack.imap_port, ssl=False, timeout=30) as client:
@@ -236,7 +245,9 @@ def test_oversize_message_comes_as_header_only(
 
 
 def test_uidvalidity_change_rescans_unseen(
-    mailstack: MailStack, account: tuple[str, str], closing: list[ImapInbound],
+    mailstack: MailStack,
+    account: tuple[str, str],
+    closing: list[ImapInbound],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     user, password = account
@@ -380,7 +391,9 @@ def test_wait_polls_without_idle(
 
 
 def test_idle_is_renewed_before_the_server_drops_it(
-    mailstack: MailStack, account: tuple[str, str], closing: list[ImapInbound],
+    mailstack: MailStack,
+    account: tuple[str, str],
+    closing: list[ImapInbound],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     user, password = account

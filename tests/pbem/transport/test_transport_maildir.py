@@ -164,7 +164,9 @@ def test_bad_ack_key(tmp_path: Path) -> None:
 
 def _mail(id_: str, *recipients: str, raw: bytes | None = None) -> OutgoingMail:
     return OutgoingMail(
-        id=id_, sender="game@pbem.test", recipients=list(recipients),
+        id=id_,
+        sender="game@pbem.test",
+        recipients=list(recipients),
         raw=raw if raw is not None else _message(int(id_)),
     )
 

@@ -48,9 +48,7 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield opened
 
 
-def test_batch_round_trip_over_one_connection(
-    mailstack: MailStack, connections: list[int]
-) -> None:
+def test_batch_round_trip_over_one_connection(mailstack: MailStack, connections: list[int]) -> None:
     alice, alice_pw = mailstack.new_user("alice")
     bob, bob_pw = mailstack.new_user("bob")
     items = [
@@ -60,7 +58,10 @@ def test_batch_round_trip_over_one_connection(
     ]
     results = _send(mailstack, items)
     assert [(r.id, r.recipient, r.ok) for r in results] == [
-        ("1", alice, True), ("1", bob, True), ("2", alice, True), ("3", bob, True),
+        ("1", alice, True),
+        ("1", bob, True),
+        ("2", alice, True),
+        ("3", bob, True),
     ]
     assert all(r.error is None and not r.temporary for r in results)
     assert len(connections) == 1
@@ -118,7 +119,9 @@ def test_connection_refused_is_temporary_for_every_recipient() -> None:
     ]
     results = asyncio.run(sink.send_batch(items))
     assert [(r.id, r.recipient) for r in results] == [
-        ("1", "a@pbem.test"), ("1", "b@pbem.test"), ("2", "c@pbem.test"),
+        ("1", "a@pbem.test"),
+        ("1", "b@pbem.test"),
+        ("2", "c@pbem.test"),
     ]
     assert all(not r.ok and r.temporary and r.error for r in results)
     assert "cannot connect" in (results[0].error or "")
@@ -133,9 +136,9 @@ def test_empty_batch_sends_nothing(connections: list[int]) -> None:
 def test_auth_with_a_mailbox_login(mailstack: MailStack) -> None:
     user, password = mailstack.new_user("sender")
     url = mailstack.smtp_url(user, password)
-    [result] = asyncio.run(open_outbound(url).send_batch(
-        [OutgoingMail("1", user, [user], _raw("authenticated"))]
-    ))
+    [result] = asyncio.run(
+        open_outbound(url).send_batch([OutgoingMail("1", user, [user], _raw("authenticated"))])
+    )
     assert result.ok, result.error
     wait_for_messages(mailstack, user, password, 1)
 
@@ -236,7 +239,10 @@ def test_a_lost_connection_fails_the_message_in_flight_and_reconnects_once() -> 
     items = [OutgoingMail(str(n), "g@x.test", [f"p{n}@x.test"], _raw(f"m{n}")) for n in range(4)]
     results = asyncio.run(_against(server, items))
     assert [(r.id, r.ok, r.temporary) for r in results] == [
-        ("0", True, False), ("1", False, True), ("2", True, False), ("3", True, False),
+        ("0", True, False),
+        ("1", False, True),
+        ("2", True, False),
+        ("3", True, False),
     ]
     assert "connection lost" in (results[1].error or "")
     assert server.connections == 2
@@ -245,9 +251,9 @@ def test_a_lost_connection_fails_the_message_in_flight_and_reconnects_once() -> 
 
 def test_data_refused_with_5xx_is_permanent() -> None:
     server = _DroppingServer(drop_on_message=0, data_reply=b"554 5.6.0 content refused")
-    results = asyncio.run(_against(
-        server, [OutgoingMail("1", "g@x.test", ["a@x.test", "b@x.test"], _raw("spam"))]
-    ))
+    results = asyncio.run(
+        _against(server, [OutgoingMail("1", "g@x.test", ["a@x.test", "b@x.test"], _raw("spam"))])
+    )
     assert [(r.ok, r.temporary) for r in results] == [(False, False), (False, False)]
     assert "554" in (results[0].error or "")
 

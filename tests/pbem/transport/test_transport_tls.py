@@ -36,10 +36,27 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     return cert, key
 
@@ -121,12 +138,11 @@ def _raw(subject: str) -> bytes:
     return f"From: p@example.com\r\nSubject: {subject}\r\n\r\nbody\r\n".encode()
 
 
-def test_imap_implicit_tls_without_verification(
-    mailstack: MailStack, imap_front: TlsFront
-) -> None:
+def test_imap_implicit_tls_without_verification(mailstack: MailStack, imap_front: TlsFront) -> None:
     user, password = mailstack.new_user("tls")
-    source = open_inbound(_imap_url(user, password, imap_front.port, verify="no"),
-                          cursor_store=MemoryCursorStore())
+    source = open_inbound(
+        _imap_url(user, password, imap_front.port, verify="no"), cursor_store=MemoryCursorStore()
+    )
     try:
         source.fetch()
         send_raw(mailstack, "p@example.com", [user], _raw("over tls"))
@@ -140,7 +156,9 @@ def test_imap_implicit_tls_without_verification(
 
 
 def test_imap_implicit_tls_verifies_the_certificate(
-    mailstack: MailStack, imap_front: TlsFront, certificate: tuple[Path, Path],
+    mailstack: MailStack,
+    imap_front: TlsFront,
+    certificate: tuple[Path, Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     user, password = mailstack.new_user("tlsverify")

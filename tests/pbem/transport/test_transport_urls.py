@@ -38,8 +38,14 @@ def test_maildir_inbound_parameters() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["maildir:", "maildir://host/path", "maildir:/in?poll=0", "maildir:/in?bogus=1",
-     "maildir:/in#frag", "maildir:/in?poll=1&poll=2"],
+    [
+        "maildir:",
+        "maildir://host/path",
+        "maildir:/in?poll=0",
+        "maildir:/in?bogus=1",
+        "maildir:/in#frag",
+        "maildir:/in?poll=1&poll=2",
+    ],
 )
 def test_bad_maildir_urls(url: str) -> None:
     with pytest.raises(TransportConfigError):

@@ -20,6 +20,24 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Said:
+    """One ``say`` of table talk: who said it (a display name) and what, as written."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    """Where a game's match stood when the game began: its length (best of N), the
+    game's number in it, and the game points each side had won (by side)."""
+
+    best_of: int
+    game_no: int
+    before: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class MailContext:
     """What the service knows beyond the view.
 
@@ -28,7 +46,9 @@ class MailContext:
     recipient's own commands; ``since_event`` is the ``since`` the view was
     built with (0: the mail tells the game from the start); ``archive_hint``
     tells how to get a finished game's archive (a line of the game-over mail);
-    ``paused`` marks a game on hold.
+    ``paused`` marks a game on hold; ``talk`` is the table talk the recipient has not
+    seen in a game mail yet (in a history mail: all of it); ``match`` is the game's
+    match, when it is one game of a match.
     """
 
     game_id: int
@@ -39,6 +59,8 @@ class MailContext:
     since_event: int = 0
     archive_hint: str | None = None
     paused: bool = False
+    talk: tuple[Said, ...] = ()
+    match: MatchInfo | None = None
 
 
 @dataclass(frozen=True)

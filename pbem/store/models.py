@@ -110,7 +110,9 @@ class Game(SQLModel, table=True):
     # The match the game belongs to (None: a single game), and where it stood when this
     # game began: {"best_of": 5, "game": 2, "before": [1, 0]} (games won per side so far,
     # see pbem.service.matches); fixed when the game is created.
-    match_id: int | None = Field(default=None, foreign_key="game_match.id", index=True, sa_type=ID_TYPE)
+    match_id: int | None = Field(
+        default=None, foreign_key="game_match.id", index=True, sa_type=ID_TYPE
+    )
     match_info: dict[str, Any] | None = Field(default=None, sa_type=JSONText)
     # The finished game this one is the rematch (or the next game of the match) of.
     rematch_of: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)

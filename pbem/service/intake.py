@@ -204,7 +204,15 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             )
     parsed = read_commands(mail)
     return Known(
-        game_row, seats, seat, sender, parsed.commands, parsed.ignored, tokenless=tokenless
+        game_row,
+        seats,
+        seat,
+        sender,
+        parsed.commands,
+        parsed.ignored,
+        tokenless=tokenless,
+        inbound_id=row.id,
+        message_id=mail.message_id,
     )
 
 

@@ -24,8 +24,10 @@ from pbem.mail.compose import compose, reply_reference
 from pbem.mail.tokens import message_id, reply_address
 from pbem.render import (
     MailContext,
+    MatchInfo,
     Notice,
     RenderedMail,
+    Said,
     render_archive,
     render_error,
     render_help,
@@ -35,6 +37,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.service import talk
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -61,7 +64,10 @@ def mail_context(
     seat: int,
     notices: Sequence[Notice],
     since: int,
+    talk: Sequence[Said] = (),
 ) -> MailContext:
+    """What a mail of the game to ``seat`` shows beyond the view: the names, the notices
+    of the seat's own commands, the table talk (``talk``) and the game's match."""
     assert game_row.id is not None
     return MailContext(
         game_id=game_row.id,
@@ -72,7 +78,30 @@ def mail_context(
         since_event=since,
         archive_hint=ARCHIVE_HINT,
         paused=game_row.status == m.GameStatus.PAUSED.value,
+        talk=tuple(talk),
+        match=match_info(game_row),
     )
+
+
+def match_info(game_row: m.Game) -> MatchInfo | None:
+    """Where the game's match stood when the game began (None: a single game)."""
+    info = game_row.match_info
+    if not info:
+        return None
+    return MatchInfo(
+        best_of=int(info.get("best_of", 1)),
+        game_no=int(info.get("game", 1)),
+        before=tuple(int(n) for n in info.get("before", ())),
+    )
+
+
+def with_talk(
+    session: Session, game_row: m.Game, seats: list[Seated], seated: Seated
+) -> tuple[Said, ...]:
+    """The table talk ``seated`` has not seen yet, marked seen: their game mail shows it."""
+    said, upto = talk.unheard(session, game_row, seats, seated)
+    talk.heard(session, seated, upto)
+    return said
 
 
 def turn_mails(
@@ -115,7 +144,8 @@ def turn_mails(
             mailed_events=len(game.events),
             mailed_state=mail_state(view),
         )
-        about = mail_context(game_row, seats, seat, mine, start)
+        said = with_talk(session, game_row, seats, seated)
+        about = mail_context(game_row, seats, seat, mine, start, said)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         job = TurnMailJob(view, about, envelope)
         if ctx.maker is not None:
@@ -138,7 +168,8 @@ def reply_view(
 ) -> None:
     game = load_game(ctx, session, game_row)
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, notices, len(game.events))
+    said = with_talk(session, game_row, seats, seats[seat])
+    about = mail_context(game_row, seats, seat, notices, len(game.events), said)
     if kind == "error":
         mail = render_error(about, view, "Your mail could not be applied")
     else:
@@ -167,7 +198,7 @@ def send_history(
     now: datetime,
 ) -> None:
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, [], 0)
+    about = mail_context(game_row, seats, seat, [], 0, talk.everything(session, game_row, seats))
     events = player_view(game, seat, 0).events
     mail = render_history(view, about, events)
     enqueue(ctx, session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
@@ -438,6 +469,8 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    if move.said:
+        talk.relay(ctx, session, game_row, seats, move.said, inbound_id, now)
     for verb in ("away", "back"):
         if verb in wants:
             tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)

@@ -31,6 +31,7 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
+from pbem.service import talk
 from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, stage
 from pbem.service.settings import apply_setting
@@ -54,6 +55,9 @@ class Known:
     ignored: Sequence[str]
     # No reply token: written to the plain address and routed to the player's only game.
     tokenless: bool = False
+    # The mail's stored id and its Message-ID (answers are threaded after it).
+    inbound_id: int | None = None
+    message_id: str | None = None
 
 
 @dataclass
@@ -68,6 +72,8 @@ class Move:
     actions: list[Logged] = field(default_factory=list)
     # Refused before the engine saw it (no command, the game not active): the reason.
     refusal: str | None = None
+    # The table talk stored (``say``), relayed by notify.
+    said: list[m.Talk] = field(default_factory=list)
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -109,6 +115,23 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     move.since = len(game.events)
     new_actions, wants = move.actions, move.wants
     for cmd in commands:
+        if cmd.verb == "say":
+            notice, stored = talk.say(
+                ctx,
+                session,
+                game_row,
+                seats,
+                seat,
+                cmd,
+                len(game.events),
+                known.inbound_id,
+                ctx.clock(),
+            )
+            notices.append(notice)
+            if stored is not None:
+                move.said.append(stored)
+                wants.append("say")
+            continue
         if cmd.verb in ("hand", "history", "help"):
             wants.append(cmd.verb)
             continue

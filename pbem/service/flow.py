@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from pbem.service import intake, notify, play
+from pbem.service import intake, matches, notify, play
 from pbem.service.context import Context, Outcome, finish
 from pbem.store import models as m
 
@@ -21,12 +21,18 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
     known = intake.identify(ctx, session, row, now)
     if isinstance(known, Outcome):
         return known
+    rematch = next((c for c in known.commands if c.verb == "rematch"), None)
+    if rematch is not None:
+        # A rematch is answered on its own (the mail's other lines are not read).
+        return matches.from_thread(ctx, session, row, known, rematch)
     move = play.play(ctx, session, known)
     if move.actions:
         ctx.fault("before-log")
         play.record(ctx, session, move, row.id, now)
         ctx.fault("before-render")
     notify.answer_move(ctx, session, move, row.id, now)
+    if move.actions and move.game is not None and move.game.is_over:
+        matches.after_game(ctx, session, known.game_row, move.game, now)
     status, reason, applied = play.verdict(move)
     if move.actions:
         ctx.fault("before-mark")

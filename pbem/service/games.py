@@ -42,6 +42,7 @@ def new_game(
     seed: str | None = None,
     computer: Sequence[int] = (),
     first_dealer: int | None = None,
+    rematch_of: int | None = None,
 ) -> int:
     """Create a game for (email, display name) pairs and mail everyone their hand."""
     with session_scope(ctx.db) as session:
@@ -55,6 +56,7 @@ def new_game(
             seed=seed,
             computer=computer,
             first_dealer=first_dealer,
+            rematch_of=rematch_of,
         )
 
 
@@ -70,12 +72,16 @@ def start_game(
     computer: Sequence[int] = (),
     first_dealer: int | None = None,
     answering: tuple[str, str | None] | None = None,
+    match_id: int | None = None,
+    match_info: dict[str, Any] | None = None,
+    rematch_of: int | None = None,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
     ``ServiceError`` for bad addresses or settings, before writing anything.
 
     ``answering`` — (address, Message-ID): that player's first mail is threaded after
-    the mail that asked for the game."""
+    the mail that asked for the game. ``match_id``, ``match_info``: the game is one game
+    of that match (`pbem.service.matches`); ``rematch_of``: the finished game it follows."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -112,6 +118,9 @@ def start_game(
         [new_token() for _ in rows],
         now=now,
         thread_id=thread,
+        match_id=match_id,
+        match_info=match_info,
+        rematch_of=rematch_of,
     )
     assert game_row.id is not None
     if answering is not None and answering[1]:
@@ -149,6 +158,7 @@ def rematch(ctx: Context, game_id: int) -> int:
         skunk=settings.skunk,
         computer=robots,
         first_dealer=first_dealer_after(game),
+        rematch_of=game_id,
     )
 
 

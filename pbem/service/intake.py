@@ -332,6 +332,9 @@ def game_line(ctx: Context, session: Session, game_row: m.Game, player: m.Player
     else:
         waiting = [seats[s].name for s in game.to_act()]
         turn = f"waiting for {' and '.join(waiting) or 'nobody'} (hand {game.hand_no})"
+    info = game_row.match_info
+    if info:
+        turn += f"; match best of {info.get('best_of')}, game {info.get('game')}"
     return GameLine(
         game_id=game_row.id,
         opponents=tuple(s.name for s in seats if s is not mine),

@@ -416,13 +416,20 @@ def queue(
 
 
 def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[str, Any]:
-    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply)."""
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply); a game
+    of a match names it (``match``: its length, the game's number, the score before)."""
+    extra: dict[str, Any] = {}
+    if game_row.match_info:
+        extra["match"] = dict(game_row.match_info)
+    if game_row.rematch_of is not None:
+        extra["rematch_of"] = game_row.rematch_of
     return to_archive(
         game,
         game_id=game_row.id,
         players=[{"email": s.player.email, "name": s.name} for s in seats],
         status=game_row.status,
         created_at=game_row.created_at.isoformat(),
+        **extra,
     )
 
 

@@ -4,6 +4,7 @@ resignation, with ``no skunk`` so that each game is worth one game point."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
@@ -14,7 +15,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from engine import Game
-from pbem.bots import text_of
+from pbem.bots import command_for, text_of
 from pbem.store import models as m
 from tests.e2e.helpers import (
     ALICE,
@@ -131,6 +132,12 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert "Match, best of 3 · game 2 · You 1, Bob 0" in flat(game_mails(h, A, third)[-1])
     (match,) = matches(h)
     assert match.status == "active" and match.score == [1, 0]
+    # The finished game's archive names its match.
+    reply_in(h, A, second, "archive")
+    (attached,) = [p for p in h.latest(A).iter_attachments()]
+    archive = json.loads(attached.get_content())
+    assert archive["match"] == {"best_of": 3, "game": 1, "before": []}
+    assert archive["rematch_of"] == first
     # Alice resigns game 2 (1–1), Bob resigns game 3: Alice wins the match 2–1.
     reply_in(h, A, third, "resign")
     fourth = last_game(h)
@@ -403,3 +410,29 @@ def test_say_after_the_game_and_with_three_players(harness: Harness) -> None:
     for address in (A, B):
         assert "Carol says: “well played both”" in flat(h.latest(address))
     assert "says" not in str(h.latest(C)["Subject"])
+
+
+def test_a_say_with_a_move_goes_in_the_turn_mail_not_a_relay_too(harness: Harness) -> None:
+    h = harness
+    game_id, game = playing_pair(h)
+    seat = game.to_act()[0]
+    speaker, listener = (A, B) if seat == 0 else (B, A)
+    action = game.legal_actions(seat)[0]
+    before = h.count(listener)
+    reply_in(h, speaker, game_id, f"say your turn\n{command_for(action)}")
+    assert h.last_inbound().status == "applied"
+    new = h.received(listener)[before:]
+    assert len(new) == 1 and "says" not in str(new[0]["Subject"])
+    assert "“your turn”" in flat(new[0])
+
+
+def test_says_of_both_players_in_one_batch(harness: Harness) -> None:
+    h = harness
+    game_id = h.new_game()
+    for address, words in ((A, "say hello Bob"), (B, "say hello Alice")):
+        latest = game_mails(h, address, game_id)[-1]
+        h.send(reply(latest, address, address.split("@")[0].title(), words))
+    h.step()
+    assert [r.status for r in h.inbound()[-2:]] == ["applied", "applied"]
+    assert "Alice says: “hello Bob”" in flat(h.latest(B))
+    assert "Bob says: “hello Alice”" in flat(h.latest(A))

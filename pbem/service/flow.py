@@ -22,8 +22,12 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
     if isinstance(known, Outcome):
         return known
     rematch = next((c for c in known.commands if c.verb == "rematch"), None)
-    if rematch is not None:
-        # A rematch is answered on its own (the mail's other lines are not read).
+    if rematch is not None and (
+        known.game_row.status == m.GameStatus.FINISHED.value
+        or all(c.verb == "rematch" for c in known.commands)
+    ):
+        # A rematch is answered on its own (the mail's other lines are not read); in a
+        # game not over, with moves beside it, the moves are played and it is refused.
         return matches.from_thread(ctx, session, row, known, rematch)
     move = play.play(ctx, session, known)
     if move.actions:

@@ -135,6 +135,15 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
         if cmd.verb in ("hand", "history", "help"):
             wants.append(cmd.verb)
             continue
+        if cmd.verb == "rematch":
+            notices.append(
+                Notice(
+                    "refused",
+                    str(cmd),
+                    "This game is not over: a rematch follows a finished game.",
+                )
+            )
+            continue
         if cmd.verb == "archive":
             if game_row.status != m.GameStatus.FINISHED.value:
                 notices.append(

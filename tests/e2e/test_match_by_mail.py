@@ -211,6 +211,12 @@ def test_rematch_refusals(harness: Harness) -> None:
     h.deliver(plain_mail(C, SERVICE_ADDRESS, "x"))  # Carol is nobody yet
     reply_in(h, A, active, "rematch")
     assert "is not over" in refusal(h, A)
+    # Beside a move in a game not over: the move is made, the rematch refused.
+    cards = sorted(h.game(active).holding(0))[:2]
+    reply_in(h, A, active, "discard " + " ".join(c.ascii for c in cards) + "\nrematch")
+    assert h.last_inbound().status == "applied"
+    assert [seat for _, seat, _, _ in h.log(active)][-1:] == [0]
+    assert "a rematch follows a finished game" in flat(game_mails(h, A, active)[-1])
     ask(h, A, "rematch")
     assert "Rematch which game?" in refusal(h, A)
     ask(h, A, "rematch 9999")

@@ -96,10 +96,15 @@ def match_info(game_row: m.Game) -> MatchInfo | None:
 
 
 def with_talk(
-    session: Session, game_row: m.Game, seats: list[Seated], seated: Seated
+    session: Session,
+    game_row: m.Game,
+    seats: list[Seated],
+    seated: Seated,
+    rows: Sequence[m.Talk] | None = None,
 ) -> tuple[Said, ...]:
-    """The table talk ``seated`` has not seen yet, marked seen: their game mail shows it."""
-    said, upto = talk.unheard(session, game_row, seats, seated)
+    """The table talk ``seated`` has not seen yet, marked seen: their game mail shows it
+    (``rows``: the game's talk read already, see `talk.unheard`)."""
+    said, upto = talk.unheard(session, game_row, seats, seated, rows)
     talk.heard(session, seated, upto)
     return said
 
@@ -122,6 +127,9 @@ def turn_mails(
     answers (``replying``)."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
+    # The talk any seat has not heard, in one query for all of them.
+    heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
+    unheard = talk.since(session, game_row, min(heard, default=0))
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
@@ -144,7 +152,7 @@ def turn_mails(
             mailed_events=len(game.events),
             mailed_state=mail_state(view),
         )
-        said = with_talk(session, game_row, seats, seated)
+        said = with_talk(session, game_row, seats, seated, unheard)
         about = mail_context(game_row, seats, seat, mine, start, said)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         job = TurnMailJob(view, about, envelope)

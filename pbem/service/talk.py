@@ -90,19 +90,35 @@ def say(
     return Notice("applied", shown, f"told {told}."), talk
 
 
+def since(session: Session, game_row: m.Game, after: int) -> list[m.Talk]:
+    """The table talk of a game after talk id ``after``, in order (one query)."""
+    assert game_row.id is not None
+    return list(
+        session.exec(
+            select(m.Talk)
+            .where(m.Talk.game_id == game_row.id, col(m.Talk.id) > after)
+            .order_by(col(m.Talk.id))
+        ).all()
+    )
+
+
 def unheard(
-    session: Session, game_row: m.Game, seats: Sequence[Seated], seated: Seated
+    session: Session,
+    game_row: m.Game,
+    seats: Sequence[Seated],
+    seated: Seated,
+    rows: Sequence[m.Talk] | None = None,
 ) -> tuple[tuple[Said, ...], int]:
     """The talk of the other players ``seated`` has not seen in a game mail yet, and the
-    id of the newest talk of the game (what the seat has heard once this is shown)."""
-    assert game_row.id is not None
-    rows = session.exec(
-        select(m.Talk)
-        .where(m.Talk.game_id == game_row.id, col(m.Talk.id) > seated.seat.heard_talk)
-        .order_by(col(m.Talk.id))
-    ).all()
+    id of the newest talk of the game (what the seat has heard once this is shown).
+    ``rows``: the game's talk after some id at most the seat's ``heard_talk``, when read
+    already (`since`)."""
+    heard_so_far = seated.seat.heard_talk
+    if rows is None:
+        rows = since(session, game_row, heard_so_far)
+    rows = [r for r in rows if (r.id or 0) > heard_so_far]
     if not rows:
-        return (), seated.seat.heard_talk
+        return (), heard_so_far
     names = {s.seat.seat: s.name for s in seats}
     said = tuple(
         Said(names.get(r.seat, f"Seat {r.seat + 1}"), r.text)

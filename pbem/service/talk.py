@@ -85,14 +85,19 @@ def say(
     )
     session.add(talk)
     session.flush()
+    assert talk.id is not None
+    update_row(session, game_row, last_talk=talk.id)
     others = [f.name for f in followers(session, game_row, seats) if f.seat.seat != seat]
     told = ", ".join(others) or "nobody"
     return Notice("applied", shown, f"told {told}."), talk
 
 
 def since(session: Session, game_row: m.Game, after: int) -> list[m.Talk]:
-    """The table talk of a game after talk id ``after``, in order (one query)."""
+    """The table talk of a game after talk id ``after``, in order (one query, none when
+    the game has no talk that new)."""
     assert game_row.id is not None
+    if game_row.last_talk <= after:
+        return []
     return list(
         session.exec(
             select(m.Talk)
@@ -114,6 +119,8 @@ def unheard(
     ``rows``: the game's talk after some id at most the seat's ``heard_talk``, when read
     already (`since`)."""
     heard_so_far = seated.seat.heard_talk
+    if game_row.last_talk <= heard_so_far:
+        return (), heard_so_far  # nothing new: no query
     if rows is None:
         rows = since(session, game_row, heard_so_far)
     rows = [r for r in rows if (r.id or 0) > heard_so_far]

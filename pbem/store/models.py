@@ -115,6 +115,9 @@ class Game(SQLModel, table=True):
     )
     match_info: dict[str, Any] | None = Field(default=None, sa_type=JSONText)
     # The finished game this one is the rematch (or the next game of the match) of.
+    # The id of the game's newest table talk (0: none), so that a mail needs no query to
+    # know there is nothing unheard.
+    last_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     rematch_of: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
 
 

@@ -2,7 +2,8 @@
 
 A ``game_match`` row per match; each game of one names it (``match_id``) with where the
 match stood when the game began (``match_info``), and the finished game it follows
-(``rematch_of``). A ``talk`` row per ``say``; each seat remembers the last talk its game
+(``rematch_of``). A ``talk`` row per ``say`` (the game keeps the newest id:
+``last_talk``); each seat remembers the last talk its game
 mail showed (``heard_talk``).
 
 Revision ID: 0008_match
@@ -43,6 +44,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("match_id", _id(), nullable=True))
         batch.add_column(sa.Column("match_info", sa.Text(), nullable=True))
         batch.add_column(sa.Column("rematch_of", _id(), nullable=True))
+        batch.add_column(
+            sa.Column("last_talk", sa.Integer(), nullable=False, server_default=sa.text("0"))
+        )
         batch.create_foreign_key("fk_game_match_id_game_match", "game_match", ["match_id"], ["id"])
         batch.create_foreign_key("fk_game_rematch_of_game", "game", ["rematch_of"], ["id"])
         batch.create_index("ix_game_match_id", ["match_id"])
@@ -77,6 +81,7 @@ def downgrade() -> None:
         batch.drop_index("ix_game_match_id")
         batch.drop_constraint("fk_game_rematch_of_game", type_="foreignkey")
         batch.drop_constraint("fk_game_match_id_game_match", type_="foreignkey")
+        batch.drop_column("last_talk")
         batch.drop_column("rematch_of")
         batch.drop_column("match_info")
         batch.drop_column("match_id")

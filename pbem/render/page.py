@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
+from engine.match import MatchScore
 from pbem.render.board import Board, build_board
 from pbem.render.context import MailContext, MatchInfo, Said
 from pbem.render.narrate import Line, Narrator
@@ -252,9 +253,12 @@ def match_score(info: MatchInfo, view: PlayerView) -> tuple[list[int], int | Non
     """The game points per side of ``info``'s match with ``view``'s game counted when it
     is over (a lurch or skunk two, a double skunk four: the outcome's value), and the
     side that has won the match (a majority of ``best_of``), or None."""
-    score = list(info.before) + [0] * max(0, len(view.scores) - len(info.before))
-    if view.outcome is not None and view.outcome.winner < len(score):
-        score[view.outcome.winner] += view.outcome.value
+    sides = len(view.scores)
+    before = list(info.before)[:sides]
+    tally = MatchScore(sides, before + [0] * (sides - len(before)))
+    if view.outcome is not None and view.outcome.winner < sides:
+        tally.add(view.outcome)
+    score = tally.games
     need = info.best_of // 2 + 1
     won = [side for side, points in enumerate(score) if points >= need]
     return score, (won[0] if won else None)

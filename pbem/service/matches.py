@@ -30,7 +30,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from engine import Game, InvalidSyntaxError
-from engine.match import first_dealer_after
+from engine.match import MatchScore, first_dealer_after
 from pbem.commands import Command, rematch_words
 from pbem.render.board import house_rules
 from pbem.service import invitations
@@ -84,9 +84,11 @@ def after_game(
     if match is None or match.status != ACTIVE:
         return None
     info = game_row.match_info or {}
-    before = [int(n) for n in info.get("before", ())]
-    score = before + [0] * max(0, len(game.outcome.scores) - len(before))
-    score[game.outcome.winner] += game.outcome.value
+    sides = len(game.outcome.scores)
+    before = [int(n) for n in info.get("before", ())][:sides]
+    tally = MatchScore(sides, before + [0] * (sides - len(before)))
+    tally.add(game.outcome)
+    score = tally.games
     if max(score) >= match.best_of // 2 + 1:
         update_row(
             session,

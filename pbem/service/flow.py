@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlmodel import Session
 
 from pbem.service import intake, matches, notify, play
@@ -26,8 +28,13 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
         known.game_row.status == m.GameStatus.FINISHED.value
         or all(c.verb == "rematch" for c in known.commands)
     ):
-        # A rematch is answered on its own (the mail's other lines are not read); in a
-        # game not over, with moves beside it, the moves are played and it is refused.
+        # A rematch is answered on its own (the mail's other lines are not read, but its
+        # table talk is passed on); in a game not over, with moves beside it, the moves
+        # are played and it is refused.
+        said = [c for c in known.commands if c.verb == "say"]
+        if said:
+            talking = play.play(ctx, session, replace(known, commands=said, ignored=()))
+            notify.answer_move(ctx, session, talking, row.id, now)
         return matches.from_thread(ctx, session, row, known, rematch)
     move = play.play(ctx, session, known)
     if move.actions:

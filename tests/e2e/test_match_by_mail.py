@@ -267,8 +267,9 @@ def test_a_rematch_waits_for_the_answer_and_is_asked_once(
     finished_pair: tuple[Harness, int],
 ) -> None:
     h, game_id = finished_pair
-    reply_in(h, B, game_id, "rematch")
+    reply_in(h, B, game_id, "rematch\nsay good game, again?")
     assert h.last_inbound().status == "applied"
+    assert any("Bob says: “good game, again?”" in flat(msg) for msg in h.received(A)[-2:])
     invites = [msg for msg in h.received(A) if "invites you" in str(msg["Subject"])]
     assert len(invites) == 1 and f"a rematch of game {game_id}" in flat(invites[0])
     reply_in(h, A, game_id, "rematch")  # the other player asks too: one is waiting

@@ -23,6 +23,9 @@ Case does not matter, punctuation around words is ignored::
                         address, outside any game)
     cut 17 red cats    (a fair game, before its first deal: cut for the deal with any
                         number or words; see the README's "Verifiable deals")
+    say Nice crib!     (table talk: the rest of the line goes to the other players as
+                        written; never read as commands — "say play 5h" plays nothing)
+    rematch [best of 3|5|7]  (a finished game: the same players again, the loser deals)
     resign
     help
 
@@ -33,6 +36,7 @@ engine action for one seat, raising the engine's typed errors.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine import (
@@ -68,6 +72,8 @@ HINTS_CHOICES = {
 }
 # ``cut [words]``: a fair game's cut for the deal, before its first deal.
 CUT_VERB = "cut"
+# Table talk: a whole line, kept as written, never read as commands.
+TALK_VERBS = ("say",)
 # The player's own settings, taken in any state of the game (and without a game).
 SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -136,6 +142,7 @@ _ALIASES = {
     "suggestion": "hint",
     "tip": "hint",
     "hints": "hints",
+    "rematch": "rematch",
 }
 _FILLER = {"away", "the", "and", "&", "to", "my", "please", "card", "cards", "i", "will", "an"}
 # "a" is both the ace and an article: it is dropped before "card" ("play a card"), kept as
@@ -162,6 +169,10 @@ _RANK_NAMES = {
 }
 _LEADING = {"i", "ll", "i’ll", "ill", "will", "let", "s", "let’s", "lets", "then"}
 _TOKEN_RE = re.compile(r"[^\s,;:.!()\[\]\"']+")
+# A line of table talk: "say" and the rest of the line, as written ("Say: well played!").
+_SAY_RE = re.compile(r"^\s*say(?:\s+|\s*[:,-]\s*|$)(.*)$", re.IGNORECASE | re.DOTALL)
+MATCH_LENGTHS = (3, 5, 7)
+"""The matches one may ask for: best of 3, 5 or 7."""
 _MAX_LINES = 40
 
 
@@ -195,6 +206,9 @@ def _is_card_word(word: str) -> bool:
 
 def parse_line(line: str) -> Command | None:
     """One line → a command, or None when the line is not a command."""
+    said = say_text(line)
+    if said is not None:
+        return Command("say", (said,) if said else (), line.strip())
     words = _TOKEN_RE.findall(line.strip().lower())
     if not words:
         return None
@@ -244,7 +258,61 @@ def parse_line(line: str) -> Command | None:
         return None  # "mail me later": not the mail setting
     if verb in _SETTING_ALIASES.values():
         return _setting_command(verb, words, rest, line)
+    if verb == "rematch":
+        return Command(verb, tuple(w.lstrip("#") for w in rest), line.strip())
     return Command(verb, tuple(rest), line.strip())
+
+
+def say_text(line: str) -> str | None:
+    """The words of a ``say`` line as written (spaces collapsed), or None when the line
+    is not table talk."""
+    found = _SAY_RE.match(line)
+    if found is None:
+        return None
+    return " ".join(found.group(1).split())
+
+
+def best_of(words: Sequence[str]) -> int | None:
+    """The length of the match ``words`` ask for (``[match] best of 5``), or None.
+
+    Raises ``InvalidSyntaxError`` for a length not in `MATCH_LENGTHS`, or ``best of``
+    without a number."""
+    for i, word in enumerate(words):
+        if word == "best" and i + 1 < len(words) and words[i + 1] == "of":
+            number = words[i + 2] if i + 2 < len(words) else ""
+            if not number.isdigit() or int(number) not in MATCH_LENGTHS:
+                raise InvalidSyntaxError(
+                    f"a match is best of 3, 5 or 7, not {number or 'nothing'!r}"
+                )
+            return int(number)
+    return None
+
+
+def rematch_words(words: Sequence[str]) -> tuple[int | None, int | None]:
+    """The game (``rematch 12``, ``rematch game 12``) and the match length (``best of
+    5``) of a rematch's words.
+
+    Raises ``InvalidSyntaxError`` for a word that is neither, or two game numbers."""
+    words = [w.lstrip("#") for w in words]
+    length = best_of(words)
+    game: int | None = None
+    skip = False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word == "best" and words[i + 1 : i + 2] == ["of"]:
+            skip = True  # "of"; the number follows
+            continue
+        if word.isdigit() and i >= 2 and words[i - 2 : i] == ["best", "of"]:
+            continue
+        if word.isdigit():
+            if game is not None:
+                raise InvalidSyntaxError("rematch one game at a time, e.g. 'rematch 12'")
+            game = int(word[:12])
+        elif word not in ("game", "match", "please", "a", "the", "of", "with", "and"):
+            raise InvalidSyntaxError(f"{word!r} is not an option of 'rematch'")
+    return game, length
 
 
 def _arguments(words: list[str]) -> list[str]:
@@ -310,7 +378,7 @@ def parse_reply(text: str, subject: str = "") -> Parsed:
         cmd = parse_line(subject)
         if cmd is not None:
             commands.append(cmd)
-    lines = [part.strip() for part in _SPLIT_RE.split(text or "")]
+    lines = split_lines(text)
     for line in [ln for ln in lines if ln][:_MAX_LINES]:
         cmd = parse_line(line)
         if cmd is None:
@@ -318,6 +386,18 @@ def parse_reply(text: str, subject: str = "") -> Parsed:
         else:
             commands.append(cmd)
     return Parsed(tuple(commands), tuple(ignored))
+
+
+def split_lines(text: str) -> list[str]:
+    """A reply's text as command lines: lines, each split at ``;`` and ``then`` — but a
+    ``say`` line whole (table talk is never read as commands)."""
+    out: list[str] = []
+    for line in (text or "").split("\n"):
+        if say_text(line) is not None:
+            out.append(line.strip())
+        else:
+            out.extend(part.strip() for part in _SPLIT_RE.split(line))
+    return out
 
 
 def to_action(game: Game, seat: int, command: Command) -> Action:
@@ -371,11 +451,14 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
 #     cancel             (withdraw my open invitations)
 #     games              (my games and invitations)
 #     standings          (the ratings table: its top and my own line)
+#     rematch 12 [best of 3|5|7]  (the finished game 12 again: same players, loser deals)
+#
+# Each of new / play computer / challenge / rematch takes ``[match] best of 3|5|7``.
 #
 # Read only from mail that carries no game token; kept apart from the game verbs above
 # ("play computer" is not a card, "accept" here answers an invitation).
 
-LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings")
+LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings", "rematch")
 _LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
 _ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MAX_INVITEES = 3
@@ -383,6 +466,7 @@ _OPTION_WORDS = {
     *("to", "no", "players", "player", "hands", "muggins", "skunk", "skunks", "lurch"),
     *("partners", "teams", "and", "game", "with", "against", "vs", "computer", "for"),
     "level",
+    *("match", "best", "of"),
 }
 
 
@@ -424,6 +508,8 @@ class LobbyCommand:
     players: int | None = None
     partners: bool = False
     level: str | None = None  # the computer's level (``level hard``); None: the default
+    best_of: int | None = None
+    game_id: int | None = None
 
 
 def parse_lobby_line(line: str) -> LobbyCommand | None:
@@ -450,6 +536,9 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
         return LobbyCommand("games", line.strip())
     elif head in ("standings", "ratings", "ladder") and not rest:
         return LobbyCommand("standings", line.strip())
+    elif head == "rematch":
+        game_id, length = rematch_words(rest)
+        return LobbyCommand("rematch", line.strip(), best_of=length, game_id=game_id)
     else:
         return None
     if verb == "new" and any(
@@ -464,9 +553,16 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
     invitees: list[str] = []
     target, muggins, skunk, players, partners = 121, False, "skunk", None, False
     level: str | None = None
+    length = best_of(words)
     i = 0
     while i < len(words):
         word, following = words[i], words[i + 1] if i + 1 < len(words) else ""
+        if word == "best" and following == "of":
+            i += 3  # read by best_of
+            continue
+        if word == "match":
+            i += 1
+            continue
         if word == "to" and following.isdigit():
             if following not in ("61", "121"):
                 raise InvalidSyntaxError(f"a game is to 61 or 121, not {following}")
@@ -511,14 +607,23 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
         if partners and len(invitees) != 3:
             raise InvalidSyntaxError("partners play four: invite three players")
     return LobbyCommand(
-        verb, line, tuple(invitees), target, muggins, skunk, players, partners, level
+        verb,
+        line,
+        tuple(invitees),
+        target,
+        muggins,
+        skunk,
+        players,
+        partners,
+        level=level,
+        best_of=length,
     )
 
 
 def parse_lobby(text: str, subject: str = "") -> LobbyCommand | InvalidSyntaxError | None:
     """The first lobby command of a mail (its subject read first), the error of the
     first lobby line that could not be read, or None when it asks nothing of the lobby."""
-    for line in [subject, *[part.strip() for part in _SPLIT_RE.split(text or "")][:_MAX_LINES]]:
+    for line in [subject, *split_lines(text)[:_MAX_LINES]]:
         try:
             found = parse_lobby_line(line)
         except InvalidSyntaxError as exc:

@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     invitation_quiet_days: float = Field(
         30.0, ge=0, description="an address that let an invitation expire gets none for this"
     )
+    max_says_per_game_per_hour: int = Field(
+        10, ge=0, description="table talk (say) a player may send to one game in an hour"
+    )
+    say_max_chars: int = Field(500, ge=20, le=2000, description="the longest say relayed")
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)

@@ -19,7 +19,7 @@ moves the mail reports as "since your last mail".
 """
 
 from pbem.render.board import named_board
-from pbem.render.context import MailContext, Notice, RenderedMail
+from pbem.render.context import MailContext, MatchInfo, Notice, RenderedMail, Said
 from pbem.render.games import GameLine, render_help_games, render_which_game
 from pbem.render.mail import (
     TEMPLATES,
@@ -30,6 +30,7 @@ from pbem.render.mail import (
     render_help,
     render_history,
     render_reminder,
+    render_talk,
     render_turn,
 )
 from pbem.render.narrate import peg_words
@@ -40,8 +41,10 @@ __all__ = [
     "WIDTH",
     "GameLine",
     "MailContext",
+    "MatchInfo",
     "Notice",
     "RenderedMail",
+    "Said",
     "clean_name",
     "named_board",
     "peg_words",
@@ -52,6 +55,7 @@ __all__ = [
     "render_help_games",
     "render_history",
     "render_reminder",
+    "render_talk",
     "render_turn",
     "render_which_game",
 ]

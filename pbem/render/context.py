@@ -20,6 +20,24 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Said:
+    """One ``say`` of table talk: who said it (a display name) and what, as written."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    """Where a game's match stood when the game began: its length (best of N), the
+    game's number in it, and the game points each side had won (by side)."""
+
+    best_of: int
+    game_no: int
+    before: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class MailContext:
     """What the service knows beyond the view.
 
@@ -31,6 +49,9 @@ class MailContext:
     ``paused`` marks a game on hold; ``deal_lines`` are the game's verifiable-deal
     lines (its commitment, and the server seed once the game is over), printed in
     every mail of the game.
+    ``paused`` marks a game on hold; ``talk`` is the table talk the recipient has not
+    seen in a game mail yet (in a history mail: all of it); ``match`` is the game's
+    match, when it is one game of a match.
     """
 
     game_id: int
@@ -42,6 +63,8 @@ class MailContext:
     archive_hint: str | None = None
     paused: bool = False
     deal_lines: tuple[str, ...] = ()
+    talk: tuple[Said, ...] = ()
+    match: MatchInfo | None = None
 
 
 @dataclass(frozen=True)

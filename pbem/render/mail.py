@@ -18,6 +18,7 @@ from engine import Card, Event, PlayerView, Suit
 from pbem.render.board import Board
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.page import (
+    TALK_LIMIT,
     Page,
     build_page,
     footer_lines,
@@ -228,6 +229,32 @@ def render_help(
         footer=(*(ctx.deal_lines if ctx else ()), *footer_lines()[1:]),
     )
     return _render(page, "help", templates)
+
+
+def render_talk(ctx: MailContext, templates: Path | None = None) -> RenderedMail:
+    """The short mail that relays table talk (``ctx.talk``) at once: who said what, and
+    how to answer — no cards, no board (it is built without a view, so it shows no
+    hand)."""
+    said = ctx.talk[0] if ctx.talk else None
+    who = clean_name(said.name, 30) if said is not None else "A player"
+    subject = f"{subject_tag(ctx)} {who} says: {clean_name(said.text if said else '', 40)}"
+    intro = tuple(
+        phrase(f"{clean_name(s.name)} says: \u201c{clean_name(s.text, TALK_LIMIT)}\u201d")
+        for s in ctx.talk
+    )
+    hint = phrase(
+        'Reply "say …" to answer (the rest of the line goes to the table as written); '
+        "your next game mail shows it too."
+    )
+    page = Page(
+        kind="talk",
+        subject=subject.rstrip(),
+        title=phrase(f"Cribbage · game {ctx.game_id} · table talk"),
+        matchup="",
+        intro=(*intro, hint),
+        footer=footer_lines(game_over=True),
+    )
+    return _render(page, "mail", templates)
 
 
 def render_archive(ctx: MailContext, filename: str, templates: Path | None = None) -> RenderedMail:

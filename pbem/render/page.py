@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
+from engine.match import MatchScore
 from pbem.render.board import Board, build_board
-from pbem.render.context import MailContext
+from pbem.render.context import MailContext, MatchInfo, Said
 from pbem.render.narrate import Line, Narrator
 from pbem.render.prompt import Prompt, build_prompt
 from pbem.render.words import (
@@ -50,6 +51,7 @@ class Page:
     title: Phrase
     matchup: str
     score: str = ""
+    match: str = ""
     intro: tuple[Phrase, ...] = ()
     notices: tuple[NoticeView, ...] = ()
     prompt: Prompt | None = None
@@ -243,6 +245,53 @@ def _title(view: PlayerView, p: People, ctx: MailContext) -> Phrase:
     return phrase(title + f" · to {view.target}")
 
 
+TALK_LIMIT = 500
+"""The longest ``say`` a mail shows (the service caps what it stores the same way)."""
+
+
+def match_score(info: MatchInfo, view: PlayerView) -> tuple[list[int], int | None]:
+    """The game points per side of ``info``'s match with ``view``'s game counted when it
+    is over (a lurch or skunk two, a double skunk four: the outcome's value), and the
+    side that has won the match (a majority of ``best_of``), or None."""
+    sides = len(view.scores)
+    before = list(info.before)[:sides]
+    tally = MatchScore(sides, before + [0] * (sides - len(before)))
+    if view.outcome is not None and view.outcome.winner < sides:
+        tally.add(view.outcome)
+    score = tally.games
+    need = info.best_of // 2 + 1
+    won = [side for side, points in enumerate(score) if points >= need]
+    return score, (won[0] if won else None)
+
+
+def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
+    """``Match, best of 5 · game 2 · you 1, Bob 0`` — and at the end of a game, whether
+    the match is over."""
+    info = ctx.match
+    if info is None:
+        return ""
+    score, winner = match_score(info, view)
+    order = sorted(range(len(score)), key=lambda side: p.me not in p.side_seats(side))
+    points = ", ".join(f"{p.side_label(side)} {score[side]}" for side in order)
+    line = f"Match, best of {info.best_of} · game {info.game_no} · {points}"
+    if winner is not None:
+        line += f" — {p.side_wins(winner)} the match; the match is over."
+    elif view.outcome is not None:
+        line += " — the match goes on: the next game starts now, the loser dealing first."
+    return line
+
+
+def talk_lines(talk: Sequence[Said]) -> tuple[Line, ...]:
+    """Table talk as lines of the news: ``Bob says: "well played"``."""
+    if not talk:
+        return ()
+    lines = [Line(phrase("Table talk"), heading=True)]
+    for said in talk:
+        text = clean_name(said.text, TALK_LIMIT)
+        lines.append(Line(phrase(f"{clean_name(said.name)} says: \u201c{text}\u201d")))
+    return tuple(lines)
+
+
 def build_page(
     kind: str,
     view: PlayerView,
@@ -262,6 +311,9 @@ def build_page(
     elif news:
         narrated = Narrator(view, p).lines(view.events)
         news_title = "Since your last mail" if ctx.since_event else "The game so far"
+    if (events is not None or news) and ctx.talk:
+        narrated = (*narrated, *talk_lines(ctx.talk))
+        news_title = news_title or "Since your last mail"
     if ctx.paused and view.outcome is None:
         intro = (*intro, phrase("This game is paused: moves wait until it is resumed."))
     return Page(
@@ -270,6 +322,7 @@ def build_page(
         title=_title(view, p, ctx),
         matchup=p.matchup(),
         score=p.score(),
+        match=match_line(view, p, ctx),
         intro=intro,
         notices=notice_views(ctx),
         prompt=build_prompt(view, p, ctx),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlmodel import Session
 
-from pbem.service import cutting, intake, notify, play
+from pbem.service import cutting, intake, matches, notify, play
 from pbem.service.context import Context, Outcome, finish
 from pbem.store import models as m
 
@@ -35,12 +37,27 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
             game_id=known.game_row.id,
             applied=applied,
         )
+    rematch = next((c for c in known.commands if c.verb == "rematch"), None)
+    if rematch is not None and (
+        known.game_row.status == m.GameStatus.FINISHED.value
+        or all(c.verb == "rematch" for c in known.commands)
+    ):
+        # A rematch is answered on its own (the mail's other lines are not read, but its
+        # table talk is passed on); in a game not over, with moves beside it, the moves
+        # are played and it is refused.
+        said = [c for c in known.commands if c.verb == "say"]
+        if said:
+            talking = play.play(ctx, session, replace(known, commands=said, ignored=()))
+            notify.answer_move(ctx, session, talking, row.id, now)
+        return matches.from_thread(ctx, session, row, known, rematch)
     move = play.play(ctx, session, known)
     if move.actions:
         ctx.fault("before-log")
         play.record(ctx, session, move, row.id, now)
         ctx.fault("before-render")
     notify.answer_move(ctx, session, move, row.id, now)
+    if move.actions and move.game is not None and move.game.is_over:
+        matches.after_game(ctx, session, known.game_row, move.game, now)
     status, reason, applied = play.verdict(move)
     if move.actions:
         ctx.fault("before-mark")

@@ -52,6 +52,7 @@ def new_game(
     first_dealer: int | None = None,
     level: str | None = None,
     levels: Mapping[int, str] | None = None,
+    rematch_of: int | None = None,
 ) -> int:
     """Create a game for (email, display name) pairs and mail everyone their hand.
 
@@ -70,6 +71,7 @@ def new_game(
             first_dealer=first_dealer,
             level=level,
             levels=levels,
+            rematch_of=rematch_of,
         )
 
 
@@ -88,6 +90,9 @@ def start_game(
     level: str | None = None,
     levels: Mapping[int, str] | None = None,
     server_seed: str | None = None,
+    match_id: int | None = None,
+    match_info: dict[str, Any] | None = None,
+    rematch_of: int | None = None,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
     ``ServiceError`` for bad addresses, settings or levels, before writing anything.
@@ -104,7 +109,8 @@ def start_game(
     (``server_seed``, the one a challenge committed to, or a new one), and the first
     mail asks every human seat to cut; no engine game exists until they all have. A
     ``seed`` given (the admin's ``--seed``, for tests and demos) makes a game whose
-    deals are not verifiable."""
+    deals are not verifiable. ``match_id``, ``match_info``: the game is one game of that
+    match (`pbem.service.matches`); ``rematch_of``: the finished game it follows."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -145,6 +151,9 @@ def start_game(
         [new_token() for _ in rows],
         now=now,
         thread_id=thread,
+        match_id=match_id,
+        match_info=match_info,
+        rematch_of=rematch_of,
     )
     assert game_row.id is not None
     if len(set(computer)) == len(players) - 1:
@@ -209,6 +218,7 @@ def rematch(ctx: Context, game_id: int) -> int:
         computer=robots,
         first_dealer=first_dealer_after(game),
         levels=levels,
+        rematch_of=game_id,
     )
 
 

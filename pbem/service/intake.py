@@ -211,6 +211,7 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         parsed.commands,
         parsed.ignored,
         tokenless=tokenless,
+        inbound_id=row.id,
         message_id=mail.message_id,
     )
 
@@ -344,6 +345,9 @@ def game_line(ctx: Context, session: Session, game_row: m.Game, player: m.Player
     else:
         waiting = [seats[s].name for s in game.to_act()]
         turn = f"waiting for {' and '.join(waiting) or 'nobody'} (hand {game.hand_no})"
+    info = game_row.match_info
+    if info:
+        turn += f"; match best of {info.get('best_of')}, game {info.get('game')}"
     return GameLine(
         game_id=game_row.id,
         opponents=tuple(s.name for s in seats if s is not mine),

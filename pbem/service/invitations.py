@@ -18,7 +18,9 @@ cannot be invited now".
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlmodel import Session, col, func, select
 
@@ -87,11 +89,7 @@ def challenge(
         )
         return finish(ctx, session, row, "rejected", f"challenge: {reason}", sender=sender)
 
-    open_now = session.exec(
-        select(func.count())
-        .select_from(m.Invitation)
-        .where(m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING)
-    ).one()
+    open_now = open_count(session, challenger)
     if open_now + len(asked.invitees) > ctx.settings.max_open_invitations:
         return refuse(
             f"You may have at most {ctx.settings.max_open_invitations} open invitations; "
@@ -101,7 +99,7 @@ def challenge(
     for address in asked.invitees:
         if not may_invite(ctx, session, challenger, address, now):
             return refuse(f"{address} cannot be invited now.", f"{address} cannot be invited")
-    settings = {
+    settings: dict[str, Any] = {
         "players": len(asked.invitees) + 1,
         "target": asked.target,
         "muggins": asked.muggins,
@@ -109,13 +107,66 @@ def challenge(
         "partners": len(asked.invitees) == 3,
         "challenge": secrets.token_hex(6),
     }
-    if ctx.settings.fair_deals:
+    if asked.best_of is not None:
+        settings["best_of"] = asked.best_of
+    rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
+    if asked.best_of is not None:
+        rules += f"; a match, best of {asked.best_of}"
+    send_invitations(
+        ctx, session, row, challenger, mail.sender_name, asked.invitees, settings, rules, now
+    )
+    tell(
+        ctx,
+        session,
+        sender,
+        row.id,
+        "lobby-invited",
+        "Invitations sent",
+        f"Invited: {', '.join(asked.invitees)} ({rules}). The game starts when everyone "
+        "accepted; write 'cancel' to withdraw.",
+        now,
+        mail.message_id,
+    )
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"challenge: invited {', '.join(asked.invitees)}",
+        sender=sender,
+    )
+
+
+def open_count(session: Session, challenger: m.Player) -> int:
+    """How many of ``challenger``'s invitations wait for an answer."""
+    return session.exec(
+        select(func.count())
+        .select_from(m.Invitation)
+        .where(m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING)
+    ).one()
+
+
+def send_invitations(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    challenger: m.Player,
+    challenger_name: str | None,
+    invitees: Sequence[str],
+    settings: dict[str, Any],
+    rules: str,
+    now: datetime,
+) -> None:
+    """Store one invitation per address of ``invitees`` to the game of ``settings``
+    (``rules`` in words), and mail each its invitation with its own reply token."""
+    assert row.id is not None and challenger.id is not None
+    if ctx.settings.fair_deals and "server_seed" not in settings:
         # pbem-deal/1: the invitations already carry the commitment of the game's
         # secret server seed (kept with the invitations, never mailed, until game over).
         settings["server_seed"] = secrets.token_hex(32)
     expires = now + timedelta(days=ctx.settings.invitation_days)
-    rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
-    for address in asked.invitees:
+    for address in invitees:
         invitation = m.Invitation(
             settings=settings,
             challenger_id=challenger.id,
@@ -128,10 +179,10 @@ def challenge(
         )
         session.add(invitation)
         session.flush()
-        others = tuple(a for a in asked.invitees if a != address)
+        others = tuple(a for a in invitees if a != address)
         invite = render_invite(
-            mail.sender_name or display_name(challenger),
-            sender,
+            challenger_name or display_name(challenger),
+            challenger.email,
             others,
             rules,
             expires.strftime("%Y-%m-%d"),
@@ -156,27 +207,6 @@ def challenge(
             date=now,
         )
         enqueue_outbox(session, msg_id, address, ctx.settings.address, "invite", raw, None, now=now)
-    tell(
-        ctx,
-        session,
-        sender,
-        row.id,
-        "lobby-invited",
-        "Invitations sent",
-        f"Invited: {', '.join(asked.invitees)} ({rules}). The game starts when everyone "
-        "accepted; write 'cancel' to withdraw.",
-        now,
-        mail.message_id,
-    )
-    ctx.fault("before-mark")
-    return finish(
-        ctx,
-        session,
-        row,
-        "applied",
-        f"challenge: invited {', '.join(asked.invitees)}",
-        sender=sender,
-    )
 
 
 def may_invite(
@@ -346,6 +376,9 @@ def answer(
     rules = invitation.settings
     people: list[tuple[str, str | None]] = [(challenger.email, challenger.display_name)]
     people += [(i.invitee, mail.sender_name if i.id == invitation.id else None) for i in everyone]
+    if rules.get("seats"):
+        # A rematch: everyone in the seats of the game it follows.
+        people = [(email, name_of(session, email)) for email in rules["seats"]]
     try:
         game_id = start_game(
             ctx,
@@ -356,6 +389,9 @@ def answer(
             skunk=str(rules["skunk"]),
             answering=(sender, mail.message_id),
             server_seed=str(rules["server_seed"]) if rules.get("server_seed") else None,
+            computer=[int(s) for s in rules.get("computer", ())],
+            first_dealer=rules.get("first_dealer"),
+            **rematch_and_match(session, rules, now),
         )
     except ServiceError as exc:
         tell(
@@ -380,6 +416,29 @@ def answer(
         sender=sender,
         game_id=game_id,
     )
+
+
+def name_of(session: Session, email: str) -> str | None:
+    player = get_player_by_email(session, email)
+    return player.display_name if player is not None else None
+
+
+def rematch_and_match(session: Session, rules: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The match (``best_of``) and the game rematched (``rematch_of``) of an accepted
+    invitation's game, as `start_game` takes them. Raises ``ServiceError`` when the game
+    was rematched meanwhile."""
+    from pbem.service.matches import new_match, next_of
+
+    out: dict[str, Any] = {}
+    rematch_of = rules.get("rematch_of")
+    if rematch_of is not None:
+        later = next_of(session, int(rematch_of))
+        if later is not None:
+            raise ServiceError(f"game {rematch_of} is already rematched: game {later.id}")
+        out["rematch_of"] = int(rematch_of)
+    best = rules.get("best_of")
+    out.update(new_match(session, int(best) if best else None, now))
+    return out
 
 
 def cancel(

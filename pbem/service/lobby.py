@@ -101,6 +101,14 @@ def handle(
         return finish(ctx, session, row, "applied", "sent: standings", sender=sender)
     if asked.verb == "challenge":
         return invitations.challenge(ctx, session, row, mail, player, asked, now)
+    if asked.verb == "rematch":
+        from pbem.service import matches
+
+        if player is None:
+            return finish(ctx, session, row, "ignored", "rematch: unknown sender", sender=sender)
+        return matches.request(
+            ctx, session, row, player, asked.game_id, asked.best_of, mail.message_id
+        )
     if player is None:
         return finish(ctx, session, row, "ignored", "cancel: unknown sender", sender=sender)
     return invitations.cancel(ctx, session, row, mail, player, now)
@@ -140,6 +148,8 @@ def new_against_computer(
     for n in range(1, seats):
         suffix = "" if n == 1 else str(n)
         people.append((f"computer{suffix}@{ctx.settings.domain}", f"Computer{suffix}"))
+    from pbem.service import matches
+
     try:
         game_id = start_game(
             ctx,
@@ -151,6 +161,7 @@ def new_against_computer(
             computer=range(1, seats),
             answering=(sender, mail.message_id),
             level=asked.level,
+            **matches.new_match(session, asked.best_of, now),
         )
     except ServiceError as exc:
         if player is None:
@@ -238,7 +249,11 @@ def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
     outcome = game_row.outcome or {}
     won = mine in outcome.get("winner_seats", ())
     scores = "–".join(str(n) for n in outcome.get("scores", ()))
-    return f"Game {game_row.id} v {others}: you {'won' if won else 'lost'} {scores}".rstrip()
+    line = f"Game {game_row.id} v {others}: you {'won' if won else 'lost'} {scores}".rstrip()
+    info = game_row.match_info
+    if info:
+        line += f" (match best of {info.get('best_of')}, game {info.get('game')})"
+    return line
 
 
 def started_today(session: Session, sender: str, now: datetime) -> int:

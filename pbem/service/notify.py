@@ -24,8 +24,10 @@ from pbem.mail.compose import compose, reply_reference
 from pbem.mail.tokens import message_id, reply_address
 from pbem.render import (
     MailContext,
+    MatchInfo,
     Notice,
     RenderedMail,
+    Said,
     render_archive,
     render_error,
     render_help,
@@ -36,7 +38,7 @@ from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
-from pbem.service import hints
+from pbem.service import hints, talk
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -64,10 +66,13 @@ def mail_context(
     seat: int,
     notices: Sequence[Notice],
     since: int,
+    talk: Sequence[Said] = (),
     over: bool | None = None,
 ) -> MailContext:
-    """What a game mail to ``seat`` says beside its view; ``over``: the game is over (the
-    server seed of a fair game is then revealed; default: the row says finished)."""
+    """What a mail of the game to ``seat`` shows beyond the view: the names, the notices
+    of the seat's own commands, the table talk (``talk``), the game's match and its
+    verifiable-deal lines; ``over``: the game is over (the server seed of a fair game is
+    then revealed; default: the row says finished)."""
     from pbem.service.cutting import deal_lines
 
     assert game_row.id is not None
@@ -83,7 +88,35 @@ def mail_context(
         archive_hint=ARCHIVE_HINT,
         paused=game_row.status == m.GameStatus.PAUSED.value,
         deal_lines=deal_lines(game_row, over=over),
+        talk=tuple(talk),
+        match=match_info(game_row),
     )
+
+
+def match_info(game_row: m.Game) -> MatchInfo | None:
+    """Where the game's match stood when the game began (None: a single game)."""
+    info = game_row.match_info
+    if not info:
+        return None
+    return MatchInfo(
+        best_of=int(info.get("best_of", 1)),
+        game_no=int(info.get("game", 1)),
+        before=tuple(int(n) for n in info.get("before", ())),
+    )
+
+
+def with_talk(
+    session: Session,
+    game_row: m.Game,
+    seats: list[Seated],
+    seated: Seated,
+    rows: Sequence[m.Talk] | None = None,
+) -> tuple[Said, ...]:
+    """The table talk ``seated`` has not seen yet, marked seen: their game mail shows it
+    (``rows``: the game's talk read already, see `talk.unheard`)."""
+    said, upto = talk.unheard(session, game_row, seats, seated, rows)
+    talk.heard(session, seated, upto)
+    return said
 
 
 def turn_mails(
@@ -104,6 +137,9 @@ def turn_mails(
     answers (``replying``)."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
+    # The talk any seat has not heard, in one query for all of them.
+    heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
+    unheard = talk.since(session, game_row, min(heard, default=0))
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
@@ -126,7 +162,8 @@ def turn_mails(
             mailed_events=len(game.events),
             mailed_state=mail_state(view),
         )
-        about = mail_context(game_row, seats, seat, mine, start, over=game.is_over)
+        said = with_talk(session, game_row, seats, seated, unheard)
+        about = mail_context(game_row, seats, seat, mine, start, said, over=game.is_over)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         job = TurnMailJob(view, about, envelope)
         if ctx.maker is not None:
@@ -149,7 +186,8 @@ def reply_view(
 ) -> None:
     game = load_game(ctx, session, game_row)
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, notices, len(game.events))
+    said = with_talk(session, game_row, seats, seats[seat])
+    about = mail_context(game_row, seats, seat, notices, len(game.events), said)
     if kind == "error":
         mail = render_error(about, view, "Your mail could not be applied")
     else:
@@ -178,7 +216,7 @@ def send_history(
     now: datetime,
 ) -> None:
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, [], 0)
+    about = mail_context(game_row, seats, seat, [], 0, talk.everything(session, game_row, seats))
     events = player_view(game, seat, 0).events
     mail = render_history(view, about, events)
     enqueue(ctx, session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
@@ -449,13 +487,19 @@ def queue(
 def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[str, Any]:
     """The JSON archive of a game (`pbem game export`, and the ``archive`` reply).
 
-    A fair game's ``deal_proof`` reveals the server seed only once it is finished."""
+    A fair game's ``deal_proof`` reveals the server seed only once it is finished; a
+    game of a match names it (``match``: its length, the game's number, the score
+    before)."""
     from pbem.service.cutting import deal_proof
 
     extra: dict[str, Any] = {}
     proof = deal_proof(game_row)
     if proof is not None:
         extra["deal_proof"] = proof
+    if game_row.match_info:
+        extra["match"] = dict(game_row.match_info)
+    if game_row.rematch_of is not None:
+        extra["rematch_of"] = game_row.rematch_of
     return to_archive(
         game,
         game_id=game_row.id,
@@ -517,6 +561,8 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         from pbem.service.standings import send_standings
 
         send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
+    if move.said:
+        talk.relay(ctx, session, game_row, seats, move.said, inbound_id, now)
     for verb in ("away", "back"):
         if verb in wants:
             tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)

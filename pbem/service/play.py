@@ -31,7 +31,7 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
-from pbem.service import hints
+from pbem.service import hints, talk
 from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, seat_level, stage
 from pbem.service.settings import apply_setting
@@ -55,7 +55,9 @@ class Known:
     ignored: Sequence[str]
     # No reply token: written to the plain address and routed to the player's only game.
     tokenless: bool = False
-    # The mail's Message-ID, with its angle brackets (a cut's entropy names it).
+    # The mail's stored id and its Message-ID, with its angle brackets (answers are
+    # threaded after it; a cut's entropy names it).
+    inbound_id: int | None = None
     message_id: str | None = None
 
 
@@ -75,6 +77,8 @@ class Move:
     tell_others: list[str] = field(default_factory=list)
     # A fair game's last cut dealt the cards (`pbem.service.cutting`).
     dealt: bool = False
+    # The table talk stored (``say``), relayed by notify.
+    said: list[m.Talk] = field(default_factory=list)
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -116,8 +120,34 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     move.since = len(game.events)
     new_actions, wants = move.actions, move.wants
     for cmd in commands:
+        if cmd.verb == "say":
+            notice, stored = talk.say(
+                ctx,
+                session,
+                game_row,
+                seats,
+                seat,
+                cmd,
+                len(game.events),
+                known.inbound_id,
+                ctx.clock(),
+            )
+            notices.append(notice)
+            if stored is not None:
+                move.said.append(stored)
+                wants.append("say")
+            continue
         if cmd.verb in ("hand", "history", "help", "standings"):
             wants.append(cmd.verb)
+            continue
+        if cmd.verb == "rematch":
+            notices.append(
+                Notice(
+                    "refused",
+                    str(cmd),
+                    "This game is not over: a rematch follows a finished game.",
+                )
+            )
             continue
         if cmd.verb == "archive":
             if game_row.status != m.GameStatus.FINISHED.value:

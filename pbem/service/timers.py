@@ -147,6 +147,10 @@ def timeout(
     notify.turn_mails(
         ctx, session, game_row, game, seats, since, {s.seat.seat: [note] for s in seats}, None, now
     )
+    if game.is_over:
+        from pbem.service import matches
+
+        matches.after_game(ctx, session, game_row, game, now)
     return 1
 
 

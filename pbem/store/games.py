@@ -56,8 +56,12 @@ def create_game(
     thread_id: str | None = None,
     next_reminder_at: datetime | None = None,
     deadline_at: datetime | None = None,
+    match_id: int | None = None,
+    match_info: Mapping[str, Any] | None = None,
+    rematch_of: int | None = None,
 ) -> Game:
-    """Create an active game with one seat per player, in order (seat 0 first).
+    """Create an active game with one seat per player, in order (seat 0 first); one game
+    of match ``match_id`` (where it stood: ``match_info``), the rematch of ``rematch_of``.
 
     `tokens[i]` is the reply token of seat i. Raises ValueError if the counts differ or a
     player appears twice.
@@ -85,6 +89,9 @@ def create_game(
         next_reminder_at=next_reminder_at,
         reminders_sent=0,
         deadline_at=deadline_at,
+        match_id=match_id,
+        match_info=dict(match_info) if match_info is not None else None,
+        rematch_of=rematch_of,
     )
     session.add(game)
     session.flush()

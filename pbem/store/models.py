@@ -120,6 +120,18 @@ class Game(SQLModel, table=True):
     # Whether ``hint`` is answered: on in a game of one player against the computer,
     # otherwise once every player sent ``hints on`` (see pbem.service.hints).
     hints: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # The match the game belongs to (None: a single game), and where it stood when this
+    # game began: {"best_of": 5, "game": 2, "before": [1, 0]} (games won per side so far,
+    # see pbem.service.matches); fixed when the game is created.
+    match_id: int | None = Field(
+        default=None, foreign_key="game_match.id", index=True, sa_type=ID_TYPE
+    )
+    match_info: dict[str, Any] | None = Field(default=None, sa_type=JSONText)
+    # The finished game this one is the rematch (or the next game of the match) of.
+    # The id of the game's newest table talk (0: none), so that a mail needs no query to
+    # know there is nothing unheard.
+    last_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    rematch_of: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
 
 
 class Seat(SQLModel, table=True):
@@ -142,6 +154,47 @@ class Seat(SQLModel, table=True):
     away_days: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     # The seat's player sent ``hints on`` in this game (and not ``hints off`` since).
     hints_agreed: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # The id of the last table talk (`Talk`) a game mail to the seat showed.
+    heard_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+
+
+class MatchStatus(StrEnum):
+    """Where a match stands."""
+
+    ACTIVE = "active"
+    FINISHED = "finished"
+
+
+class Match(SQLModel, table=True):
+    """Several games between the same players, the first side to win a majority of
+    ``best_of`` game points (a lurch or skunk counts two, a double skunk four) winning.
+    ``score`` holds the game points won per side so far."""
+
+    __tablename__ = "game_match"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    best_of: int
+    status: str = Field(default=MatchStatus.ACTIVE.value)
+    score: list[int] = Field(sa_type=JSONText)
+    winner_side: int | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class Talk(SQLModel, table=True):
+    """One ``say`` of a player at a game: table talk, relayed to the others."""
+
+    __tablename__ = "talk"
+    __table_args__ = (Index(None, "game_id", "seat", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    game_id: int = Field(foreign_key="game.id", sa_type=ID_TYPE)
+    seat: int
+    text: str = Field(sa_type=Text)
+    # The game's event count when it was said (where it falls in the history).
+    events: int = 0
+    inbound_id: int | None = Field(default=None, foreign_key="inbound.id", sa_type=ID_TYPE)
+    created_at: datetime = Field(sa_type=UTCDateTime)
 
 
 class InvitationStatus(StrEnum):

@@ -40,6 +40,8 @@ TABLES = {
     "worker_lease",
     "transport_state",
     "invitation",
+    "game_match",
+    "talk",
 }
 
 

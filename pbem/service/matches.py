@@ -1,0 +1,367 @@
+"""matches: ``rematch`` by mail, and matches — several games between the same players.
+
+``rematch`` (in a finished game's thread, or ``rematch N`` to the plain address) asks for
+the same players and settings again, the loser dealing first
+(`engine.match.first_dealer_after`); any player of the finished game may ask. Against
+the computer alone the game starts at once (its first mail answers the request, and it
+counts towards ``max_new_games_per_day``); with other people it is an invitation to each
+of them (`pbem.service.invitations`: accept / decline with their own tokens, expiry, the
+open-invitations limit, and no invitation to an address that is blocked, bounced or said
+``stop``), and the game starts, in the same seats, once everyone accepted. A game is
+rematched once: asking again says "already rematched: game N" (or that the rematch waits
+for answers).
+
+A match (``[match] best of 3|5|7`` on ``new``, ``play computer``, ``challenge`` or
+``rematch``) is a `m.Match` row and its games. The rule: a game won is worth one game
+point, a lurched or skunked loss two, a double skunk four (the engine's
+``Outcome.value``, as `engine.match.MatchScore` adds them up); the first side with a
+majority of ``best_of`` points (2 of 3, 3 of 5, 4 of 7) wins the match. When a game of a
+match ends and the match is not decided, `after_game` starts the next one at once, the
+loser dealing first; each game carries where the match stood when it began
+(``Game.match_info``), which every mail of the game shows in its header.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from engine import Game, InvalidSyntaxError
+from engine.match import MatchScore, first_dealer_after
+from pbem.commands import Command, rematch_words
+from pbem.render.board import house_rules
+from pbem.service import invitations
+from pbem.service.context import Context, Outcome, ServiceError, finish, load_game, seats_of
+from pbem.service.games import start_game
+from pbem.service.play import Known
+from pbem.store import models as m
+from pbem.store._sql import update_row
+
+ACTIVE = m.MatchStatus.ACTIVE.value
+
+
+def new_match(session: Session, best_of: int | None, now: datetime) -> dict[str, Any]:
+    """A new match of ``best_of`` games (none when ``best_of`` is None): the keyword
+    arguments of `start_game` for its first game."""
+    if best_of is None:
+        return {}
+    match = m.Match(best_of=best_of, status=ACTIVE, score=[], created_at=now)
+    session.add(match)
+    session.flush()
+    return {"match_id": match.id, "match_info": {"best_of": best_of, "game": 1, "before": []}}
+
+
+def match_words(game_row: m.Game) -> str:
+    """``match best of 5, game 2`` for a game of a match; empty for a single game."""
+    info = game_row.match_info
+    if not info:
+        return ""
+    return f"match best of {info.get('best_of')}, game {info.get('game')}"
+
+
+def next_of(session: Session, game_id: int) -> m.Game | None:
+    """The game that followed ``game_id`` (its rematch, or the next game of its match)."""
+    return session.exec(
+        select(m.Game).where(m.Game.rematch_of == game_id).order_by(col(m.Game.id))
+    ).first()
+
+
+def after_game(
+    ctx: Context, session: Session, game_row: m.Game, game: Game, now: datetime
+) -> int | None:
+    """When ``game`` (a game of a match) is over: count it in its match, and start the
+    next game (the loser dealing first) unless a side has won the match. The next game's
+    id, or None."""
+    if not game.is_over or game.outcome is None or game_row.match_id is None:
+        return None
+    assert game_row.id is not None
+    if next_of(session, game_row.id) is not None:
+        return None
+    match = session.get(m.Match, game_row.match_id, with_for_update=True)
+    if match is None or match.status != ACTIVE:
+        return None
+    info = game_row.match_info or {}
+    sides = len(game.outcome.scores)
+    before = [int(n) for n in info.get("before", ())][:sides]
+    tally = MatchScore(sides, before + [0] * (sides - len(before)))
+    tally.add(game.outcome)
+    score = tally.games
+    if max(score) >= match.best_of // 2 + 1:
+        update_row(
+            session,
+            match,
+            score=score,
+            status=m.MatchStatus.FINISHED.value,
+            winner_side=game.outcome.winner,
+            finished_at=now,
+        )
+        return None
+    update_row(session, match, score=score)
+    seats = seats_of(session, game_row.id)
+    settings = game.settings
+    return start_game(
+        ctx,
+        session,
+        [(s.player.email, s.player.display_name) for s in seats],
+        target=settings.target,
+        muggins=settings.muggins,
+        skunk=settings.skunk,
+        computer=list(game_row.settings.get("computer", ())),
+        first_dealer=first_dealer_after(game),
+        match_id=match.id,
+        match_info={
+            "best_of": match.best_of,
+            "game": int(info.get("game", 1)) + 1,
+            "before": score,
+        },
+        rematch_of=game_row.id,
+    )
+
+
+def from_thread(
+    ctx: Context, session: Session, row: m.Inbound, known: Known, command: Command
+) -> Outcome:
+    """``rematch`` written in a game's thread: of that game unless it names another."""
+    player = known.seats[known.seat].player
+    try:
+        game_id, length = rematch_words(command.args)
+    except InvalidSyntaxError as exc:
+        return refuse(ctx, session, row, player, known.message_id, str(exc), str(exc))
+    return request(
+        ctx,
+        session,
+        row,
+        player,
+        game_id if game_id is not None else known.game_row.id,
+        length,
+        known.message_id,
+    )
+
+
+def refuse(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    player: m.Player,
+    answering: str | None,
+    why: str,
+    reason: str,
+    game_id: int | None = None,
+) -> Outcome:
+    """Tell ``player`` why there is no rematch, threaded after their mail."""
+    assert row.id is not None
+    invitations.tell(
+        ctx, session, player.email, row.id, "rematch", "No rematch", why, ctx.clock(), answering
+    )
+    return finish(
+        ctx, session, row, "rejected", f"rematch: {reason}", sender=player.email, game_id=game_id
+    )
+
+
+def request(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    player: m.Player,
+    game_id: int | None,
+    length: int | None,
+    answering: str | None,
+) -> Outcome:
+    """A player asks for a rematch of ``game_id`` (a match of ``length`` games when
+    given): started at once against the computer, else the others are invited."""
+    from pbem.service.lobby import STARTED, started_today
+
+    assert row.id is not None and player.id is not None
+    now = ctx.clock()
+    if ctx.settings.lobby == "closed":
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            "Games are not started by mail here: the admin starts games.",
+            "lobby closed",
+        )
+    if game_id is None:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            "Rematch which game? Reply 'rematch' to the finished game's mail, or write "
+            "'rematch N' (N: the game's number; 'games' lists yours).",
+            "no game named",
+        )
+    game_row = session.get(m.Game, game_id)
+    seats = seats_of(session, game_id) if game_row is not None else []
+    if game_row is None or not any(s.player.id == player.id for s in seats):
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            f"Game {game_id} is not one of your games.",
+            f"game {game_id} is not the sender's",
+        )
+    if game_row.status != m.GameStatus.FINISHED.value:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            f"Game {game_id} is not over ({game_row.status}): only a finished game is rematched.",
+            f"game {game_id} is {game_row.status}",
+            game_id,
+        )
+    later = next_of(session, game_id)
+    if later is not None:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            f"Game {game_id} is already rematched: game {later.id}.",
+            f"already rematched: game {later.id}",
+            game_id,
+        )
+    emails = [s.player.email for s in seats]
+    if waiting_rematch(session, game_id, emails):
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            f"A rematch of game {game_id} is already waiting for the players' answers.",
+            f"a rematch of game {game_id} is already asked",
+            game_id,
+        )
+    game = load_game(ctx, session, game_row)
+    settings = game.settings
+    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
+    dealer = first_dealer_after(game)
+    others = [s for s in seats if s.seat.seat not in robots and s.player.id != player.id]
+    if not others:
+        if started_today(session, player.email, now) >= ctx.settings.max_new_games_per_day:
+            return refuse(
+                ctx,
+                session,
+                row,
+                player,
+                answering,
+                f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
+                "as many as one may; try again tomorrow.",
+                "over the daily limit of new games",
+                game_id,
+            )
+        try:
+            new_id = start_game(
+                ctx,
+                session,
+                [(s.player.email, s.player.display_name) for s in seats],
+                target=settings.target,
+                muggins=settings.muggins,
+                skunk=settings.skunk,
+                computer=robots,
+                first_dealer=dealer,
+                answering=(player.email, answering),
+                rematch_of=game_id,
+                **new_match(session, length, now),
+            )
+        except ServiceError as exc:
+            return refuse(ctx, session, row, player, answering, str(exc), str(exc), game_id)
+        ctx.fault("before-mark")
+        return finish(
+            ctx,
+            session,
+            row,
+            "applied",
+            f"{STARTED} {new_id}: rematch of game {game_id}",
+            sender=player.email,
+            game_id=new_id,
+        )
+    open_now = invitations.open_count(session, player)
+    if open_now + len(others) > ctx.settings.max_open_invitations:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            f"You may have at most {ctx.settings.max_open_invitations} open invitations; "
+            f"you have {open_now}. Write 'cancel' to withdraw them.",
+            "over the open invitations limit",
+            game_id,
+        )
+    for seated in others:
+        if not invitations.may_invite(ctx, session, player, seated.player.email, now):
+            return refuse(
+                ctx,
+                session,
+                row,
+                player,
+                answering,
+                f"{seated.player.email} cannot be invited now.",
+                f"{seated.player.email} cannot be invited",
+                game_id,
+            )
+    rules = house_rules(settings.players, settings.target, settings.muggins, settings.skunk)
+    rules += f"; a rematch of game {game_id}"
+    if length is not None:
+        rules += f"; a match, best of {length}"
+    stored = {
+        "players": settings.players,
+        "target": settings.target,
+        "muggins": settings.muggins,
+        "skunk": settings.skunk,
+        "partners": settings.players == 4,
+        "challenge": secrets.token_hex(6),
+        "rematch_of": game_id,
+        "first_dealer": dealer,
+        "seats": emails,
+        "computer": robots,
+        "best_of": length,
+    }
+    invited = [s.player.email for s in others]
+    invitations.send_invitations(ctx, session, row, player, None, invited, stored, rules, now)
+    invitations.tell(
+        ctx,
+        session,
+        player.email,
+        row.id,
+        "lobby-invited",
+        "Rematch asked",
+        f"Asked {', '.join(invited)} for a rematch of game {game_id} ({rules}). The game "
+        "starts when everyone accepted; write 'cancel' to withdraw.",
+        now,
+        answering,
+    )
+    ctx.fault("before-mark")
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"rematch of game {game_id}: invited {', '.join(invited)}",
+        sender=player.email,
+        game_id=game_id,
+    )
+
+
+def waiting_rematch(session: Session, game_id: int, emails: list[str]) -> bool:
+    """Whether an invitation to a rematch of ``game_id`` is still open."""
+    rows = session.exec(
+        select(m.Invitation.settings).where(
+            m.Invitation.status == m.InvitationStatus.PENDING.value,
+            col(m.Invitation.invitee).in_(emails),
+        )
+    ).all()
+    return any(settings.get("rematch_of") == game_id for settings in rows)

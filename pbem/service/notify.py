@@ -392,6 +392,7 @@ def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[
         players=[{"email": s.player.email, "name": s.name} for s in seats],
         status=game_row.status,
         created_at=game_row.created_at.isoformat(),
+        **({"finished_at": game_row.finished_at.isoformat()} if game_row.finished_at else {}),
     )
 
 

@@ -351,10 +351,15 @@ def replay_page(
         ReplayPageError: as `replay_data`.
     """
     data = replay_data(archive, seat=seat, title=title)
+    html = render_page(data, templates)
+    return ReplayPage(html=html, states=len(data["states"]), over=data["over"], seat=seat)
+
+
+def render_page(data: dict[str, Any], templates: Path | None = None) -> str:
+    """The HTML of a page holding ``data`` (`replay_data`'s)."""
     folder = templates or TEMPLATES
     env = _environment(str(folder))
     script = (Path(folder) / "replay.js").read_text(encoding="utf-8")
-    html = env.get_template("replay.html").render(
-        data=data, data_json=_json_for_script(data), script=script, colours=SIDE_COLOURS
+    return env.get_template("replay.html").render(
+        data=data, data_json=_json_for_script(data), script=script
     )
-    return ReplayPage(html=html, states=len(data["states"]), over=data["over"], seat=seat)

@@ -18,7 +18,7 @@ from pbem.render.replay import render_page, replay_data, replay_page, result_wor
 from tests.pbem.replay.browser import launch, open_page
 from tests.pbem.replay.proofs import NAMES, proof_archive
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")

@@ -364,3 +364,47 @@ def test_a_running_game_page_is_one_players_and_waits_for_the_reveal(
         assert json.loads(page.inner_text("#replay-data"))["seed"] is None
     finally:
         context.close()
+
+
+def test_partners_share_a_colour_and_names_stay_text(
+    browser: Any, archives: dict[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    archive = copy.deepcopy(archives[4])
+    evil = "<img src=x onerror=alert(1)></script>Eve"
+    archive["players"][1]["name"] = evil
+    path = _write(tmp_path, "game.html", replay_page(archive).html)
+    context, page = open_page(browser, path)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        colour = lambda sel: page.eval_on_selector(sel, "e => getComputedStyle(e).color")  # noqa: E731
+        assert colour("#seat-0 h3") == colour("#seat-2 h3") != colour("#seat-1 h3")
+        assert colour("#seat-1 h3") == colour("#seat-3 h3")
+        fills = page.eval_on_selector_all(
+            "#board .peg.front", "ps => ps.map(p => p.getAttribute('fill'))"
+        )
+        assert len(fills) == 2 and fills[0] != fills[1]
+        assert evil in page.inner_text("#seat-1 h3")
+        assert page.locator("img").count() == 0 and dialogs == []
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        context.close()
+
+
+def test_a_browser_without_crypto_subtle_says_so(
+    browser: Any, archives: dict[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    path = _write(tmp_path, "game.html", replay_page(archives[2]).html)
+    context = browser.new_context()
+    context.add_init_script("Object.defineProperty(window.crypto, 'subtle', {value: undefined});")
+    page = context.new_page()
+    try:
+        page.goto(path.resolve().as_uri())
+        page.wait_for_function("document.getElementById('verify').dataset.state !== 'pending'")
+        assert page.get_attribute("#verify", "data-state") == "error"
+        assert "no crypto.subtle" in page.inner_text("#verify")
+        # The replay itself still works.
+        page.click("#first")
+        assert page.evaluate("document.body.dataset.step") == "0"
+    finally:
+        context.close()

@@ -93,7 +93,7 @@
         b.appendChild(svg("circle", { cx: p.x, cy: p.y, r: n === D.target ? 3 : 1.7, class: "hole", id: "h" + s + "-" + n }));
       }
     });
-    for (var r = 0; r < rows; r++) {
+    for (var r = 1; r < rows; r++) {  // row 0 begins with the start holes
       var t = svg("text", { x: 2, y: 14 + r * band + (D.sides.length - 1) * lane / 2 + 2.5, class: "label" });
       t.textContent = String(r * PER_ROW + 1);
       b.appendChild(t);

@@ -199,12 +199,21 @@
       if (shown && (typeof hold === "number" ? hold : hold.length) === 0) {
         shown.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
         sp[1].appendChild(el("span", "small", "shown"));
+      } else if (st.kept && (typeof hold === "number" ? hold : hold.length) === 0) {
+        var kept = st.kept[seat];
+        if (st.sh && st.sh[0] === seat && st.sh[1] === "hand") {
+          st.sh[2].forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+          sp[1].appendChild(el("span", "small", "being counted"));
+        } else if (typeof kept === "number") sp[1].appendChild(backs(kept));
+        else if (!sees(seat)) sp[1].appendChild(backs(kept.length));
+        else kept.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
       } else if (typeof hold === "number") sp[1].appendChild(backs(hold));
       else if (!sees(seat)) sp[1].appendChild(backs(hold.length));
       else hold.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
       tb.appendChild(sp[0]);
     }
     var crib = spot("Crib (" + D.names[st.d] + ")", "crib"), shownCrib = shownIn(st, st.d, "crib");
+    if (st.sh && st.sh[1] === "crib") shownCrib = st.sh[2];
     if (shownCrib && st.ph !== "discard") shownCrib.forEach(function (c) { crib[1].appendChild(cardEl(c)); });
     else if (typeof st.crib === "number") crib[1].appendChild(backs(st.crib));
     else if (mode !== "all") crib[1].appendChild(backs(st.crib.length));

@@ -26,6 +26,7 @@ from typing import Any
 
 from engine import (
     PEGGING,
+    SHOW,
     Accept,
     Action,
     Card,
@@ -241,6 +242,7 @@ def _state(
         events = list(view.events)
         holding = [_cards(view.holding) if s == seat else view.cards_left[s] for s in range(n)]
         crib = view.crib_size
+        kept_count = game.settings.hand_size - game.settings.discard_count
     state: dict[str, Any] = {
         "h": game.hand_no,
         "d": game.dealer,
@@ -255,6 +257,15 @@ def _state(
         "turn": list(game.to_act()),
         "ev": [_event(game, e, names, start_starters.get(e.hand)) for e in events],
     }
+    if game.phase == SHOW:
+        # Muggins games wait in the show: the hands kept, and the one being counted (public).
+        if seat is None:
+            state["kept"] = [_cards(game.kept(s)) for s in range(n)]
+        else:
+            state["kept"] = [_cards(game.kept(s)) if s == seat else kept_count for s in range(n)]
+        entry = game.show_entry()
+        if entry is not None:
+            state["sh"] = [entry[0], entry[1], _cards(game.showing())]
     if action is not None:
         move = _move(action, names)
         if seat is not None and action.seat != seat and "m" in move:

@@ -4,9 +4,12 @@ Format ``pbem-cribbage/1``::
 
     {"format": "pbem-cribbage/1", "settings": {...}, "seed": "...",
      "actions": [{"type": "discard", "seat": 0, "cards": ["5H", "JD"]}, ...],
-     "state_hash": "<sha256 of the final state>"}
+     "state_hash": "<sha256 of the final state>",
+     "deal_proof": {...}}
 
-Loading replays the actions from the seed and checks the hash.
+Loading replays the actions from the seed and checks the hash. ``deal_proof`` is
+optional: a game dealt by the verifiable-deal protocol carries its commitment, the
+players' entropy and (once the game is over) the server seed; see `engine.fairness`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,11 @@ def _parse(data: dict[str, Any] | str) -> dict[str, Any]:
     if not isinstance(data["actions"], list):
         raise ReplayError("the archive's actions are not a list")
     return data
+
+
+def parse_archive(data: dict[str, Any] | str) -> dict[str, Any]:
+    """The archive's JSON object, its required keys checked; ReplayError otherwise."""
+    return _parse(data)
 
 
 def _new_game(record: dict[str, Any]) -> Game:

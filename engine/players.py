@@ -39,6 +39,8 @@ of the pone's discards; that errs on the side of caution.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections.abc import Sequence
 from functools import cache
@@ -93,9 +95,23 @@ CRIB_SINGLE_VALUE: dict[int, float] = dict(
 # -- entry points ------------------------------------------------------------------
 
 
-def choose_action(game: Game, seat: int, rng: random.Random, level: str = "good") -> Action:
-    """A legal action for ``seat``, decided from what that seat may see."""
-    return decide(player_view(game, seat, since=_hand_start(game)), rng, level)
+def choose_action(
+    game: Game, seat: int, rng: random.Random | None = None, level: str = "good"
+) -> Action:
+    """A legal action for ``seat``, decided from what that seat may see.
+
+    Without ``rng`` the tie-breaks come from `view_rng` of that view: the choice then
+    depends on the seat's view only, never on the seed or the undealt pack.
+    """
+    view = player_view(game, seat, since=_hand_start(game))
+    return decide(view, rng if rng is not None else view_rng(view), level)
+
+
+def view_rng(view: PlayerView) -> random.Random:
+    """A random generator seeded from ``view`` alone (its canonical JSON), so a
+    computer player's tie-breaks are reproducible and know nothing the seat does not."""
+    blob = json.dumps(view.to_json(), sort_keys=True, separators=(",", ":"))
+    return random.Random(hashlib.sha256(blob.encode()).hexdigest())
 
 
 def decide(view: PlayerView, rng: random.Random, level: str = "good") -> Action:

@@ -63,6 +63,24 @@ def view_of(msg: email.message.Message) -> PlayerView | None:
     return None
 
 
+def cut_request(msg: email.message.Message) -> bool:
+    """Whether ``msg`` asks its reader to cut for the deal (a fair game not dealt yet:
+    its JSON part says ``{"cut": true, ...}``)."""
+    for part in msg.walk():
+        if part.get_filename() == "view.json" or part.get_content_type() == "application/json":
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                try:
+                    data = json.loads(payload.decode("utf-8"))
+                except ValueError:
+                    return False
+                return isinstance(data, dict) and data.get("cut") is True
+    return False
+
+
+CUT_WORDS = ("red", "blue", "lucky", "quiet", "seven", "cats", "pegs", "crib", "nobs", "fifteen")
+
+
 def text_of(msg: email.message.Message) -> str:
     for part in msg.walk():
         if part.get_content_type() == "text/plain" and not part.get_filename():
@@ -270,6 +288,12 @@ class MailboxPlayer:
         for msg in reversed(thread_order(new)):
             view = view_of(msg)
             if view is None:
+                if cut_request(msg):
+                    words = " ".join(self.rng.choice(CUT_WORDS) for _ in range(3))
+                    said = f"cut {self.rng.randint(1, 999)} {words}"
+                    self.deliver(quoted_reply(msg, self.address, self.name, said, self.clock()))
+                    self.replies += 1
+                    break
                 continue
             if view.my_turn and view.legal and view.outcome is None:
                 action = decide(view, self.rng, self.level)

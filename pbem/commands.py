@@ -17,6 +17,10 @@ Case does not matter, punctuation around words is ignored::
     stop | start       (no mail but the answers to my own mail; and back again)
     away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
     archive            (a finished game's JSON archive, to replay and verify)
+    standings          (the ratings table: its top and my own line; also to the plain
+                        address, outside any game)
+    cut 17 red cats    (a fair game, before its first deal: cut for the deal with any
+                        number or words; see the README's "Verifiable deals")
     resign
     help
 
@@ -47,7 +51,9 @@ from engine import (
 )
 
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
-INFO_VERBS = ("hand", "history", "help", "archive")
+INFO_VERBS = ("hand", "history", "help", "archive", "standings")
+# ``cut [words]``: a fair game's cut for the deal, before its first deal.
+CUT_VERB = "cut"
 # The player's own settings, taken in any state of the game (and without a game).
 SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
@@ -96,6 +102,9 @@ _ALIASES = {
     "forfeit": "resign",
     "help": "help",
     "archive": "archive",
+    "standings": "standings",
+    "ratings": "standings",
+    "ladder": "standings",
     "record": "archive",
     "export": "archive",
     "mail": "mail",
@@ -171,6 +180,11 @@ def parse_line(line: str) -> Command | None:
     while len(words) > 1 and words[0] in _LEADING:
         words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
+    if head == CUT_VERB:
+        # The words as written (case kept): they become the seat's entropy text.
+        found = re.search(r"\bcut\b(.*)$", line, re.IGNORECASE | re.DOTALL)
+        said = found.group(1).strip() if found else ""
+        return Command(CUT_VERB, (said,) if said else (), line.strip())
     verb = _ALIASES.get(head)
     rest = _arguments(words[1:])
     if verb is None:
@@ -178,7 +192,10 @@ def parse_line(line: str) -> Command | None:
         if all(_is_card_word(w) for w in words) and len(words) <= 2:
             return Command("cards", tuple(words), line.strip())
         return None
-    if verb in ("go", "muggins", "accept", "hand", "history", "help", "resign", "archive"):
+    if verb in (
+        *("go", "muggins", "accept", "hand", "history", "help", "resign", "archive"),
+        "standings",
+    ):
         # Allow trailing politeness ("go!", "help please") but not stray arguments.
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
@@ -305,11 +322,12 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
 #     challenge bob@example.com [carol@example.net …] [to 61] [muggins] [partners]
 #     cancel             (withdraw my open invitations)
 #     games              (my games and invitations)
+#     standings          (the ratings table: its top and my own line)
 #
 # Read only from mail that carries no game token; kept apart from the game verbs above
 # ("play computer" is not a card, "accept" here answers an invitation).
 
-LOBBY_VERBS = ("new", "challenge", "cancel", "games")
+LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings")
 _LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
 _ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MAX_INVITEES = 3
@@ -355,6 +373,8 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
         return LobbyCommand("cancel", line.strip())
     elif head == "games" and not rest:
         return LobbyCommand("games", line.strip())
+    elif head in ("standings", "ratings", "ladder") and not rest:
+        return LobbyCommand("standings", line.strip())
     else:
         return None
     if verb == "new" and any(w not in _OPTION_WORDS and not w.isdigit() for w in rest):

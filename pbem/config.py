@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     lobby_domains: list[str] = Field(
         default_factory=list, description="the domains invitations may go to; empty: any"
     )
+    fair_deals: bool = Field(
+        True,
+        description="deal new games by the verifiable-deal protocol (pbem-deal/1): a "
+        "commitment in every mail, each player cuts for the deal, the server seed is "
+        "revealed at game over (pbem verify checks it); off: the service picks the seed",
+    )
     max_open_invitations: int = Field(5, ge=0, description="open invitations per player")
     max_new_games_per_day: int = Field(10, ge=0, description="games a player starts a day")
     invitation_days: float = Field(7.0, gt=0, description="an invitation expires after this")

@@ -371,7 +371,7 @@ class Daemon:
     def _seconds_until_timers(self) -> float | None:
         """Seconds until the next reminder or timeout of an active game, or an invitation's
         expiry, or None."""
-        active = m.Game.status == m.GameStatus.ACTIVE.value
+        active = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.CUTTING.value))
         with Session(self.service.db) as session:
             reminder = session.exec(
                 select(func.min(col(m.Game.next_reminder_at))).where(active)

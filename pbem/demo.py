@@ -34,12 +34,17 @@ def run_demo(
     directory: Path | None,
     *,
     target: int = 121,
-    seed: str = "demo",
+    seed: str | None = None,
     console: Console | None = None,
     quiet: bool = False,
     timeout: float = 300.0,
 ) -> int:
-    """Play one game; return its id.  Raises ServiceError if it does not finish in time."""
+    """Play one game; return its id.  Raises ServiceError if it does not finish in time.
+
+    Without ``seed`` the game is dealt by the verifiable-deal protocol: Alice and Bob
+    each cut for the deal first (they answer the cut request by mail, as a person
+    would), and the archive verifies at the end (``pbem verify``). A ``seed`` makes a
+    chosen, unverifiable deal."""
     console = console or Console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -53,6 +58,7 @@ def run_demo(
         poll_seconds=0.02,
         reminder_hours=0,
         timeout_days=0,
+        fair_deals=True,
     )
     db = make_engine(settings.db_url)
     migrate(db)
@@ -121,6 +127,8 @@ def run_demo(
     console.print(
         f"replay it:  pbem --data-dir {root} game replay {game_id} --verify", highlight=False
     )
+    if seed is None:
+        console.print(f"check the deals:  pbem --data-dir {root} verify --game {game_id}")
     return game_id
 
 

@@ -12,3 +12,10 @@ pytest_plugins = [
     "tests.fixtures.realmail",
     "tests.fixtures.service",
 ]
+
+# The verifiable-deal protocol (setting fair_deals) is on by default for new games; the
+# tests' games are dealt at once unless a test turns it on (tests/pbem/service/
+# test_fair_deals.py). The environment reaches the command line the tests run too.
+import os  # noqa: E402
+
+os.environ.setdefault("PBEM_FAIR_DEALS", "false")

@@ -61,6 +61,8 @@ def game_replay(
         seats = svc._seats(session, game_id)
         names = [s.name for s in seats]
         logged = load_actions(session, game_id)
+        if game_row.seed is None:
+            fail(f"game {game_id} is not dealt yet: it waits for the players' cuts")
         game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
         seat_filter = seat_for(svc, session, game_id, as_player) if as_player else None
     _print_events(game, names, 0, seat_filter)

@@ -126,6 +126,9 @@ def game_show(
     svc = service()
     with Session(svc.db) as session:
         game_row = guard(svc.get_game, session, game_id)
+        if game_row.seed is None:
+            _show_uncut(svc, session, game_row)
+            return
         game = guard(svc.load_game, session, game_row)
         seats = svc._seats(session, game_id)
         if as_player is not None:
@@ -147,7 +150,7 @@ def game_show(
         waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"
         out.print(
             f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
-            f"waiting for {waiting}; {len(game.actions)} moves; seed {game.seed}",
+            f"waiting for {waiting}; {len(game.actions)} moves; {_seed_words(game_row)}",
             highlight=False,
         )
         if game.outcome is not None:
@@ -254,3 +257,30 @@ def game_resume(game_id: int, reason: Reason = None) -> None:
 def game_abort(game_id: int, reason: Reason = None) -> None:
     """Abort a game for good."""
     _set_status(game_id, "aborted", reason)
+
+
+def _seed_words(game_row: m.Game) -> str:
+    """The seed, unless it is a fair game's still running: its seed would tell every
+    deal to come, so only the commitment is shown until the game is over."""
+    if not game_row.commitment:
+        return f"seed {game_row.seed} (chosen, not verifiable)"
+    if game_row.status == m.GameStatus.FINISHED.value:
+        return f"seed {game_row.seed}; server seed {game_row.server_seed} (pbem verify)"
+    return f"commitment {game_row.commitment} (seeds hidden until the game is over)"
+
+
+def _show_uncut(svc: Service, session: Session, game_row: m.Game) -> None:
+    """A fair game not dealt yet: its players and who is still to cut."""
+    from pbem.service.cutting import waiting
+
+    assert game_row.id is not None
+    seats = svc._seats(session, game_row.id)
+    table = Table("seat", "player", "address", title=f"game {game_row.id}: {game_row.status}")
+    for seated in seats:
+        table.add_row(str(seated.seat.seat), seated.name, seated.player.email)
+    out.print(table)
+    still = ", ".join(seats[s].name for s in waiting(game_row)) or "-"
+    out.print(
+        f"not dealt yet: waiting for the cut of {still}; commitment {game_row.commitment}",
+        highlight=False,
+    )

@@ -173,7 +173,13 @@ def demo(
         ),
     ] = None,
     target: Annotated[int, typer.Option("--to", help="61 or 121.")] = 121,
-    seed: Annotated[str, typer.Option("--seed", help="The deal.")] = "demo",
+    seed: Annotated[
+        str | None,
+        typer.Option(
+            "--seed",
+            help="A chosen deal (not verifiable); default: fair deals, each player cuts.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
 ) -> None:
     """Play a complete game by email on SQLite and Maildir between two built-in players."""

@@ -28,7 +28,9 @@ class MailContext:
     recipient's own commands; ``since_event`` is the ``since`` the view was
     built with (0: the mail tells the game from the start); ``archive_hint``
     tells how to get a finished game's archive (a line of the game-over mail);
-    ``paused`` marks a game on hold.
+    ``paused`` marks a game on hold; ``deal_lines`` are the game's verifiable-deal
+    lines (its commitment, and the server seed once the game is over), printed in
+    every mail of the game.
     """
 
     game_id: int
@@ -39,6 +41,7 @@ class MailContext:
     since_event: int = 0
     archive_hint: str | None = None
     paused: bool = False
+    deal_lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ def render_invite(
     rules: str,
     expires: str,
     templates: Path | None = None,
+    commitment: str | None = None,
 ) -> RenderedMail:
     """An invitation to a game by mail, answered with ``accept`` or ``decline``."""
     who = clean_name(inviter_name, 40)
@@ -35,6 +36,14 @@ def render_invite(
     if others:
         names = ", ".join(clean_name(o, 80) for o in others)
         intro.append(phrase(f"Also invited: {names}."))
+    if commitment:
+        intro.append(
+            phrase(
+                f"Deal commitment (pbem-deal/1): {clean_name(commitment, 64)}. The deals will "
+                "come from the secret behind it mixed with every player's cut; the secret is "
+                "revealed when the game is over, so anyone can check every deal."
+            )
+        )
     page = Page(
         kind="invite",
         subject=f"[Cribbage] {who or address} invites you to a game",

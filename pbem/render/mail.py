@@ -200,7 +200,7 @@ def render_error(
             title=phrase(clean_name(title, 70)),
             matchup="",
             notices=notice_views(ctx),
-            footer=footer_lines(),
+            footer=(*ctx.deal_lines, *footer_lines()),
         )
         return _render(page, "mail", templates)
     page = build_page(
@@ -225,7 +225,7 @@ def render_help(
         matchup="",
         intro=(phrase(f"House rules of this game: {rules}."),) if rules else (),
         notices=notice_views(ctx),
-        footer=footer_lines()[1:],
+        footer=(*(ctx.deal_lines if ctx else ()), *footer_lines()[1:]),
     )
     return _render(page, "help", templates)
 
@@ -253,7 +253,7 @@ def render_archive(ctx: MailContext, filename: str, templates: Path | None = Non
         matchup="",
         intro=intro,
         notices=notice_views(ctx),
-        footer=footer_lines(game_over=True),
+        footer=(*ctx.deal_lines, *footer_lines(game_over=True)),
     )
     return _render(page, "mail", templates)
 

@@ -279,5 +279,5 @@ def build_page(
         table=_table(view, p),
         hand=_hand(view, p),
         board=build_board(view, p),
-        footer=footer_lines(view.outcome is not None),
+        footer=(*ctx.deal_lines, *footer_lines(view.outcome is not None)),
     )

@@ -68,6 +68,6 @@ def render_aborted(
         news=(),
         news_title="",
         table=(),
-        footer=footer_lines(game_over=True),
+        footer=(*ctx.deal_lines, *footer_lines(game_over=True)),
     )
     return _render(page, "mail", templates)

@@ -133,6 +133,9 @@ def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
     cached = ctx.cache.get(game_row.id, game_row.action_count)
     if cached is not None:
         return cached.copy()
+    if game_row.seed is None:
+        # A fair game waiting for its players' cuts: no deal can be computed yet.
+        raise ServiceError(f"game {game_row.id} is not dealt yet: it waits for the players' cuts")
     game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
     for logged in load_actions(session, game_row.id):
         game.apply(action_from_json(logged.action))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from pbem.service import intake, notify, play
+from pbem.service import cutting, intake, notify, play
 from pbem.service.context import Context, Outcome, finish
 from pbem.store import models as m
 
@@ -21,6 +21,20 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
     known = intake.identify(ctx, session, row, now)
     if isinstance(known, Outcome):
         return known
+    if known.game_row.seed is None:  # a fair game not dealt: waiting for the cuts
+        move = cutting.play_cut(ctx, session, known, known.message_id)
+        cutting.answer_cut(ctx, session, move, row.id, now)
+        status, reason, applied = cutting.verdict(move)
+        return finish(
+            ctx,
+            session,
+            row,
+            status,
+            reason,
+            sender=known.sender,
+            game_id=known.game_row.id,
+            applied=applied,
+        )
     move = play.play(ctx, session, known)
     if move.actions:
         ctx.fault("before-log")

@@ -13,7 +13,7 @@ from sqlmodel import Session
 from engine import EngineError, Game, action_to_json, player_view
 from engine import Settings as GameSettings
 from pbem.mail.tokens import new_token
-from pbem.render import render_turn
+from pbem.render import Notice, render_turn
 from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
 from pbem.service import notify, play
 from pbem.service.context import Context, ServiceError, load_game, seats_of
@@ -70,12 +70,20 @@ def start_game(
     computer: Sequence[int] = (),
     first_dealer: int | None = None,
     answering: tuple[str, str | None] | None = None,
+    server_seed: str | None = None,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
     ``ServiceError`` for bad addresses or settings, before writing anything.
 
     ``answering`` — (address, Message-ID): that player's first mail is threaded after
-    the mail that asked for the game."""
+    the mail that asked for the game.
+
+    Without a ``seed``, and with the ``fair_deals`` setting on, the game is dealt by the
+    verifiable-deal protocol (`pbem.service.cutting`): a secret server seed
+    (``server_seed``, the one a challenge committed to, or a new one), and the first
+    mail asks every human seat to cut; no engine game exists until they all have. A
+    ``seed`` given (the admin's ``--seed``, for tests and demos) makes a game whose
+    deals are not verifiable."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -94,7 +102,9 @@ def start_game(
         )
     except EngineError as exc:
         raise ServiceError(str(exc)) from exc
-    seed = seed or secrets.token_hex(16)
+    fair = seed is None and (ctx.settings.fair_deals or server_seed is not None)
+    if not fair:
+        seed = seed or secrets.token_hex(16)
     now = ctx.clock()
     rows = [
         get_or_create_player(session, email, name, now=now)
@@ -119,6 +129,9 @@ def start_game(
             if seated.player.email == normalize_address(answering[0]):
                 seated.seat.last_mail_id = answering[1].strip().strip("<>")
                 session.add(seated.seat)
+    if fair:
+        return begin_fair(ctx, session, game_row, server_seed, now)
+    assert seed is not None
     game = Game(settings, seed)
     auto = play.auto_moves(game, game_row)
     if auto:
@@ -126,6 +139,25 @@ def start_game(
     play.after_moves(ctx, session, game_row, game, now)
     seats = seats_of(session, game_row.id)
     notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
+    return game_row.id
+
+
+def begin_fair(
+    ctx: Context, session: Session, game_row: m.Game, server_seed: str | None, now: datetime
+) -> int:
+    """A new game dealt by the verifiable-deal protocol: commit, then ask for the cuts
+    (or deal at once when no human sits at it)."""
+    from pbem.service import cutting
+
+    assert game_row.id is not None
+    cutting.commit_new(game_row, server_seed)
+    game_row.status = m.GameStatus.CUTTING.value
+    session.add(game_row)
+    session.flush()
+    seats = seats_of(session, game_row.id)
+    game = cutting.begin(ctx, session, game_row, seats, now)
+    if game is not None:
+        notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
     return game_row.id
 
 
@@ -168,9 +200,19 @@ def resend(ctx: Context, game_id: int) -> int:
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         game_row = get_game(ctx, session, game_id)
+        tag = f"r{int(now.timestamp() * 1000)}"
+        if game_row.seed is None:  # a fair game waiting for its cuts: the cut request
+            from pbem.service import cutting
+
+            seats = seats_of(session, game_id)
+            closing = game_row.status != m.GameStatus.CUTTING.value
+            for seat in cutting.humans(game_row):
+                cutting.send_cut_mail(
+                    ctx, session, game_row, seats, seat, "status", tag, now, closing=closing
+                )
+            return len(cutting.humans(game_row))
         game = load_game(ctx, session, game_row)
         seats = seats_of(session, game_id)
-        tag = f"r{int(now.timestamp() * 1000)}"
         aborted = game_row.status == m.GameStatus.ABORTED.value
         for seated in seats:
             view = player_view(game, seated.seat.seat, len(game.events))
@@ -208,7 +250,7 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
         allowed = {
             "paused": {"active"},
             "active": {"paused"},
-            "aborted": {"active", "paused"},
+            "aborted": {"active", "paused", "cutting"},
         }[status]
         if current not in allowed:
             raise ServiceError(f"game {game_id} is {current}; cannot make it {status}")
@@ -240,6 +282,26 @@ def tell_status(
 ) -> None:
     """Mail every player that the game is now ``status``, and why."""
     assert game_row.id is not None
+    if game_row.seed is None:  # never dealt: the players were cutting for the deal
+        from pbem.service import cutting
+
+        note = Notice("info", "", f"The admin aborted this game: {reason}. No cards were dealt.")
+        seats = seats_of(session, game_row.id)
+        for seat in cutting.humans(game_row):
+            cutting.send_cut_mail(
+                ctx,
+                session,
+                game_row,
+                seats,
+                seat,
+                "aborted",
+                f"s{int(now.timestamp() * 1000)}",
+                now,
+                notices=[note],
+                unsolicited=True,
+                closing=True,
+            )
+        return
     game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
     kind = STATUS_WORDS[status]
@@ -270,6 +332,7 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
     except EngineError as exc:
         raise ServiceError(f"the archive does not replay: {exc}") from exc
     people = archive_players(data.get("players"), game.players)
+    proof = imported_proof(data, game)
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         rows = [get_or_create_player(session, email, name, now=now) for email, name in people]
@@ -288,6 +351,8 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             append_actions(
                 session, game_row.id, 0, actions, None, now=now, state_hash=game.state_hash()
             )
+        if proof is not None:
+            game_row.commitment, game_row.server_seed, game_row.entropy = proof
         if game.is_over and game.outcome is not None:
             game_row.status = m.GameStatus.FINISHED.value
             game_row.outcome = game.outcome.to_json()
@@ -296,6 +361,28 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             game_row.status = str(data["status"])
         session.add(game_row)
         return game_row.id
+
+
+def imported_proof(
+    data: dict[str, Any], game: Game
+) -> tuple[str, str, list[dict[str, Any]]] | None:
+    """The deal proof of an archive to import: kept only for a finished game whose deals
+    verify (a running game's archive reveals no server seed); ServiceError when the
+    archive has one that does not verify."""
+    from engine.fairness import DealProof, verify_archive
+
+    if data.get("deal_proof") is None or not game.is_over:
+        return None
+    try:
+        verdict = verify_archive(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive's deal proof is unreadable: {exc}") from exc
+    if not verdict.ok:
+        raise ServiceError(f"the archive's deals do not verify: {verdict.message}")
+    proof = DealProof.from_json(data["deal_proof"])
+    assert proof.server_seed is not None
+    entropy = [{"seat": seat, "text": text} for seat, text in proof.entropy]
+    return proof.commitment, proof.server_seed, entropy
 
 
 def archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

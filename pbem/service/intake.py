@@ -204,7 +204,14 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             )
     parsed = read_commands(mail)
     return Known(
-        game_row, seats, seat, sender, parsed.commands, parsed.ignored, tokenless=tokenless
+        game_row,
+        seats,
+        seat,
+        sender,
+        parsed.commands,
+        parsed.ignored,
+        tokenless=tokenless,
+        message_id=mail.message_id,
     )
 
 
@@ -261,7 +268,8 @@ def without_token(
     games = [
         g
         for g in games_for_player(session, player.id)
-        if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
+        if g.status
+        in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value, m.GameStatus.CUTTING.value)
     ]
     parsed = read_commands(mail)
     verbs = {c.verb for c in parsed.commands}
@@ -316,6 +324,18 @@ def game_line(ctx: Context, session: Session, game_row: m.Game, player: m.Player
     assert game_row.id is not None
     seats = seats_of(session, game_row.id)
     mine = next(s for s in seats if s.player.id == player.id)
+    reply_to = reply_address(ctx.settings.local_part, mine.seat.token, ctx.settings.domain)
+    others = tuple(s.name for s in seats if s is not mine)
+    if game_row.seed is None:  # a fair game waiting for its cuts
+        from pbem.service import cutting
+
+        cutters = cutting.waiting(game_row)
+        turn = (
+            "your cut for the deal"
+            if mine.seat.seat in cutters
+            else f"waiting for {' and '.join(seats[s].name for s in cutters)} to cut"
+        )
+        return GameLine(game_id=game_row.id, opponents=others, turn=turn, reply_to=reply_to)
     game = load_game(ctx, session, game_row)
     if game_row.status == m.GameStatus.PAUSED.value:
         turn = "paused by the admin"

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, col, func, select
 
+from engine.fairness import commitment
 from pbem.commands import LobbyCommand
 from pbem.mail.compose import compose
 from pbem.mail.reading import IncomingMail
@@ -108,6 +109,10 @@ def challenge(
         "partners": len(asked.invitees) == 3,
         "challenge": secrets.token_hex(6),
     }
+    if ctx.settings.fair_deals:
+        # pbem-deal/1: the invitations already carry the commitment of the game's
+        # secret server seed (kept with the invitations, never mailed, until game over).
+        settings["server_seed"] = secrets.token_hex(32)
     expires = now + timedelta(days=ctx.settings.invitation_days)
     rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
     for address in asked.invitees:
@@ -130,6 +135,9 @@ def challenge(
             others,
             rules,
             expires.strftime("%Y-%m-%d"),
+            commitment=commitment(str(settings["server_seed"]))
+            if "server_seed" in settings
+            else None,
         )
         msg_id = f"<inv.{invitation.id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
         raw = compose(
@@ -347,6 +355,7 @@ def answer(
             muggins=bool(rules["muggins"]),
             skunk=str(rules["skunk"]),
             answering=(sender, mail.message_id),
+            server_seed=str(rules["server_seed"]) if rules.get("server_seed") else None,
         )
     except ServiceError as exc:
         tell(

@@ -88,6 +88,16 @@ def handle(
                 ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
             )
         return my_games(ctx, session, row, mail, player, now)
+    if asked.verb == "standings":
+        if player is None:
+            return finish(
+                ctx, session, row, "ignored", "standings: unknown sender, no reply", sender=sender
+            )
+        from pbem.service.standings import send_standings
+
+        assert row.id is not None
+        send_standings(ctx, session, player, row.id, now, mail.message_id)
+        return finish(ctx, session, row, "applied", "sent: standings", sender=sender)
     if asked.verb == "challenge":
         return invitations.challenge(ctx, session, row, mail, player, asked, now)
     if player is None:
@@ -171,7 +181,12 @@ def my_games(
 
     assert player.id is not None and row.id is not None
     mine = games_for_player(session, player.id)
-    going = [g for g in mine if g.status in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)]
+    going = [
+        g
+        for g in mine
+        if g.status
+        in (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value, m.GameStatus.CUTTING.value)
+    ]
     lines = [game_line(ctx, session, g, player) for g in going]
     done = [g for g in mine if g.status == m.GameStatus.FINISHED.value]
     done.sort(key=lambda g: g.finished_at or g.updated_at, reverse=True)

@@ -67,8 +67,15 @@ def mail_context(
     seat: int,
     notices: Sequence[Notice],
     since: int,
+    over: bool | None = None,
 ) -> MailContext:
+    """What a game mail to ``seat`` says beside its view; ``over``: the game is over (the
+    server seed of a fair game is then revealed; default: the row says finished)."""
+    from pbem.service.cutting import deal_lines
+
     assert game_row.id is not None
+    if over is None:
+        over = game_row.status == m.GameStatus.FINISHED.value
     return MailContext(
         game_id=game_row.id,
         names=tuple(s.name for s in seats),
@@ -78,6 +85,7 @@ def mail_context(
         since_event=since,
         archive_hint=ARCHIVE_HINT,
         paused=game_row.status == m.GameStatus.PAUSED.value,
+        deal_lines=deal_lines(game_row, over=over),
     )
 
 
@@ -122,7 +130,7 @@ def turn_mails(
             mailed_events=len(game.events),
             mailed_state=mail_state(view),
         )
-        about = mail_context(game_row, seats, seat, mine, start)
+        about = mail_context(game_row, seats, seat, mine, start, over=game.is_over)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         if replay is not None and wants_replay(ctx, seated.player):
             name, page = replay.page(seat)
@@ -420,14 +428,24 @@ def queue(
 
 
 def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[str, Any]:
-    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply)."""
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply).
+
+    A fair game's ``deal_proof`` reveals the server seed only once it is finished."""
+    from pbem.service.cutting import deal_proof
+
+    extra: dict[str, Any] = {}
+    proof = deal_proof(game_row)
+    if proof is not None:
+        extra["deal_proof"] = proof
+    if game_row.finished_at is not None:
+        extra["finished_at"] = game_row.finished_at.isoformat()
     return to_archive(
         game,
         game_id=game_row.id,
         players=[{"email": s.player.email, "name": s.name} for s in seats],
         status=game_row.status,
         created_at=game_row.created_at.isoformat(),
-        **({"finished_at": game_row.finished_at.isoformat()} if game_row.finished_at else {}),
+        **extra,
     )
 
 
@@ -474,6 +492,10 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    if "standings" in wants:
+        from pbem.service.standings import send_standings
+
+        send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
     for verb in ("away", "back"):
         if verb in wants:
             tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)

@@ -11,7 +11,6 @@ the game's clocks; `verdict` is the message's final state. Nothing here writes m
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +53,8 @@ class Known:
     ignored: Sequence[str]
     # No reply token: written to the plain address and routed to the player's only game.
     tokenless: bool = False
+    # The mail's Message-ID, with its angle brackets (a cut's entropy names it).
+    message_id: str | None = None
 
 
 @dataclass
@@ -68,6 +69,8 @@ class Move:
     actions: list[Logged] = field(default_factory=list)
     # Refused before the engine saw it (no command, the game not active): the reason.
     refusal: str | None = None
+    # A fair game's last cut dealt the cards (`pbem.service.cutting`).
+    dealt: bool = False
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -109,7 +112,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     move.since = len(game.events)
     new_actions, wants = move.actions, move.wants
     for cmd in commands:
-        if cmd.verb in ("hand", "history", "help"):
+        if cmd.verb in ("hand", "history", "help", "standings"):
             wants.append(cmd.verb)
             continue
         if cmd.verb == "archive":
@@ -125,6 +128,11 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             else:
                 wants.append("archive")
+            continue
+        if cmd.verb == "cut":
+            from pbem.service.cutting import NOT_NEEDED
+
+            notices.append(Notice("refused", str(cmd), NOT_NEEDED))
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
@@ -236,7 +244,7 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, seat_rng(game, seat))
+                    action = computer.choose_action(game, seat, level=computer_level(game_row))
                     break
         if action is None:
             break
@@ -336,6 +344,7 @@ def describe_legal(game: Game, seat: int, seats: Sequence[Seated]) -> str:
     return " or ".join(str(a) for a in legal)
 
 
-def seat_rng(game: Game, seat: int) -> Any:
-
-    return random.Random(f"{game.seed}/{len(game.actions)}/{seat}")
+def computer_level(game_row: m.Game) -> str:
+    """The level the game's computer seats play at (``good`` unless the game says)."""
+    level = game_row.settings.get("computer_level", "good")
+    return level if level in computer.LEVELS else "good"

@@ -32,6 +32,9 @@ def run_timers(ctx: Context) -> int:
     with session_scope(ctx.db) as session:
         touched += expire_invitations(ctx, session, now)
         for game_row in stalled_games(session, now):
+            if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
+                touched += cut_timers(ctx, session, game_row, now)
+                continue
             if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
                 continue
             game = load_game(ctx, session, game_row)
@@ -70,6 +73,32 @@ def run_timers(ctx: Context) -> int:
     return touched
 
 
+def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) -> int:
+    """A fair game still waiting for its cuts: remind those who have not cut, or abort
+    it once its deadline has passed (the timeout rule cannot move for a seat that has
+    no cards)."""
+    from pbem.service import cutting
+
+    assert game_row.id is not None
+    seats = seats_of(session, game_row.id)
+    if game_row.deadline_at is not None and game_row.deadline_at <= now:
+        if ctx.settings.timeout_action == "none":
+            update_row(session, game_row, deadline_at=None)
+            return 0
+        cutting.time_out(ctx, session, game_row, seats, now)
+        return 1
+    if game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
+        cutting.remind(ctx, session, game_row, seats, duration(now - game_row.last_move_at), now)
+        update_row(
+            session,
+            game_row,
+            reminders_sent=game_row.reminders_sent + 1,
+            next_reminder_at=now + timedelta(hours=ctx.settings.reminder_hours),
+        )
+        return 1
+    return 0
+
+
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:
     """Move a game's due reminder and deadline to run from ``back``, when the player to
     move returns."""
@@ -100,7 +129,7 @@ def timeout(
         if action_kind == "forfeit":
             action: Any = Resign(seat, "timeout")
         else:
-            action = computer.choose_action(game, seat, play.seat_rng(game, seat))
+            action = computer.choose_action(game, seat, level=play.computer_level(game_row))
         game.apply(action)
         new_actions.append((seat, action_to_json(action), True))
     new_actions.extend(play.auto_moves(game, game_row))

@@ -47,7 +47,7 @@ class NewAction(NamedTuple):
 def create_game(
     session: Session,
     settings: Mapping[str, Any],
-    seed: str,
+    seed: str | None,
     players: Sequence[Player],
     tokens: Sequence[str],
     *,
@@ -364,7 +364,7 @@ def stalled_games(session: Session, now: datetime, limit: int | None = None) -> 
     statement = (
         select(Game)
         .where(
-            Game.status == GameStatus.ACTIVE.value,
+            col(Game.status).in_((GameStatus.ACTIVE.value, GameStatus.CUTTING.value)),
             or_(col(Game.next_reminder_at) <= now, col(Game.deadline_at) <= now),
         )
         .order_by(col(Game.id))

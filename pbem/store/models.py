@@ -29,6 +29,9 @@ SQLModel.metadata.naming_convention = {
 class GameStatus(StrEnum):
     """Where a game stands."""
 
+    # Dealt by the verifiable-deal protocol, waiting for every human seat's cut: no
+    # engine seed exists yet (``seed`` is None), so no deal can be computed.
+    CUTTING = "cutting"
     ACTIVE = "active"
     PAUSED = "paused"
     FINISHED = "finished"
@@ -95,7 +98,14 @@ class Game(SQLModel, table=True):
     status: str = Field(default=GameStatus.ACTIVE.value, index=True)
     game_type: str = "cribbage"
     settings: dict[str, Any] = Field(sa_type=JSONText)
-    seed: str
+    # The engine seed K; None while a fair game waits for its players' cuts.
+    seed: str | None = None
+    # pbem-deal/1 (None: the game's deals are not verifiable, e.g. an admin's --seed):
+    # the commitment C = sha256(S), the secret server seed S (revealed only once the
+    # game is over), and the human seats' entropy texts [{"seat": n, "text": E}, ...].
+    commitment: str | None = None
+    server_seed: str | None = None
+    entropy: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONText)
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

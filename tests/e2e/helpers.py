@@ -640,8 +640,11 @@ def assert_private_events_are_own(view: PlayerView) -> None:
 
 
 def fresh_env() -> dict[str, str]:
-    """The environment without PBEM_* settings (for subprocess runs)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
+    """The environment without PBEM_* settings (for subprocess runs) but the tests'
+    default of dealing games at once (``fair_deals`` off, see tests/conftest.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
+    env["PBEM_FAIR_DEALS"] = "false"
+    return env
 
 
 # -- machines -------------------------------------------------------------------------
@@ -718,6 +721,7 @@ def cli_env(data_dir: Path, db_url: str | None = None, **settings: str) -> dict[
     ``pbem.test``, and no stray ``PBEM_*`` setting or config file from the caller."""
     env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PBEM_")}
     env.update({"PBEM_DATA_DIR": str(data_dir), "PBEM_DOMAIN": DOMAIN, "COLUMNS": "250"})
+    env["PBEM_FAIR_DEALS"] = "false"  # the tests' default (tests/conftest.py)
     if db_url is not None:
         env["PBEM_DATABASE_URL"] = db_url
     env.update({f"PBEM_{k.upper()}": v for k, v in settings.items()})

@@ -38,6 +38,7 @@ def write_config(path: Path, stack: MailStack, address: str, password: str, db_u
 def pbem(config: Path, *args: str) -> CliResult:
     """``pbem --config CONFIG ARGS``, in this process (only ``serve`` runs as a program)."""
     env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PBEM_")}
+    env["PBEM_FAIR_DEALS"] = "false"  # the tests' default (tests/conftest.py)
     result = run_cli(env, "--config", str(config), *args)
     assert result.exit_code == 0, result.output
     return result

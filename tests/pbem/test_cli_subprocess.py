@@ -43,6 +43,12 @@ def test_the_demo_plays_a_game_by_email_and_the_replay_verifies(tmp_path: Path) 
     assert replay.returncode == 0, replay.stderr
     assert "verified:" in replay.stdout and "replay exactly" in replay.stdout
     assert (demo_dir / "outbox" / "alice@example.com").is_dir()
+    # Its players cut for the deal by mail: every deal checks out.
+    fair = re.search(r"check the deals:\s+pbem (--data-dir \S+ verify --game \d+)", done.stdout)
+    assert fair, done.stdout
+    verified = pbem(*fair.group(1).split(), data_dir=tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert re.fullmatch(r"all \d+ deals verified\n", verified.stdout)
 
 
 def test_a_second_serve_on_one_sqlite_database_is_refused(tmp_path: Path) -> None:

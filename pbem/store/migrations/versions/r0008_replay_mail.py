@@ -2,7 +2,7 @@
 NULL follows the configuration's ``mail_replay``.
 
 Revision ID: 0008_replay_mail
-Revises: 0007
+Revises: 0008_fair
 Create Date: 2026-11-25
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008_replay_mail"
-down_revision: str | None = "0007"
+down_revision: str | None = "0008_fair"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

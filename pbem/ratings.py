@@ -1,0 +1,230 @@
+"""Standings: ratings and statistics from finished games, pure (no database, no clock).
+
+Ratings are OpenSkill's Plackett–Luce model (Weng & Lin 2011, the ``openskill``
+package): every player starts at mu 25, sigma 25/3 and the table sorts by the
+conservative rating ``mu - 3 sigma``. One game is one rating update:
+
+- two players: the winner ranks first, the loser second;
+- partnerships (four players): the two sides are teams of two;
+- three players, each for themselves: the winner first, the others by their final
+  score (equal scores share a rank).
+
+Each computer level is one rated pseudo-player (``computer:good``), whichever seat or
+address it played from; when one pseudo-player sits at two places of a game, the first
+place's update counts.
+
+Beside the rating: games, wins, skunks (games won by a skunk or better, and lost by
+one: ``skunked``), and the average points per hand of each kind, from the engine's
+events — pegging (the play, go and last card, his heels), hand, crib (shown or, in
+muggins games, claimed) — counted for the player who scored them.
+
+Recompute from all finished games, ordered by (end time, game id), and the result is
+the same every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+from engine import Game
+
+KINDS = ("pegging", "hand", "crib")
+"""The kinds of points the standings average per hand."""
+
+_PEGGING = {"play", "count_end", "heels"}
+
+
+def computer_key(level: str) -> str:
+    """The pseudo-player of a computer level."""
+    return f"computer:{level}"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Who sat at a seat: a stable key (the email, or ``computer:LEVEL``) and a name."""
+
+    key: str
+    name: str
+    computer: bool = False
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """What the standings need of one finished game."""
+
+    game_id: int
+    finished_at: datetime
+    places: tuple[Place, ...]  # by seat
+    sides: tuple[tuple[int, ...], ...]  # the seats of each side
+    scores: tuple[int, ...]  # by side
+    winner: int  # side
+    values: dict[int, int]  # each losing side's game value (2: skunked, 4: double)
+    hands: int
+    points: tuple[dict[str, int], ...]  # by seat: points of each kind
+
+
+def points_of(game: Game) -> tuple[dict[str, int], ...]:
+    """Each seat's points by kind (`KINDS`) from the game's events."""
+    out: tuple[dict[str, int], ...] = tuple(dict.fromkeys(KINDS, 0) for _ in range(game.players))
+    for event in game.events:
+        if not event.points or event.seat is None:
+            continue
+        kind: str | None = None
+        if event.kind in _PEGGING:
+            kind = "pegging"
+        elif event.kind in ("show", "claim"):
+            kind = "crib" if event.detail.startswith("crib") else "hand"
+        if kind is not None:
+            out[event.seat][kind] += event.points
+    return out
+
+
+def record_of(
+    game_id: int, finished_at: datetime, game: Game, places: Sequence[Place]
+) -> GameRecord:
+    """The record of a finished engine game; ValueError when it is not over."""
+    outcome = game.outcome
+    if outcome is None:
+        raise ValueError(f"game {game_id} is not over")
+    sides = tuple(game.seats_of(side) for side in range(game.settings.sides))
+    return GameRecord(
+        game_id=game_id,
+        finished_at=finished_at,
+        places=tuple(places),
+        sides=sides,
+        scores=tuple(outcome.scores),
+        winner=outcome.winner,
+        values=dict(outcome.game_values),
+        hands=game.hand_no,
+        points=points_of(game),
+    )
+
+
+def ranks_of(record: GameRecord) -> list[int]:
+    """Each side's rank (1 is best): the winner first, the others by score."""
+    others = sorted(
+        {record.scores[s] for s in range(len(record.sides)) if s != record.winner}, reverse=True
+    )
+    return [
+        1 if side == record.winner else 2 + others.index(record.scores[side])
+        for side in range(len(record.sides))
+    ]
+
+
+@dataclass
+class Standing:
+    """One player's line."""
+
+    key: str
+    name: str
+    computer: bool
+    mu: float
+    sigma: float
+    games: int = 0
+    wins: int = 0
+    skunks: int = 0
+    skunked: int = 0
+    hands: int = 0
+    points: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    rank: int = 0
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating, mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+    def per_hand(self, kind: str) -> float:
+        return self.points[kind] / self.hands if self.hands else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "key": self.key,
+            "name": self.name,
+            "computer": self.computer,
+            "rating": round(self.rating, 3),
+            "mu": round(self.mu, 3),
+            "sigma": round(self.sigma, 3),
+            "games": self.games,
+            "wins": self.wins,
+            "skunks": self.skunks,
+            "skunked": self.skunked,
+            "hands": self.hands,
+            "per_hand": {kind: round(self.per_hand(kind), 3) for kind in KINDS},
+        }
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Every rated player, best first, and how many games made the table."""
+
+    rows: tuple[Standing, ...]
+    games: int
+
+    def row(self, key: str) -> Standing | None:
+        return next((r for r in self.rows if r.key == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": "openskill PlackettLuce (mu 25, sigma 25/3; rating = mu - 3 sigma)",
+            "games": self.games,
+            "players": [r.to_json() for r in self.rows],
+        }
+
+
+def compute_standings(records: Iterable[GameRecord]) -> Standings:
+    """The standings after ``records``, taken in order of (end time, game id)."""
+    model = PlackettLuce()
+    table: dict[str, Standing] = {}
+    ordered = sorted(records, key=lambda r: (r.finished_at, r.game_id))
+    for record in ordered:
+        for place in record.places:
+            if place.key not in table:
+                table[place.key] = Standing(
+                    place.key, place.name, place.computer, model.mu, model.sigma
+                )
+            elif not place.computer:
+                table[place.key].name = place.name  # the latest name
+        teams = [
+            [
+                model.rating(
+                    mu=table[record.places[s].key].mu, sigma=table[record.places[s].key].sigma
+                )
+                for s in seats
+            ]
+            for seats in record.sides
+        ]
+        new = model.rate(teams, ranks=[float(r) for r in ranks_of(record)])
+        updated: set[str] = set()
+        for side, seats in enumerate(record.sides):
+            for seat, rating in zip(seats, new[side], strict=True):
+                key = record.places[seat].key
+                if key not in updated:
+                    table[key].mu, table[key].sigma = rating.mu, rating.sigma
+                    updated.add(key)
+        counted: set[str] = set()
+        for side, seats in enumerate(record.sides):
+            for seat in seats:
+                row = table[record.places[seat].key]
+                for kind in KINDS:
+                    row.points[kind] += record.points[seat][kind]
+                row.hands += record.hands
+                if row.key in counted:
+                    continue
+                counted.add(row.key)
+                row.games += 1
+                if side == record.winner:
+                    row.wins += 1
+                    if max(record.values.values(), default=1) >= 2:
+                        row.skunks += 1
+                elif record.values.get(side, 1) >= 2:
+                    row.skunked += 1
+    rows = sorted(table.values(), key=lambda r: (-r.rating, -r.games, r.key))
+    for number, row in enumerate(rows, start=1):
+        row.rank = number
+    return Standings(tuple(rows), len(ordered))

@@ -1,0 +1,377 @@
+"""cutting: the verifiable-deal protocol's service side (pbem-deal/1, see
+`engine.fairness` and the README's "Verifiable deals").
+
+A fair game is created with a secret server seed ``S`` and its commitment ``C`` and
+waits, in status ``cutting``, for every human seat's ``cut``: no engine ``Game`` and no
+engine seed exist meanwhile, so no deal can be computed by anyone. Each cut stores the
+seat's entropy text (its mail's Message-ID and words); the last one derives the engine
+seed ``K``, deals, and the game goes on as any other. ``S`` is written in the game's
+mails and archive only once the game is over. Reminders and the timeout apply as to any
+other wait: a game whose players did not all cut by its deadline is aborted.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from engine import Game
+from engine import Settings as GameSettings
+from engine.fairness import DealProof, commitment, derive_seed, entropy_text
+from pbem.commands import SETTING_VERBS, Command
+from pbem.render import MailContext, Notice
+from pbem.render.cut import render_cut
+from pbem.service import notify, play
+from pbem.service.context import Context, Seated, is_computer, stage
+from pbem.service.play import Known, Move
+from pbem.service.settings import apply_setting
+from pbem.store import models as m
+from pbem.store._sql import update_row
+from pbem.store.games import append_actions
+from pbem.store.outbox import cancel_game_mail
+
+NOT_NEEDED = (
+    "No cut is needed now: the cards of this game are already dealt (everyone's cut is "
+    "taken once, before the first deal)."
+)
+
+
+def new_server_seed() -> str:
+    """``S``: 64 lowercase hex characters from the operating system's secure generator."""
+    return secrets.token_hex(32)
+
+
+def deal_lines(game_row: m.Game, *, over: bool) -> tuple[str, ...]:
+    """The lines every mail of a fair game carries: the commitment, and once the game
+    is ``over`` the server seed. Empty for a game whose deals are not verifiable."""
+    if not game_row.commitment:
+        return ()
+    lines = [f"Deal commitment (pbem-deal/1): {game_row.commitment}"]
+    if over and game_row.server_seed:
+        lines.append(
+            f"Server seed, revealed now the game is over: {game_row.server_seed} — "
+            'check every deal with "pbem verify" on the game\'s archive (reply "archive").'
+        )
+    else:
+        lines.append("The server seed behind it is revealed when the game is over.")
+    return tuple(lines)
+
+
+def deal_proof(game_row: m.Game) -> dict[str, Any] | None:
+    """The archive's ``deal_proof`` of a fair game (the server seed only once it is
+    finished), or None."""
+    if not game_row.commitment:
+        return None
+    proof = DealProof(
+        game_row.commitment,
+        game_row.server_seed,
+        tuple((int(e["seat"]), str(e["text"])) for e in game_row.entropy or ()),
+    )
+    return proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
+
+
+def humans(game_row: m.Game) -> list[int]:
+    """The human seats, in seat order: the seats that cut."""
+    players = int(game_row.settings.get("players", 2))
+    return [seat for seat in range(players) if not is_computer(game_row, seat)]
+
+
+def waiting(game_row: m.Game) -> list[int]:
+    """The human seats that have not cut yet."""
+    done = {int(e["seat"]) for e in game_row.entropy or ()}
+    return [seat for seat in humans(game_row) if seat not in done]
+
+
+def cut_context(
+    game_row: m.Game, seats: Sequence[Seated], seat: int, notices: Sequence[Notice] = ()
+) -> MailContext:
+    assert game_row.id is not None
+    return MailContext(
+        game_id=game_row.id,
+        names=tuple(s.name for s in seats),
+        recipient_seat=seat,
+        reply_hint='Reply "cut" and any number or words.',
+        notices=tuple(notices),
+        deal_lines=deal_lines(game_row, over=False),
+    )
+
+
+def cut_attachment(game_row: m.Game) -> dict[str, Any]:
+    """The machine-readable part of a cut request (``view.json`` of a game not dealt
+    yet): what a program playing by mail needs to answer it."""
+    return {"cut": True, "game": game_row.id, "commitment": game_row.commitment}
+
+
+def send_cut_mail(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: Sequence[Seated],
+    seat: int,
+    kind: str,
+    tag: str,
+    now: datetime,
+    *,
+    notices: Sequence[Notice] = (),
+    reminder: str | None = None,
+    unsolicited: bool = False,
+    closing: bool = False,
+) -> None:
+    """The cut request (or "your cut is in") to one human seat; ``closing``: the game
+    will not be dealt (the notices say why), nothing is asked."""
+    pending = [] if closing else waiting(game_row)
+    mail = render_cut(
+        cut_context(game_row, seats, seat, notices),
+        [seats[s].name for s in pending if s != seat],
+        have_cut=seat not in pending,
+        reminder=reminder,
+        closing=closing,
+    )
+    notify.enqueue(
+        ctx,
+        session,
+        game_row,
+        seats[seat],
+        mail,
+        kind,
+        tag,
+        now,
+        view_json=cut_attachment(game_row) if seat in pending else None,
+        unsolicited=unsolicited,
+    )
+
+
+def begin(
+    ctx: Context, session: Session, game_row: m.Game, seats: Sequence[Seated], now: datetime
+) -> Game | None:
+    """A new fair game: ask every human seat to cut (its first mail), and start the
+    clocks. A game with no human seat is dealt at once (its seed from ``S`` alone)."""
+    if not humans(game_row):
+        return deal(ctx, session, game_row, now)[0]
+    update_row(session, game_row, **play.clock_values(ctx, _no_game(), now))
+    for seat in humans(game_row):
+        send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
+    return None
+
+
+def _no_game() -> Any:
+    """Stands for the game in `play.clock_values` before there is one (never over)."""
+
+    class _Waiting:
+        is_over = False
+        outcome = None
+
+    return _Waiting()
+
+
+def deal(
+    ctx: Context, session: Session, game_row: m.Game, now: datetime
+) -> tuple[Game, list[play.Logged]]:
+    """Every human has cut: derive ``K``, deal (the game's first `Game`), make the
+    forced and computer moves, log them, and make the game active."""
+    assert game_row.id is not None and game_row.server_seed is not None
+    texts = [str(e["text"]) for e in sorted(game_row.entropy or (), key=lambda e: e["seat"])]
+    seed = derive_seed(game_row.server_seed, texts)
+    update_row(session, game_row, seed=seed, status=m.GameStatus.ACTIVE.value, updated_at=now)
+    game = Game(GameSettings.from_json(game_row.settings), seed)
+    auto = play.auto_moves(game, game_row)
+    values = play.clock_values(ctx, game, now)
+    if auto:
+        append_actions(
+            session,
+            game_row.id,
+            game_row.action_count,
+            auto,
+            None,
+            now=now,
+            state_hash=game.state_hash(),
+            also=values,
+        )
+    else:
+        update_row(session, game_row, state_hash=game.state_hash(), **values)
+    stage(ctx, game_row.id, game)
+    return game, auto
+
+
+def play_cut(ctx: Context, session: Session, known: Known, message_id: str | None) -> Move:
+    """A mail from a seat of a game that waits for its cuts: ``cut`` records the seat's
+    entropy (the last cut deals); the settings apply; anything else is answered with
+    the cut request again, saying the cards are not dealt yet."""
+    game_row, seats, seat = known.game_row, known.seats, known.seat
+    move = Move(known)
+    closed = game_row.status != m.GameStatus.CUTTING.value
+    for cmd in known.commands:
+        if closed and cmd.verb not in (*SETTING_VERBS, "help", "standings"):
+            word = "aborted" if game_row.status == m.GameStatus.ABORTED.value else game_row.status
+            if game_row.status == m.GameStatus.PAUSED.value:
+                word = "paused by the admin"
+            move.notices.append(
+                Notice("refused", str(cmd), f"This game is {word}; no cards were dealt.")
+            )
+            move.refusal = f"game is {game_row.status}"
+        elif cmd.verb == "cut":
+            move.notices.append(record_cut(session, game_row, seat, cmd, message_id))
+        elif cmd.verb in SETTING_VERBS:
+            notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
+            move.notices.append(notice)
+        elif cmd.verb in ("help", "standings"):
+            move.wants.append(cmd.verb)
+        else:
+            move.notices.append(
+                Notice(
+                    "refused",
+                    str(cmd),
+                    "The cards are not dealt yet: the game waits for everyone to cut for the deal.",
+                    "cut, then any number or words",
+                )
+            )
+    if not known.commands:
+        move.notices.append(
+            Notice("refused", "", "I found no command in your mail.", "cut 17 purple elephants")
+        )
+    cut = any(n.status == "applied" and n.command.startswith("cut") for n in move.notices)
+    if cut and not waiting(game_row):
+        move.game, move.actions = deal(ctx, session, game_row, ctx.clock())
+        move.dealt = True
+    return move
+
+
+def record_cut(
+    session: Session, game_row: m.Game, seat: int, cmd: Command, message_id: str | None
+) -> Notice:
+    """Store ``seat``'s entropy text, once."""
+    if seat not in waiting(game_row):
+        return Notice("refused", str(cmd), "You have cut already; your first cut counts.")
+    mid = message_id or f"<no-message-id.{game_row.id}.{seat}>"
+    text = entropy_text(mid, cmd.args[0] if cmd.args else "")
+    entries = [*(game_row.entropy or ()), {"seat": seat, "text": text}]
+    entries.sort(key=lambda e: int(e["seat"]))
+    update_row(session, game_row, entropy=entries)
+    return Notice("applied", str(cmd), "Your cut is in.")
+
+
+def answer_cut(ctx: Context, session: Session, move: Move, inbound_id: int, now: datetime) -> None:
+    """The mails after a mail to a game that waited for its cuts: the first turn mail
+    to everyone when it was dealt, else the cut request (or "your cut is in") to the
+    sender; help when asked."""
+    known = move.known
+    game_row, seats, seat = known.game_row, known.seats, known.seat
+    if move.dealt:
+        assert move.game is not None
+        notify.turn_mails(
+            ctx,
+            session,
+            game_row,
+            move.game,
+            seats,
+            0,
+            {seat: move.notices},
+            inbound_id,
+            now,
+            replying=seat,
+        )
+    else:
+        closing = game_row.status != m.GameStatus.CUTTING.value
+        send_cut_mail(
+            ctx,
+            session,
+            game_row,
+            seats,
+            seat,
+            "error" if closing else "cut",
+            f"i{inbound_id}",
+            now,
+            notices=move.notices,
+            closing=closing,
+        )
+    if "help" in move.wants:
+        notify.send_help(ctx, session, game_row, seats, seat, inbound_id, now)
+    if "standings" in move.wants:
+        from pbem.service.standings import send_standings
+
+        send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
+
+
+def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:
+    """The message's final state, for a mail to a game waiting for its cuts."""
+    applied = tuple(n.command for n in move.notices if n.status == "applied")
+    if move.refusal is not None and not applied:
+        return "rejected", move.refusal, ()
+    if move.dealt:
+        return "applied", "cut; every player has cut: dealt", applied
+    if applied:
+        return "applied", "applied: " + "; ".join(applied), applied
+    if move.wants:
+        return "applied", "sent: " + ", ".join(move.wants), ()
+    reason = "; ".join(f"{n.command}: {n.message}" for n in move.notices)
+    return "rejected", reason[:2000] or "nothing to do while the players cut", ()
+
+
+def remind(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: list[Seated],
+    waited: str,
+    now: datetime,
+) -> None:
+    """Remind the humans who have not cut."""
+    for seat in waiting(game_row):
+        send_cut_mail(
+            ctx,
+            session,
+            game_row,
+            seats,
+            seat,
+            "reminder",
+            f"m{game_row.reminders_sent}-cut",
+            now,
+            reminder=waited,
+            unsolicited=True,
+        )
+
+
+def time_out(
+    ctx: Context, session: Session, game_row: m.Game, seats: list[Seated], now: datetime
+) -> None:
+    """The deadline passed before everyone cut: the game is aborted (it was never
+    dealt), and the humans are told."""
+    assert game_row.id is not None
+    names = ", ".join(seats[s].name for s in waiting(game_row))
+    reason = f"not everyone cut for the deal in time ({names})"
+    cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
+    update_row(
+        session,
+        game_row,
+        status=m.GameStatus.ABORTED.value,
+        status_reason=reason,
+        next_reminder_at=None,
+        deadline_at=None,
+        updated_at=now,
+    )
+    for seat in humans(game_row):
+        send_cut_mail(
+            ctx,
+            session,
+            game_row,
+            seats,
+            seat,
+            "aborted",
+            "t-cut",
+            now,
+            notices=[Notice("info", "", f"This game was aborted: {reason}. No cards were dealt.")],
+            unsolicited=True,
+            closing=True,
+        )
+
+
+def commit_new(game_row: m.Game, server_seed: str | None = None) -> None:
+    """Give a new game its server seed and commitment (before any deal)."""
+    seed = server_seed or new_server_seed()
+    game_row.server_seed = seed
+    game_row.commitment = commitment(seed)
+    game_row.entropy = []

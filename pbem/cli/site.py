@@ -83,10 +83,13 @@ def replay_file(
 def site(
     folder: Path,
 ) -> None:
-    """A static site of the finished games: index.html, games/ID.html (the replay page)
-    and games/ID.json (the archive); relative links only, servable by any web server."""
-    from pbem.render.site import game_page, site_game, site_index
+    """A static site of the finished games: index.html, standings.html, games/ID.html
+    (the replay page) and games/ID.json (the archive, without the players' addresses);
+    relative links only, servable by any web server."""
+    from pbem.render.site import game_page, public_archive, site_game, site_index, standings_page
+    from pbem.render.standings import standings_data
     from pbem.service import archive_bytes
+    from pbem.service.standings import finished_records
 
     svc = service()
     with Session(svc.db) as session:
@@ -103,16 +106,16 @@ def site(
         fail(f"cannot create {games_dir}: {exc.strerror or exc}")
     entries = []
     for game_id in ids:
-        data = guard(svc.export, game_id)
+        data = public_archive(guard(svc.export, game_id))
         write_page(games_dir / f"{game_id}.html", game_page(data))
         try:
             (games_dir / f"{game_id}.json").write_bytes(archive_bytes(data))
         except OSError as exc:
             fail(f"cannot write {games_dir / f'{game_id}.json'}: {exc.strerror or exc}")
         entries.append(site_game(data, f"games/{game_id}.html"))
-    # The standings page: ratings are not built yet. When they are, write
-    # folder / "standings.html" here and pass its relative href to site_index.
-    standings_href = None
-    write_page(folder / "index.html", site_index(entries, standings_href=standings_href))
+    with Session(svc.db) as session:
+        records = guard(finished_records, svc._ctx(), session)
+    write_page(folder / "standings.html", standings_page(standings_data(records).html))
+    write_page(folder / "index.html", site_index(entries, standings_href="standings.html"))
     games = f"{len(entries)} finished game{'' if len(entries) == 1 else 's'}"
     out.print(f"site of {games} written to {folder}")

@@ -1,6 +1,6 @@
 """``pbem site DIR``: a static site of the finished games — an index, each game's replay
-page and (when ratings exist) a standings page — with relative links only, so any web
-server (or a folder opened from disk) serves it."""
+page and archive, and the standings — with relative links only, so any web server (or a
+folder opened from disk) serves it. Nothing on it names a player's address."""
 
 from __future__ import annotations
 
@@ -62,6 +62,23 @@ def site_index(
     """The index page: the finished games, newest first as given."""
     env = _environment(str(templates or TEMPLATES))
     return env.get_template("site_index.html").render(games=games, standings_href=standings_href)
+
+
+def public_archive(archive: dict[str, Any]) -> dict[str, Any]:
+    """An archive to publish: the players' names without their addresses (everything
+    else, the deal proof included, as it is)."""
+    people = archive.get("players")
+    if not isinstance(people, list):
+        return archive
+    named = [{"name": p.get("name")} if isinstance(p, dict) else {} for p in people]
+    return {**archive, "players": named}
+
+
+def standings_page(fragment: str, templates: Path | None = None) -> str:
+    """The standings page around ``fragment`` (`pbem.render.standings.standings_data`'s
+    escaped HTML table)."""
+    env = _environment(str(templates or TEMPLATES))
+    return env.get_template("site_standings.html").render(fragment=fragment)
 
 
 def game_page(archive: dict[str, Any], templates: Path | None = None) -> str:

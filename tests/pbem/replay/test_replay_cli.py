@@ -124,16 +124,25 @@ def test_site_lists_finished_games_with_relative_links(
     assert result.exit_code == 0, result.output
     assert "site of 2 finished games" in result.stdout
     index = (site / "index.html").read_text(encoding="utf-8")
+    assert "@example.test" not in index
     links = re.findall(r'href="([^"]+)"', index)
-    assert sorted(links) == sorted([f"games/{two}.html", f"games/{four}.html"])
-    for link in links:
+    assert sorted(links) == sorted(["standings.html", f"games/{two}.html", f"games/{four}.html"])
+    standings = (site / "standings.html").read_text(encoding="utf-8")
+    assert 'href="index.html"' in standings and '<table class="standings">' in standings
+    for name in ("Alice", "Bob", "Carol", "Dave"):
+        assert name in standings
+    for link in [link for link in links if link.startswith("games/")]:
         page = site / link
         assert page.exists()
         data = _embedded(page.read_text(encoding="utf-8"))
-        # (The store keeps no deal proof yet: the page says the deals are not verifiable.)
-        assert data["over"] and data["seed"]
-        archive = json.loads(page.with_suffix(".json").read_text(encoding="utf-8"))
+        # An imported fair game keeps its deal proof: the page can check the deals.
+        assert data["over"] and data["seed"] and data["deal_proof"]["server_seed"]
+        published = page.with_suffix(".json").read_text(encoding="utf-8")
+        archive = json.loads(published)
         assert archive["seed"] == data["seed"]
+        for name in ("alice", "bob", "carol", "dave"):  # no player's address on the site
+            assert f"{name}@example.test" not in published
+        assert [p["name"] for p in archive["players"]][:2] == ["Alice", "Bob"]
     assert "Alice &amp; Carol" in index and "Bob &amp; Dave" in index
     assert "to 61" not in index and "<td>121</td>" in index
     assert "4 players (partners)" in index

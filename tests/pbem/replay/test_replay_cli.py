@@ -152,3 +152,23 @@ def test_site_lists_finished_games_with_relative_links(
     blocked.write_text("", encoding="utf-8")
     bad = run_cli(env, "site", str(blocked / "sub"))
     assert bad.exit_code == 1 and "cannot create" in bad.stderr
+
+
+def test_a_fair_game_waiting_for_its_cuts_has_no_replay_yet(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    from tests.e2e.helpers import ALICE, BOB, Harness
+
+    h = Harness.build(tmp_path, db_url, db_engine, fair_deals=True)
+    try:
+        game_id = h.service.new_game([ALICE, BOB], target=61)
+        h.step()
+        env = cli_env(tmp_path, db_url)
+        page = tmp_path / "x.html"
+        result = run_cli(env, "game", "replay", str(game_id), "--html", str(page), "--as", "Alice")
+        assert result.exit_code == 1 and "waits for the players' cuts" in result.stderr
+        assert not page.exists()
+        site = run_cli(env, "site", str(tmp_path / "site"))
+        assert site.exit_code == 0 and "site of 0 finished games" in site.stdout
+    finally:
+        h.close()

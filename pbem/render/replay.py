@@ -366,11 +366,18 @@ def replay_page(
     return ReplayPage(html=html, states=len(data["states"]), over=data["over"], seat=seat)
 
 
+def _compact(script: str) -> str:
+    """The script without its indentation and whole-line comments (a few KB less in
+    every page; the script has no multi-line strings, so lines can be trimmed)."""
+    lines = (line.strip() for line in script.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
 def render_page(data: dict[str, Any], templates: Path | None = None) -> str:
     """The HTML of a page holding ``data`` (`replay_data`'s)."""
     folder = templates or TEMPLATES
     env = _environment(str(folder))
-    script = (Path(folder) / "replay.js").read_text(encoding="utf-8")
+    script = _compact((Path(folder) / "replay.js").read_text(encoding="utf-8"))
     return env.get_template("replay.html").render(
         data=data, data_json=_json_for_script(data), script=script
     )

@@ -186,6 +186,19 @@
     return found;
   }
 
+  // Muggins games: the cards of a hand (or crib) counted earlier in this show, which
+  // stay face up. The search starts after the hand's deal step, whose events may still
+  // tell the previous hand's show.
+  function countedBefore(seat, what) {
+    var found = null;
+    for (var i = handStart[S[cur].h] + 1; i < cur; i++) {
+      S[i].ev.forEach(function (ev) {
+        if ((ev.k === "reveal" || ev.k === "claim") && ev.s === seat && ev.c && ev.w === what) found = ev.c;
+      });
+    }
+    return found;
+  }
+
   function drawTable(st) {
     var tb = $("table");
     tb.textContent = "";
@@ -200,10 +213,13 @@
         shown.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
         sp[1].appendChild(el("span", "small", "shown"));
       } else if (st.kept && (typeof hold === "number" ? hold : hold.length) === 0) {
-        var kept = st.kept[seat];
+        var kept = st.kept[seat], counted = countedBefore(seat, "hand");
         if (st.sh && st.sh[0] === seat && st.sh[1] === "hand") {
           st.sh[2].forEach(function (c) { sp[1].appendChild(cardEl(c)); });
           sp[1].appendChild(el("span", "small", "being counted"));
+        } else if (counted) {
+          counted.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+          sp[1].appendChild(el("span", "small", "counted"));
         } else if (typeof kept === "number") sp[1].appendChild(backs(kept));
         else if (!sees(seat)) sp[1].appendChild(backs(kept.length));
         else kept.forEach(function (c) { sp[1].appendChild(cardEl(c)); });

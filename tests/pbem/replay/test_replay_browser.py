@@ -409,3 +409,35 @@ def test_a_browser_without_crypto_subtle_says_so(
         assert page.evaluate("document.body.dataset.step") == "0"
     finally:
         context.close()
+
+
+def test_a_hand_counted_in_a_muggins_show_stays_face_up(
+    browser: Any, archives: dict[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    archive = archives[3]  # muggins
+    states = list(replay_archive(archive))
+    # A state in the show after one seat's hand was counted, while another is counted.
+    step, counted = next(
+        (i, e.seat)
+        for i, game in enumerate(states)
+        if game.phase == "show" and (entry := game.show_entry()) is not None
+        for e in game.events
+        if e.kind == "claim" and e.hand == game.hand_no and e.seat != entry[0]
+    )
+    game = states[step]
+    viewer = next(s for s in range(3) if s != counted and s != game.show_entry()[0])  # type: ignore[index]
+    path = _write(tmp_path, "game.html", replay_page(archive).html)
+    context, page = open_page(browser, path)
+    try:
+        page.select_option("#view", str(viewer))
+        page.locator("#slider").fill(str(step))
+        face_up = page.eval_on_selector_all(
+            f"#seat-{counted} .card:not(.back)", "cs => cs.map(c => c.dataset.card)"
+        )
+        assert sorted(face_up) == sorted(c.ascii for c in game.kept(counted))
+        waiting = [s for s in range(3) if s not in (counted, game.show_entry()[0])]  # type: ignore[index]
+        for seat in waiting:
+            if seat != viewer:
+                assert page.locator(f"#seat-{seat} .card.back").count() == 4
+    finally:
+        context.close()

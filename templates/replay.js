@@ -349,7 +349,52 @@
     return out;
   }
   function sha256(bytes) {
+    if (!SUBTLE) return Promise.resolve(sha256js(bytes));
     return crypto.subtle.digest("SHA-256", bytes).then(function (b) { return new Uint8Array(b); });
+  }
+  // SHA-256 (FIPS 180-4) for a browser or viewer without crypto.subtle.
+  var SUBTLE = typeof crypto !== "undefined" && !!crypto.subtle;
+  var K256 = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+  ];
+  function rotr(x, n) { return (x >>> n) | (x << (32 - n)); }
+  function sha256js(bytes) {
+    var len = bytes.length, n = ((len + 9 + 63) >> 6) << 6;
+    var m = new Uint8Array(n);
+    m.set(bytes);
+    m[len] = 0x80;
+    var dv = new DataView(m.buffer);
+    dv.setUint32(n - 8, Math.floor(len / 536870912), false);
+    dv.setUint32(n - 4, (len * 8) >>> 0, false);
+    var h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    var w = new Int32Array(64);
+    for (var off = 0; off < n; off += 64) {
+      var i;
+      for (i = 0; i < 16; i++) w[i] = dv.getInt32(off + i * 4, false);
+      for (i = 16; i < 64; i++) {
+        var s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+        var s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+        w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+      }
+      var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+      for (i = 0; i < 64; i++) {
+        var t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i]) | 0;
+        var t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+        k = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+      }
+      h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
+      h[4] = (h[4] + e) | 0; h[5] = (h[5] + f) | 0; h[6] = (h[6] + g) | 0; h[7] = (h[7] + k) | 0;
+    }
+    var out = new Uint8Array(32), odv = new DataView(out.buffer);
+    for (var j = 0; j < 8; j++) odv.setUint32(j * 4, h[j] >>> 0, false);
+    return out;
   }
   function hex(u8) {
     var s = "";
@@ -405,7 +450,6 @@
     var proof = D.deal_proof;
     if (!D.over) return { state: "hidden", text: "The deals can be verified when the game is over (the server seed is revealed then)." };
     if (!proof || !proof.commitment) return { state: "none", text: "This game's deals are not verifiable (no commitment)." };
-    if (typeof crypto === "undefined" || !crypto.subtle) return { state: "error", text: "This browser cannot compute SHA-256 here (no crypto.subtle); use pbem verify." };
     var S0 = proof.server_seed;
     if (typeof S0 !== "string") return { state: "mismatch", text: "Deal check failed: the server seed was not revealed." };
     var c = hex(await sha256(enc.encode(S0)));
@@ -452,5 +496,6 @@
     v.textContent = r.text;
   }
 
+  window.cribbageReplay = { sha256js: sha256js };  // for a test against Python's hashlib
   setup();
 })();

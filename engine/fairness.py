@@ -35,7 +35,7 @@ MAX_WORDS = 200
 NOT_VERIFIABLE = "this game's deals are not verifiable (no commitment)"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_UNSAFE = re.compile(r"[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]")
+_UNSAFE = re.compile(r"[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def commitment(server_seed: str) -> str:
@@ -49,8 +49,10 @@ def is_server_seed(text: str) -> bool:
 
 
 def clean_words(words: str) -> str:
-    """A player's cut words as they enter the entropy: control and unpaired surrogate
-    characters dropped, whitespace collapsed to single spaces, at most 200 characters."""
+    """A player's cut words as they enter the entropy: every character outside printable
+    ASCII (U+0020–U+007E) and U+00A0 and up (less surrogates, U+FFFE and U+FFFF) becomes
+    a space, runs of whitespace become one space, the ends are trimmed, then at most 200
+    characters (code points) are kept and the end trimmed again."""
     kept = _UNSAFE.sub(" ", words)
     return " ".join(kept.split())[:MAX_WORDS].strip()
 

@@ -152,20 +152,10 @@ def begin(
     clocks. A game with no human seat is dealt at once (its seed from ``S`` alone)."""
     if not humans(game_row):
         return deal(ctx, session, game_row, now)[0]
-    update_row(session, game_row, **play.clock_values(ctx, _no_game(), now))
+    update_row(session, game_row, **play.clock_values(ctx, None, now))
     for seat in humans(game_row):
         send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
     return None
-
-
-def _no_game() -> Any:
-    """Stands for the game in `play.clock_values` before there is one (never over)."""
-
-    class _Waiting:
-        is_over = False
-        outcome = None
-
-    return _Waiting()
 
 
 def deal(

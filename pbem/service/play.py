@@ -286,10 +286,10 @@ def after_moves(
 
 
 def clock_values(
-    ctx: Context, game: Game, now: datetime, start: datetime | None = None
+    ctx: Context, game: Game | None, now: datetime, start: datetime | None = None
 ) -> dict[str, Any]:
     """The game row's clocks after a move (and its outcome when it is over); they run
-    from ``start`` (default: now)."""
+    from ``start`` (default: now). ``game`` None: a fair game not dealt yet."""
     reminder = timedelta(hours=ctx.settings.reminder_hours)
     timeout = timedelta(days=ctx.settings.timeout_days)
     begin = start or now
@@ -299,7 +299,7 @@ def clock_values(
         "next_reminder_at": begin + reminder if ctx.settings.reminder_hours else None,
         "deadline_at": begin + timeout if ctx.settings.timeout_days else None,
     }
-    if game.is_over and game.outcome is not None:
+    if game is not None and game.is_over and game.outcome is not None:
         values.update(
             status=m.GameStatus.FINISHED.value,
             outcome=game.outcome.to_json(),

@@ -221,3 +221,22 @@ def test_standings_by_mail_answer_only_the_asker(fair: Harness) -> None:
     # In a game's thread too.
     fair.answer(BOB[0], "standings")
     assert "Standings" in str(fair.latest(BOB[0])["Subject"])
+
+
+def test_the_admin_resends_or_aborts_a_game_waiting_for_its_cuts(fair: Harness) -> None:
+    game_id = fair.service.new_game([ALICE, BOB], target=61)
+    fair.step()
+    before = fair.counts((ALICE[0], BOB[0]))
+    assert fair.service.resend(game_id) == 2
+    fair.step()
+    assert fair.counts((ALICE[0], BOB[0])) == {a: n + 1 for a, n in before.items()}
+    assert "Please cut" in str(fair.latest(BOB[0])["Subject"])
+    with pytest.raises(ServiceError, match="cannot make it paused"):
+        fair.service.set_status(game_id, "paused")
+    fair.service.set_status(game_id, "aborted", "a test")
+    fair.step()
+    assert fair.game_row(game_id).status == "aborted"
+    told = text_of(fair.latest(ALICE[0]))
+    assert "aborted" in told and "No cards were dealt" in told and "cut 17" not in told
+    with pytest.raises(ServiceError, match="not dealt yet"):
+        fair.service.export(game_id)

@@ -42,6 +42,9 @@ def test_derive_is_length_prefixed_concatenation_hashed() -> None:
     assert derive_seed(S, [E0, E1]) == hashlib.sha256(blob).hexdigest()
     # A known vector, for other checkers (the browser verifier tests the same).
     assert derive_seed("a", ["b"]) == hashlib.sha256(b"\0\0\0\x01a\0\0\0\x01b").hexdigest()
+    assert derive_seed("a", ["b"]) == (
+        "16275ef0f5d0eb9dd9e0a53277549fda5c886358a6872df23c797b13e11455bc"
+    )
     # The lengths make the split unambiguous: "ab"+"c" differs from "a"+"bc".
     assert derive_seed("x", ["ab", "c"]) != derive_seed("x", ["a", "bc"])
     assert derive_seed(S, []) != derive_seed(S, [""])
@@ -52,7 +55,8 @@ def test_entropy_text_keeps_the_brackets_and_cleans_the_words() -> None:
     assert entropy_text("id@x", "") == "<id@x>"
     assert entropy_text("<id@x>", "\x00\x1b[31m") == "<id@x> [31m"
     assert len(clean_words("z" * 500)) == 200
-    assert clean_words("é ü ♥") == "é ü ♥"
+    assert clean_words("é ü ♥ 🂡") == "é ü ♥ 🂡"
+    assert clean_words("a\u200b b") == "a\u200b b"  # printable beyond ASCII is kept
 
 
 def finished(players: int = 2) -> tuple[dict[str, Any], str]:

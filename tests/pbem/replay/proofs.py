@@ -72,7 +72,9 @@ def proof_archive(
     s = server_seed or hashlib.sha256(f"server {players} {target}".encode()).hexdigest()
     cuts = {
         seat: f"<cut.{seat}.{players}@example.test> {word}"
-        for seat, word in zip(range(players), ["17 lucky", "elephant", "", "42"], strict=False)
+        for seat, word in zip(
+            range(players), ["17 lucky", "elephant 🐘 ♥ ünïcode", "", "42"], strict=False
+        )
     }
     proof, seed = deal_proof(s, cuts, revealed=stop_after is None)
     game = played_game(players, seed, target=target, stop_after=stop_after, muggins=muggins)

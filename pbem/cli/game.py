@@ -46,9 +46,13 @@ def game_new(
     computer: Annotated[
         bool, typer.Option("--computer", help="Fill the last seat with the computer.")
     ] = False,
-    seed: Annotated[str | None, typer.Option("--seed", help="Fix the deal (for tests).")] = None,
+    seed: Annotated[
+        str | None,
+        typer.Option("--seed", help="Fix the deal (tests, demos): the deals are not verifiable."),
+    ] = None,
 ) -> None:
-    """Start a game and mail every player their first hand."""
+    """Start a game and mail every player their first hand (with fair_deals on and no
+    --seed: the request to cut for the deal first)."""
     svc = service()
     people = [_parse_player(p) for p in players]
     robots: list[int] = []

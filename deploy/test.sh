@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command.  On a fresh Debian machine (as root) it installs
 # everything the tests need — the package with its test extras, the real mail
-# servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running —
-# and runs the whole test suite.  Extra arguments go to pytest.
+# servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running,
+# Debian's chromium for the browser tests — and runs the whole test suite.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,13 @@ if ! command -v systemd-analyze >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -q --no-install-recommends systemd >/dev/null 2>&1 \
     || { apt-get update -q >/dev/null; apt-get install -y -q --no-install-recommends systemd >/dev/null; }
+fi
+
+echo "== chromium (the replay page's browser tests drive Debian's chromium with Playwright)"
+if ! command -v chromium >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null; apt-get install -y -q --no-install-recommends chromium >/dev/null; }
 fi
 
 echo "== tests"

@@ -340,6 +340,10 @@ class Game:
     def laid_away(self, seat: int) -> tuple[Card, ...]:
         return self._s.laid_away[seat]
 
+    def crib(self) -> tuple[Card, ...]:
+        """The cards in the crib now (hidden from every player until the crib is shown)."""
+        return tuple(self._s.crib)
+
     @property
     def crib_size(self) -> int:
         return len(self._s.crib)

@@ -254,7 +254,11 @@ def parse_line(line: str) -> Command | None:
         if verb in ("go", "accept", "muggins") and any(_is_card_word(w) for w in rest):
             return None
         return Command(verb, (), line.strip())
-    if verb == "mail" and rest and not any(w in MAIL_CHOICES or w in MAIL_PARTS for w in rest):
+    if (
+        verb == "mail"
+        and rest
+        and not any(w in MAIL_CHOICES or w in MAIL_PARTS or w == "replay" for w in rest)
+    ):
         return None  # "mail me later": not the mail setting
     if verb in _SETTING_ALIASES.values():
         return _setting_command(verb, words, rest, line)
@@ -685,6 +689,24 @@ def mail_parts(command: Command) -> str | None:
     if len(parts) > 1:
         raise InvalidSyntaxError("mail which parts? 'mail text', 'mail html' or 'mail both'")
     return parts.pop() if parts else None
+
+
+# ``mail replay on|off``: the words after "replay".
+REPLAY_SWITCH = {"on": True, "yes": True, "off": False, "no": False, "none": False}
+
+
+def mail_replay(command: Command) -> bool | None:
+    """``True`` for ``mail replay`` / ``mail replay on``, ``False`` for ``mail replay off``;
+    None when the command does not name the replay.
+
+    Raises ``InvalidSyntaxError`` for both ``on`` and ``off``.
+    """
+    if "replay" not in command.args:
+        return None
+    switches = {REPLAY_SWITCH[w] for w in command.args if w in REPLAY_SWITCH}
+    if len(switches) > 1:
+        raise InvalidSyntaxError("mail replay on or off? 'mail replay on' or 'mail replay off'")
+    return switches.pop() if switches else True
 
 
 def mail_frequency(command: Command) -> bool | None:

@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     away_days_per_game: int = Field(
         14, ge=0, description="days a player may be 'away' (clocks stopped) in each game"
     )
+    mail_replay: bool = Field(
+        True,
+        description="whether the game-over mail attaches the game's replay page (HTML) for "
+        "a player who has not said 'mail replay on' or 'mail replay off'",
+    )
     max_message_bytes: int = Field(1_000_000, gt=0)
     max_per_sender_per_hour: int = Field(120, gt=0)
     match_plus_tags: bool = Field(

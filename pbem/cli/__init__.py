@@ -10,7 +10,8 @@ joins them into one ``app``, in the order ``pbem --help`` lists them:
 - :mod:`pbem.cli.serve`: ``status``, ``serve``, ``demo``;
 - :mod:`pbem.cli.fair`: ``verify``, ``standings``;
 - :mod:`pbem.cli.game`: ``game`` (new, rematch, list, show, stalled, resend, pause,
-  resume, abort), with :mod:`pbem.cli.archive`: ``game replay``, ``export``, ``import``.
+  resume, abort), with :mod:`pbem.cli.archive`: ``game replay``, ``export``, ``import``;
+- :mod:`pbem.cli.site`: ``replay FILE --html OUT``, ``site DIR``.
 
 Every user mistake (a bad config, an unknown game, a malformed file) prints one
 clear line on stderr and exits 1 — no tracebacks.
@@ -24,7 +25,7 @@ from typing import Annotated
 
 import typer
 
-from pbem.cli import admin, archive, fair, game, mail, serve
+from pbem.cli import admin, archive, fair, game, mail, serve, site
 from pbem.cli.base import out, package_version, state
 from pbem.logsetup import configure_logging
 
@@ -38,6 +39,7 @@ app = typer.Typer(
 app.add_typer(admin.commands)
 app.add_typer(mail.commands)
 app.add_typer(serve.commands)
+app.add_typer(site.commands)
 app.add_typer(fair.commands)
 game.game_app.add_typer(archive.commands)
 app.add_typer(game.game_app, name="game")

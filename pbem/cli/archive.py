@@ -22,7 +22,12 @@ commands = typer.Typer()  # no name: its commands join the group it is added to 
 
 
 @commands.command(
-    "replay", epilog=examples("pbem game replay 12 --verify", "pbem game replay 12 --as Bob")
+    "replay",
+    epilog=examples(
+        "pbem game replay 12 --verify",
+        "pbem game replay 12 --as Bob",
+        "pbem game replay 12 --html game-12.html",
+    ),
 )
 def game_replay(
     game_id: int,
@@ -32,6 +37,14 @@ def game_replay(
     as_player: Annotated[
         str | None, typer.Option("--as", help="Replay as one player sees it.")
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the replay as one self-contained HTML page to this file (a game "
+            "still running: only --as PLAYER's view).",
+        ),
+    ] = None,
 ) -> None:
     """Step through an archived game, state by state."""
     from engine.actions import action_from_json
@@ -39,6 +52,10 @@ def game_replay(
     from pbem.store.games import load_actions
 
     svc = service()
+    if html is not None:
+        _write_html(svc, game_id, as_player, html)
+        if not verify:
+            return
     with Session(svc.db) as session:
         game_row = guard(svc.get_game, session, game_id)
         seats = svc._seats(session, game_id)
@@ -80,6 +97,32 @@ def game_replay(
             f"scores {list(o.scores)}",
             highlight=False,
         )
+
+
+def _write_html(svc: Service, game_id: int, as_player: str | None, path: Path) -> None:
+    """``game replay --html``: the game's replay page, as ``as_player`` sees it when given."""
+    from pbem.render.replay import ReplayPageError, replay_page
+
+    data = guard(svc.export, game_id)
+    seat = None
+    if as_player is not None:
+        with Session(svc.db) as session:
+            seat = seat_for(svc, session, game_id, as_player)
+    try:
+        page = replay_page(data, seat=seat)
+    except ReplayPageError as exc:
+        fail(f"game {game_id}: {exc}")
+    write_page(path, page.html)
+    whose = "" if seat is None else f" as {data['players'][seat]['name'] or 'seat ' + str(seat)}"
+    out.print(f"replay of game {game_id}{whose} written to {path} ({page.states} steps)")
+
+
+def write_page(path: Path, text: str) -> None:
+    """Write an HTML page; a folder that does not exist or cannot be written is one line."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def _action_seen_by(action: Action, seat: int | None) -> str:

@@ -52,9 +52,13 @@ def game_new(
         str | None,
         typer.Option("--level", help=f"The computer's level: {', '.join(computer_levels())}."),
     ] = None,
-    seed: Annotated[str | None, typer.Option("--seed", help="Fix the deal (for tests).")] = None,
+    seed: Annotated[
+        str | None,
+        typer.Option("--seed", help="Fix the deal (tests, demos): the deals are not verifiable."),
+    ] = None,
 ) -> None:
-    """Start a game and mail every player their first hand."""
+    """Start a game and mail every player their first hand (with fair_deals on and no
+    --seed: the request to cut for the deal first)."""
     if level is not None and not computer:
         fail("--level is the computer's level: add --computer")
     if level is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +59,11 @@ from pbem.store.throttle import error_throttle_allows
 
 # The game-over mail's line on the archive (the ``archive`` reply sends it).
 ARCHIVE_HINT = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
+# The same mail's line on its attached replay page (``mail replay on|off``).
+REPLAY_HINT = (
+    "The attached {name} replays the whole game in a web browser, step by step, and "
+    "checks its deals (it needs no network). "
+)
 
 
 def mail_context(
@@ -140,6 +146,7 @@ def turn_mails(
     # The talk any seat has not heard, in one query for all of them.
     heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
     unheard = talk.since(session, game_row, min(heard, default=0))
+    replay = ReplayAttachment(game_row, game, seats) if game.is_over else None
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
@@ -165,12 +172,40 @@ def turn_mails(
         said = with_talk(session, game_row, seats, seated, unheard)
         about = mail_context(game_row, seats, seat, mine, start, said, over=game.is_over)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
+        if replay is not None and wants_replay(ctx, seated.player):
+            name, page = replay.page(seat)
+            envelope["attachments"].append((name, "text/html", page))
+            about = replace(about, archive_hint=REPLAY_HINT.format(name=name) + ARCHIVE_HINT)
         job = TurnMailJob(view, about, envelope)
         if ctx.maker is not None:
             # In a batch: made while the batch goes on (see pbem.renderer).
             queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
         else:
             queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
+
+
+def wants_replay(ctx: Context, player: m.Player) -> bool:
+    """Whether ``player``'s game-over mail attaches the replay page: their own ``mail
+    replay on|off``, else the configuration's ``mail_replay``."""
+    return ctx.settings.mail_replay if player.mail_replay is None else player.mail_replay
+
+
+class ReplayAttachment:
+    """A finished game's replay page (`pbem.render.replay`) for each player's game-over
+    mail: the game is replayed once, and each seat's page opens in that seat's view."""
+
+    def __init__(self, game_row: m.Game, game: Game, seats: Sequence[Seated]) -> None:
+        self.game_row, self.game, self.seats = game_row, game, seats
+        self._data: dict[str, Any] | None = None
+
+    def page(self, seat: int) -> tuple[str, bytes]:
+        """The attachment's file name and bytes for ``seat``."""
+        from pbem.render.replay import render_page, replay_data
+
+        if self._data is None:
+            self._data = replay_data(game_archive(self.game_row, self.game, self.seats))
+        html = render_page({**self._data, "seat": seat})
+        return f"cribbage-{self.game_row.id}.html", html.encode("utf-8")
 
 
 def reply_view(
@@ -500,6 +535,8 @@ def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[
         extra["match"] = dict(game_row.match_info)
     if game_row.rematch_of is not None:
         extra["rematch_of"] = game_row.rematch_of
+    if game_row.finished_at is not None:
+        extra["finished_at"] = game_row.finished_at.isoformat()
     return to_archive(
         game,
         game_id=game_row.id,

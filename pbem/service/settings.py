@@ -1,7 +1,8 @@
 """settings: a player's own settings, set by mail — in a game mail or to the plain address.
 
 ``mail all`` / ``mail turns`` (how often), ``mail text`` / ``mail html`` / ``mail both``
-(which parts each mail carries), ``name`` (the name the other players see) and ``stop`` /
+(which parts each mail carries), ``mail replay on|off`` (whether the game-over mail
+attaches the game's replay page), ``name`` (the name the other players see) and ``stop`` /
 ``start`` (no mail from the service but the answers to the player's own mail). Each is
 kept on the player's row, so it holds in every game of theirs; each is answered with a
 notice saying what now holds. ``away`` / ``back`` live in `pbem.service.away`. Nothing
@@ -15,7 +16,7 @@ from datetime import datetime
 from sqlmodel import Session
 
 from engine import InvalidSyntaxError
-from pbem.commands import Command, mail_frequency, mail_parts
+from pbem.commands import Command, mail_frequency, mail_parts, mail_replay
 from pbem.render import Notice
 from pbem.service.away import come_back, go_away
 from pbem.service.context import Context
@@ -63,20 +64,21 @@ def apply_setting(
 
 def set_mail(session: Session, player: m.Player, cmd: Command) -> Notice:
     """``mail all|turns`` and ``mail text|html|both``: each word sets its own choice."""
+    choices = "mail all, mail turns, mail text, mail html, mail both, mail replay on|off"
     try:
         every = mail_frequency(cmd)
         parts = mail_parts(cmd)
+        replay = mail_replay(cmd)
     except InvalidSyntaxError as exc:
-        return Notice(
-            "refused", str(cmd), str(exc), "mail all, mail turns, mail text, mail html, mail both"
-        )
-    if every is None and parts is None:
+        return Notice("refused", str(cmd), str(exc), choices)
+    if every is None and parts is None and replay is None:
         return Notice(
             "refused",
             str(cmd),
             "mail how? 'mail all' or 'mail turns' (how often), "
-            "'mail text', 'mail html' or 'mail both' (which parts)",
-            "mail all, mail turns, mail text, mail html, mail both",
+            "'mail text', 'mail html' or 'mail both' (which parts), "
+            "'mail replay on' or 'mail replay off' (the replay page with the result)",
+            choices,
         )
     said: list[str] = []
     changes: dict[str, object] = {}
@@ -91,6 +93,13 @@ def set_mail(session: Session, player: m.Player, cmd: Command) -> Notice:
     if parts is not None:
         changes["mail_parts"] = parts
         said.append(_PARTS_WORDS[parts])
+    if replay is not None:
+        changes["mail_replay"] = replay
+        said.append(
+            "The mail with a game's result will carry its replay page (an HTML file)."
+            if replay
+            else "The mail with a game's result will carry no replay page."
+        )
     update_row(session, player, **changes)
     return Notice("applied", str(cmd), " ".join(said))
 

@@ -79,6 +79,9 @@ class Player(SQLModel, table=True):
     mail_parts: str = Field(default="both", sa_column_kwargs={"server_default": "both"})
     # "stop": no mail but the answers to the player's own mail, until "start".
     stopped: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # "mail replay on|off": whether the game-over mail attaches the replay page; None
+    # follows the configuration's mail_replay.
+    mail_replay: bool | None = None
     # "away": the player's clocks stand still until then.
     away_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
 

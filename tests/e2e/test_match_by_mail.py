@@ -168,7 +168,9 @@ def test_play_computer_match_starts_the_next_game_when_one_ends(harness: Harness
     assert h.game(second).settings.first_dealer == 0  # Alice lost: she deals
     reply_in(h, A, second, "resign")
     text = flat(game_mails(h, A, second)[-1])
-    assert "You 0, Computer (medium) 2 — Computer (medium) wins the match; the match is over." in text
+    assert (
+        "You 0, Computer (medium) 2 — Computer (medium) wins the match; the match is over." in text
+    )
     assert last_game(h) == second
     assert h.count(COMPUTER) == 0
 

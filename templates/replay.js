@@ -1,0 +1,501 @@
+// The replay page's script: draws one embedded state at a time and verifies the deals.
+// Plain DOM, no framework, no network. Every text from the data goes in as text nodes.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("replay-data").textContent);
+  var S = D.states;
+  var N = S.length;
+  var cur = N - 1;
+  var mode = D.seat === null || D.seat === undefined ? "all" : String(D.seat);
+  var SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+  // Holes in a row of the board: fewer on a narrow screen, so the pegs stay large enough.
+  var PER_ROW = window.innerWidth < 560 ? 20 : 30;
+  var $ = function (id) { return document.getElementById(id); };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  // Text with its cards' red suits coloured: "5♥" becomes a red span.
+  function words(parent, text) {
+    var re = /(10|[2-9AJQK])([\u2665\u2666])/g, last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+      parent.appendChild(el("span", "red", m[0]));
+      last = re.lastIndex;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+    return parent;
+  }
+
+  function cardEl(ascii, who) {
+    var suit = ascii.slice(-1), rank = ascii.slice(0, -1);
+    var c = el("span", "card" + (suit === "H" || suit === "D" ? " red" : ""), rank + SUITS[suit]);
+    c.setAttribute("data-card", ascii);
+    if (who !== undefined) {
+      var w = el("span", "who", D.names[who]);
+      w.style.color = sideOf(who).colour;
+      c.appendChild(w);
+    }
+    return c;
+  }
+
+  function backs(n) {
+    var f = document.createDocumentFragment();
+    for (var i = 0; i < n; i++) {
+      var b = el("span", "card back", "?");
+      b.setAttribute("aria-label", "hidden card");
+      f.appendChild(b);
+    }
+    return f;
+  }
+
+  function sideOf(seat) { return D.sides[D.players === 4 ? seat % 2 : seat]; }
+
+  // What the current view may see: everything, or one seat's own cards and the public.
+  function sees(seat) { return mode === "all" || String(seat) === mode; }
+  function eventText(ev) {
+    if (ev.p === undefined || ev.p === null || sees(ev.p)) return ev.t;
+    return ev.m || null;
+  }
+
+  // -- the peg board --------------------------------------------------------------------
+  var rows = Math.ceil((D.target - 1) / PER_ROW);
+  var lane = 11, band = D.sides.length * lane + 12, left = 34;
+  function holeX(k) { return left + k * 10 + Math.floor(k / 5) * 6; }
+  var width = holeX(PER_ROW - 1) + 30;
+  function holeAt(side, n) {
+    if (n >= D.target) n = D.target;
+    if (n <= 0) return { x: n === 0 ? 16 : 8, y: 14 + side * lane };
+    if (n === D.target) return { x: holeX(PER_ROW - 1) + 18, y: 14 + (rows - 1) * band + side * lane };
+    var row = Math.floor((n - 1) / PER_ROW), k = (n - 1) % PER_ROW;
+    return { x: holeX(k), y: 14 + row * band + side * lane };
+  }
+  function svg(tag, attrs) {
+    var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function drawBoard() {
+    var b = $("board");
+    b.setAttribute("viewBox", "0 0 " + width + " " + (rows * band + 4));
+    D.sides.forEach(function (side) {
+      var s = side.side;
+      [0, -1].forEach(function (n) {
+        var p = holeAt(s, n);
+        b.appendChild(svg("circle", { cx: p.x, cy: p.y, r: 2.2, class: "hole", id: "h" + s + "-s" + (n === 0 ? 0 : 1) }));
+      });
+      for (var n = 1; n <= D.target; n++) {
+        var p = holeAt(s, n);
+        b.appendChild(svg("circle", { cx: p.x, cy: p.y, r: n === D.target ? 3 : 1.7, class: "hole", id: "h" + s + "-" + n }));
+      }
+    });
+    for (var r = 1; r < rows; r++) {  // row 0 begins with the start holes
+      var t = svg("text", { x: 2, y: 14 + r * band + (D.sides.length - 1) * lane / 2 + 2.5, class: "label" });
+      t.textContent = String(r * PER_ROW + 1);
+      b.appendChild(t);
+    }
+    D.sides.forEach(function (side) {
+      ["back", "front"].forEach(function (which) {
+        b.appendChild(svg("circle", { r: 3.6, class: "peg " + which, fill: side.colour, id: "peg" + side.side + which[0], "data-side": side.side, "data-peg": which }));
+      });
+    });
+  }
+  function placePegs(st) {
+    D.sides.forEach(function (side) {
+      var s = side.side, front = st.f[s], back = st.b[s];
+      var pf = holeAt(s, front), pb = holeAt(s, back === 0 && front === 0 ? -1 : (back === 0 ? -1 : back));
+      var f = $("peg" + s + "f"), bk = $("peg" + s + "b");
+      f.setAttribute("cx", pf.x); f.setAttribute("cy", pf.y); f.setAttribute("data-pos", Math.min(front, D.target));
+      bk.setAttribute("cx", pb.x); bk.setAttribute("cy", pb.y); bk.setAttribute("data-pos", Math.min(back, D.target));
+    });
+  }
+
+  // -- one state ------------------------------------------------------------------------
+  var handStart = {};
+  S.forEach(function (st, i) { if (!(st.h in handStart)) handStart[st.h] = i; });
+  var hands = Object.keys(handStart).map(Number).sort(function (a, b) { return a - b; });
+
+  function render() {
+    var st = S[cur];
+    $("slider").value = cur;
+    $("hand").value = st.h;
+    $("where").textContent = "step " + cur + " of " + (N - 1) + " · hand " + st.h;
+    document.body.setAttribute("data-step", cur);
+    placePegs(st);
+    var sc = $("scores");
+    sc.textContent = "";
+    D.sides.forEach(function (side) {
+      var d = el("div", "side");
+      d.style.borderColor = side.colour;
+      d.setAttribute("data-side", side.side);
+      d.appendChild(el("span", "", side.name + " "));
+      var f = el("b", "front", st.f[side.side]);
+      d.appendChild(f);
+      d.appendChild(el("span", "small", " (back peg " + st.b[side.side] + ")"));
+      sc.appendChild(d);
+    });
+    var mv = $("move");
+    mv.textContent = "";
+    if (st.mv) {
+      var t = st.mv.m && !sees(st.mv.s) ? st.mv.m : st.mv.t;
+      words(mv, "Step " + cur + ": " + t);
+    } else {
+      mv.textContent = "Step 0: the deal";
+    }
+    var ul = $("step");
+    ul.textContent = "";
+    st.ev.forEach(function (ev) {
+      var text = eventText(ev);
+      if (text === null) return;
+      var li = words(el("li", ev.pts ? "score" : ""), text);
+      li.setAttribute("data-kind", ev.k);
+      ul.appendChild(li);
+    });
+    if (cur === N - 1 && D.result) ul.appendChild(el("li", "score", "Result: " + D.result));
+    drawTable(st);
+    var items = $("moves").querySelectorAll("li[data-step]");
+    for (var i = 0; i < items.length; i++) {
+      var on = Number(items[i].getAttribute("data-step")) === cur;
+      items[i].classList.toggle("now", on);
+      if (on) {
+        var list = $("moves"), top = items[i].offsetTop - list.offsetTop;
+        if (top < list.scrollTop || top > list.scrollTop + list.clientHeight - 20) list.scrollTop = top - 40;
+      }
+    }
+  }
+
+  function spot(title, id) {
+    var d = el("div", "spot");
+    if (id) d.id = id;
+    d.appendChild(el("h3", "", title));
+    var c = el("div", "cards");
+    d.appendChild(c);
+    return [d, c];
+  }
+
+  // The cards a seat's hand (or crib) showed in this step, if it was shown in it.
+  function shownIn(st, seat, what) {
+    var found = null;
+    st.ev.forEach(function (ev) {
+      if ((ev.k === "show" || ev.k === "reveal" || ev.k === "claim") && ev.s === seat && ev.c && (ev.w || "hand") === what) found = ev.c;
+    });
+    return found;
+  }
+
+  // Muggins games: the cards of a hand (or crib) counted earlier in this show, which
+  // stay face up. The search starts after the hand's deal step, whose events may still
+  // tell the previous hand's show.
+  function countedBefore(seat, what) {
+    var found = null;
+    for (var i = handStart[S[cur].h] + 1; i < cur; i++) {
+      S[i].ev.forEach(function (ev) {
+        if ((ev.k === "reveal" || ev.k === "claim") && ev.s === seat && ev.c && ev.w === what) found = ev.c;
+      });
+    }
+    return found;
+  }
+
+  function drawTable(st) {
+    var tb = $("table");
+    tb.textContent = "";
+    for (var seat = 0; seat < D.players; seat++) {
+      var sp = spot(D.names[seat], "seat-" + seat);
+      var h3 = sp[0].firstChild;
+      h3.style.color = sideOf(seat).colour;
+      if (st.d === seat) h3.appendChild(el("span", "dealer", "dealer"));
+      if (st.turn.indexOf(seat) >= 0 && st.ph !== "game_over") sp[0].classList.add("turn");
+      var hold = st.hold[seat], shown = shownIn(st, seat, "hand");
+      if (shown && (typeof hold === "number" ? hold : hold.length) === 0) {
+        shown.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+        sp[1].appendChild(el("span", "small", "shown"));
+      } else if (st.kept && (typeof hold === "number" ? hold : hold.length) === 0) {
+        var kept = st.kept[seat], counted = countedBefore(seat, "hand");
+        if (st.sh && st.sh[0] === seat && st.sh[1] === "hand") {
+          st.sh[2].forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+          sp[1].appendChild(el("span", "small", "being counted"));
+        } else if (counted) {
+          counted.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+          sp[1].appendChild(el("span", "small", "counted"));
+        } else if (typeof kept === "number") sp[1].appendChild(backs(kept));
+        else if (!sees(seat)) sp[1].appendChild(backs(kept.length));
+        else kept.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+      } else if (typeof hold === "number") sp[1].appendChild(backs(hold));
+      else if (!sees(seat)) sp[1].appendChild(backs(hold.length));
+      else hold.forEach(function (c) { sp[1].appendChild(cardEl(c)); });
+      tb.appendChild(sp[0]);
+    }
+    var crib = spot("Crib (" + D.names[st.d] + ")", "crib"), shownCrib = shownIn(st, st.d, "crib");
+    if (st.sh && st.sh[1] === "crib") shownCrib = st.sh[2];
+    if (shownCrib && st.ph !== "discard") shownCrib.forEach(function (c) { crib[1].appendChild(cardEl(c)); });
+    else if (typeof st.crib === "number") crib[1].appendChild(backs(st.crib));
+    else if (mode !== "all") crib[1].appendChild(backs(st.crib.length));
+    else st.crib.forEach(function (c) { crib[1].appendChild(cardEl(c)); });
+    tb.appendChild(crib[0]);
+    var starter = spot("Starter", "starter");
+    if (st.st) starter[1].appendChild(cardEl(st.st));
+    else starter[1].appendChild(el("span", "small", "not turned yet"));
+    tb.appendChild(starter[0]);
+    var count = spot("The count", "count");
+    count[1].appendChild(el("span", "count", st.cnt));
+    st.cc.forEach(function (sc) { count[1].appendChild(cardEl(sc[1], sc[0])); });
+    tb.appendChild(count[0]);
+  }
+
+  function buildMoves() {
+    var ol = $("moves"), hand = 0;
+    S.forEach(function (st, i) {
+      if (st.mv) {
+        var t = st.mv.m && !sees(st.mv.s) ? st.mv.m : st.mv.t;
+        var pts = 0, shows = [];
+        st.ev.forEach(function (ev) {
+          if (!ev.pts || eventText(ev) === null) return;
+          if (ev.k === "show" || ev.k === "claim") shows.push((ev.w === "crib" ? "crib " : D.names[ev.s] + " ") + ev.pts);
+          else pts += ev.pts;
+        });
+        var extra = [];
+        if (pts) extra.push("+" + pts);
+        if (shows.length) extra.push("the show: " + shows.join(", "));
+        var li = words(el("li"), t + (extra.length ? " (" + extra.join("; ") + ")" : ""));
+        li.setAttribute("data-step", i);
+        li.value = i;
+        li.addEventListener("click", function () { go(i); });
+        ol.appendChild(li);
+      }
+      if (st.h !== hand) {
+        hand = st.h;
+        ol.appendChild(el("li", "hand", "Hand " + hand + " — " + D.names[st.d] + " deals"));
+      }
+    });
+  }
+
+  function go(i) {
+    cur = Math.max(0, Math.min(N - 1, i));
+    render();
+  }
+  function prevHand() {
+    var st = S[cur], start = handStart[st.h];
+    if (cur > start) go(start);
+    else {
+      var k = hands.indexOf(st.h);
+      go(k > 0 ? handStart[hands[k - 1]] : 0);
+    }
+  }
+  function nextHand() {
+    var k = hands.indexOf(S[cur].h);
+    go(k + 1 < hands.length ? handStart[hands[k + 1]] : N - 1);
+  }
+
+  function setup() {
+    drawBoard();
+    var hs = $("hand");
+    hands.forEach(function (h) {
+      var o = el("option", "", String(h));
+      o.value = String(h);
+      hs.appendChild(o);
+    });
+    hs.addEventListener("change", function () { go(handStart[Number(hs.value)]); });
+    var vs = $("view");
+    var options = D.hidden ? [String(D.seat)] : ["all"].concat(D.names.map(function (_, i) { return String(i); }));
+    options.forEach(function (v) {
+      var o = el("option", "", v === "all" ? "everything" : D.names[Number(v)] + "'s view");
+      o.value = v;
+      vs.appendChild(o);
+    });
+    vs.value = mode;
+    vs.disabled = options.length < 2;
+    vs.addEventListener("change", function () {
+      mode = vs.value;
+      $("moves").textContent = "";
+      buildMoves();
+      render();
+    });
+    $("first").addEventListener("click", function () { go(0); });
+    $("prev").addEventListener("click", function () { go(cur - 1); });
+    $("next").addEventListener("click", function () { go(cur + 1); });
+    $("last").addEventListener("click", function () { go(N - 1); });
+    $("prevhand").addEventListener("click", prevHand);
+    $("nexthand").addEventListener("click", nextHand);
+    $("slider").addEventListener("input", function () { go(Number($("slider").value)); });
+    document.addEventListener("keydown", function (e) {
+      var t = e.target;
+      if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      var keys = {
+        ArrowLeft: function () { go(cur - 1); },
+        ArrowRight: function () { go(cur + 1); },
+        Home: function () { go(0); },
+        End: function () { go(N - 1); },
+        PageUp: prevHand,
+        PageDown: nextHand
+      };
+      if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+    });
+    buildMoves();
+    render();
+    verifyDeals().then(report, function (err) { report({ state: "error", text: "the deals could not be checked here: " + err }); });
+  }
+
+  // -- deal verification (pbem-deal/1) --------------------------------------------------
+  var enc = new TextEncoder();
+  function concat(parts) {
+    var n = 0;
+    parts.forEach(function (p) { n += p.length; });
+    var out = new Uint8Array(n), at = 0;
+    parts.forEach(function (p) { out.set(p, at); at += p.length; });
+    return out;
+  }
+  function sha256(bytes) {
+    if (!SUBTLE) return Promise.resolve(sha256js(bytes));
+    return crypto.subtle.digest("SHA-256", bytes).then(function (b) { return new Uint8Array(b); });
+  }
+  // SHA-256 (FIPS 180-4) for a browser or viewer without crypto.subtle.
+  var SUBTLE = typeof crypto !== "undefined" && !!crypto.subtle;
+  var K256 = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+  ];
+  function rotr(x, n) { return (x >>> n) | (x << (32 - n)); }
+  function sha256js(bytes) {
+    var len = bytes.length, n = ((len + 9 + 63) >> 6) << 6;
+    var m = new Uint8Array(n);
+    m.set(bytes);
+    m[len] = 0x80;
+    var dv = new DataView(m.buffer);
+    dv.setUint32(n - 8, Math.floor(len / 536870912), false);
+    dv.setUint32(n - 4, (len * 8) >>> 0, false);
+    var h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    var w = new Int32Array(64);
+    for (var off = 0; off < n; off += 64) {
+      var i;
+      for (i = 0; i < 16; i++) w[i] = dv.getInt32(off + i * 4, false);
+      for (i = 16; i < 64; i++) {
+        var s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+        var s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+        w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+      }
+      var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+      for (i = 0; i < 64; i++) {
+        var t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i]) | 0;
+        var t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+        k = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+      }
+      h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
+      h[4] = (h[4] + e) | 0; h[5] = (h[5] + f) | 0; h[6] = (h[6] + g) | 0; h[7] = (h[7] + k) | 0;
+    }
+    var out = new Uint8Array(32), odv = new DataView(out.buffer);
+    for (var j = 0; j < 8; j++) odv.setUint32(j * 4, h[j] >>> 0, false);
+    return out;
+  }
+  function hex(u8) {
+    var s = "";
+    for (var i = 0; i < u8.length; i++) s += (u8[i] < 16 ? "0" : "") + u8[i].toString(16);
+    return s;
+  }
+  // K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each human seat's cut.
+  function derive(serverSeed, entropy) {
+    var parts = [serverSeed].concat(entropy.slice().sort(function (a, b) { return a.seat - b.seat; }).map(function (e) { return e.text; }));
+    var chunks = [];
+    parts.forEach(function (p) {
+      var u = enc.encode(p), len = new Uint8Array(4);
+      new DataView(len.buffer).setUint32(0, u.length, false);
+      chunks.push(len, u);
+    });
+    return sha256(concat(chunks)).then(hex);
+  }
+  // engine/rng.py: word i = first 8 bytes of SHA-256(seed 0x00 label 0x00 i as 8 bytes).
+  var WORD = BigInt(1) << BigInt(64);
+  function stream(seed, label) {
+    var prefix = concat([enc.encode(seed), new Uint8Array([0]), enc.encode(label), new Uint8Array([0])]);
+    var counter = BigInt(0);
+    function word() {
+      var c = new Uint8Array(8);
+      new DataView(c.buffer).setBigUint64(0, counter, false);
+      counter += BigInt(1);
+      return sha256(concat([prefix, c])).then(function (d) { return new DataView(d.buffer).getBigUint64(0, false); });
+    }
+    function below(n) {
+      var nb = BigInt(n), limit = WORD - (WORD % nb);
+      return word().then(function (w) { return w < limit ? Number(w % nb) : below(n); });
+    }
+    return below;
+  }
+  function fullDeck() {
+    var out = [], labels = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+    labels.forEach(function (r) { "CDHS".split("").forEach(function (s) { out.push(r + s); }); });
+    return out;
+  }
+  async function shuffled(seed, label) {
+    var out = fullDeck(), below = stream(seed, label);
+    for (var i = out.length - 1; i > 0; i--) {
+      var j = await below(i + 1);
+      var t = out[i]; out[i] = out[j]; out[j] = t;
+    }
+    return out;
+  }
+  function sameSet(a, b) {
+    return a.length === b.length && a.slice().sort().join() === b.slice().sort().join();
+  }
+
+  async function verifyDeals() {
+    var proof = D.deal_proof;
+    if (!D.over) return { state: "hidden", text: "The deals can be verified when the game is over (the server seed is revealed then)." };
+    if (!proof || !proof.commitment) return { state: "none", text: "This game's deals are not verifiable (no commitment)." };
+    var S0 = proof.server_seed;
+    if (typeof S0 !== "string") return { state: "mismatch", text: "Deal check failed: the server seed was not revealed." };
+    var c = hex(await sha256(enc.encode(S0)));
+    if (c !== String(proof.commitment).toLowerCase()) return { state: "mismatch", text: "Deal check failed: SHA-256 of the server seed is not the commitment " + proof.commitment + "." };
+    var k = await derive(S0, proof.entropy || []);
+    if (k !== D.seed) return { state: "mismatch", text: "Deal check failed: the game's seed is not derived from the server seed and the players' cuts." };
+    var n = D.players, size = n === 2 ? 6 : 5, deals = 0, drawRound = 0, pending = null;
+    for (var i = 0; i < S.length; i++) {
+      var evs = S[i].ev;
+      for (var e = 0; e < evs.length; e++) {
+        var ev = evs[e];
+        if (ev.k === "draw") {
+          drawRound += 1;
+          var dp = await shuffled(D.seed, "draw/" + drawRound);
+          if (dp.slice(0, ev.c.length).join() !== ev.c.join()) return { state: "mismatch", text: "Deal check failed: the draw for the first deal (round " + drawRound + ") is not the shuffle's." };
+        } else if (ev.k === "deal") {
+          var hand = S[i].h;
+          var pack = await shuffled(D.seed, "hand/" + hand);
+          var dealt = [], pos = 0;
+          for (var s = 0; s < n; s++) dealt.push([]);
+          for (var r = 0; r < size; r++) for (var o = 0; o < n; o++) dealt[(ev.s + 1 + o) % n].push(pack[pos++]);
+          var cribCard = null;
+          if (n === 3) cribCard = pack[pos++];
+          pending = { hand: hand, dealt: dealt, starter: pack[pos], seen: {} };
+          if (n === 3 && !(Array.isArray(S[i].crib) && S[i].crib.length === 1 && S[i].crib[0] === cribCard)) return { state: "mismatch", text: "Deal check failed: hand " + hand + ": the crib's dealt card is not the shuffle's." };
+          deals += 1;
+        } else if (ev.k === "hand") {
+          if (!pending) return { state: "mismatch", text: "Deal check failed: cards dealt outside a deal." };
+          if (!sameSet(ev.c, pending.dealt[ev.s])) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": " + D.names[ev.s] + "'s dealt cards are not the shuffle's." };
+          pending.seen[ev.s] = true;
+        } else if (ev.k === "starter") {
+          if (!pending || ev.c[0] !== pending.starter) return { state: "mismatch", text: "Deal check failed: hand " + (pending ? pending.hand : "?") + ": the starter is not the shuffle's." };
+        }
+        if (ev.k === "deal" || ev.k === "hand") continue;
+        if (pending && Object.keys(pending.seen).length !== n) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": not every seat's dealt cards are recorded." };
+      }
+    }
+    if (pending && Object.keys(pending.seen).length !== n) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": not every seat's dealt cards are recorded." };
+    return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, the seed comes from it and the players' cuts, and every draw, deal and starter is the seed's shuffle." };
+  }
+  function report(r) {
+    var v = $("verify");
+    v.setAttribute("data-state", r.state);
+    v.textContent = r.text;
+  }
+
+  window.cribbageReplay = { sha256js: sha256js };  // for a test against Python's hashlib
+  setup();
+})();

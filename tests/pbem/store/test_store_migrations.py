@@ -40,6 +40,7 @@ TABLES = {
     "worker_lease",
     "transport_state",
     "invitation",
+    "watcher",
 }
 
 

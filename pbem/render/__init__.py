@@ -29,6 +29,7 @@ from pbem.render.mail import (
     render_error,
     render_help,
     render_history,
+    render_observer,
     render_reminder,
     render_turn,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "render_help",
     "render_help_games",
     "render_history",
+    "render_observer",
     "render_reminder",
     "render_turn",
     "render_which_game",

@@ -164,9 +164,7 @@ class OutboxSender:
                     if failed.status == m.OutboxStatus.PENDING.value
                     else "failed"
                 )
-            self._log_delivery(
-                row_id, result.recipient, outcome, result.error or "delivery failed"
-            )
+            self._log_delivery(row_id, result.recipient, outcome, result.error or "delivery failed")
 
         async def send_lane(lane: list[OutgoingMail]) -> None:
             try:

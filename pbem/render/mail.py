@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import replace
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any

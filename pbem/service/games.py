@@ -114,6 +114,10 @@ def start_game(
         thread_id=thread,
     )
     assert game_row.id is not None
+    if computer:
+        # A game against the computer may be watched; a human game when all agree.
+        game_row.observers = True
+        session.add(game_row)
     if answering is not None and answering[1]:
         for seated in seats_of(session, game_row.id):
             if seated.player.email == normalize_address(answering[0]):

@@ -23,7 +23,7 @@ from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, reply_address
 from pbem.render import GameLine, Notice, render_help_games, render_which_game
-from pbem.service import invitations, lobby, notify
+from pbem.service import invitations, lobby, notify, watch
 from pbem.service.context import (
     Context,
     Outcome,
@@ -298,6 +298,10 @@ def without_token(
             )
         reason = "; ".join(f"{n.command}: {n.message}" for n in notices)
         return finish(ctx, session, row, "rejected", reason[:2000], sender=player.email)
+    if not games and verbs & set(GAME_VERBS):
+        watched = watch.watching(session, player.id)
+        if watched:
+            return watch.refuse_move(ctx, session, row, mail, player, watched, now)
     lines = [game_line(ctx, session, g, player) for g in games]
     if "help" in verbs:
         notify.answer(

@@ -24,7 +24,7 @@ from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
 from pbem.render import Notice
 from pbem.render.games import render_my_games
-from pbem.service import invitations, notify
+from pbem.service import invitations, notify, watch
 from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
@@ -88,6 +88,8 @@ def handle(
                 ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
             )
         return my_games(ctx, session, row, mail, player, now)
+    if asked.verb in ("watch", "unwatch"):
+        return watch.handle(ctx, session, row, mail, player, asked, now)
     if asked.verb == "challenge":
         return invitations.challenge(ctx, session, row, mail, player, asked, now)
     if player is None:

@@ -35,6 +35,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
+from pbem.service import observe
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -123,6 +124,7 @@ def turn_mails(
             queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
         else:
             queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
+    observe.observer_mails(ctx, session, game_row, game, seats, now)
 
 
 def reply_view(

@@ -32,7 +32,8 @@ from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, load_game, stage
+from pbem.service.context import Context, Seated, is_computer, load_game, stage
+from pbem.service.observe import set_observers
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -125,6 +126,14 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             else:
                 wants.append("archive")
+            continue
+        if cmd.verb == "observers":
+            computer = [s for s in range(len(seats)) if is_computer(game_row, s)]
+            on = cmd.args[:1] == ("on",)
+            notice = set_observers(ctx, session, game_row, seats, seat, on, computer, ctx.clock())
+            notices.append(notice)
+            if "mail" not in wants:
+                wants.append("mail")
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())

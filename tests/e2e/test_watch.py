@@ -1,0 +1,199 @@
+"""Observers by mail, through the daemon, real Maildirs and both databases: ``watch`` /
+``unwatch``, ``observers on|off`` (all human players agree to on, any one turns it off),
+the limits, ``stop``, and an observer's move refused. Every observer mail is checked for
+hidden cards against the engine's state."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from engine import Card, Game, parse_card
+from engine import players as computer
+from pbem.bots import text_of
+from pbem.store import models as m
+from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, plain_mail
+
+A, B, C, D = ALICE[0], BOB[0], CAROL[0], DAVE[0]
+SERVICE = f"cribbage@{DOMAIN}"
+
+
+@pytest.fixture
+def open_lobby(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
+    harness = Harness.build(tmp_path, db_url, db_engine, lobby="open")
+    yield harness
+    harness.close()
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def ask(h: Harness, sender: str, body: str) -> None:
+    h.deliver(plain_mail(sender, SERVICE, body))
+
+
+def html_of(msg: EmailMessage) -> str:
+    part = msg.get_body(("html",))
+    return str(part.get_content()) if part is not None else ""
+
+
+def spellings(card: Card) -> list[str]:
+    return [str(card), card.ascii]
+
+
+def observer_hidden(game: Game, since: int) -> set[Card]:
+    """Cards nobody watching may know now: the pack, the crib, every hand — less what
+    was made public this hand (played, turned, shown) and the public events from
+    ``since`` (what the mail tells: a past hand's show names cards dealt again since)."""
+    state = game.state_json()
+    hidden = {parse_card(c) for c in state["pack"]} | {parse_card(c) for c in state["crib"]}
+    for seat in range(game.players):
+        hidden |= set(game.holding(seat)) | set(game.kept(seat)) | set(game.laid_away(seat))
+    public = {c for _, c, _ in game.plays} | set(game.showing())
+    if game.starter is not None:
+        public.add(game.starter)
+    for e in game.events:
+        if e.private_to is None and e.hand == game.hand_no:
+            public |= set(e.cards) | {c for i in e.items for c in i.cards}
+    starters = {e.hand: e.cards for e in game.events if e.kind == "starter"}
+    for e in game.events[since:]:
+        if e.private_to is None:
+            public |= set(e.cards) | {c for i in e.items for c in i.cards}
+            public |= set(starters.get(e.hand, ()))
+    return hidden - public
+
+
+def assert_no_hidden(msg: EmailMessage, game: Game, since: int) -> None:
+    """Neither part of an observer mail names a card hidden now, in any spelling; the
+    news it tells stays within the current hand."""
+    text, html = text_of(msg), html_of(msg)
+    for card in observer_hidden(game, since):
+        for spelling in spellings(card):
+            pattern = rf"(?<![0-9A-Za-z]){re.escape(spelling)}(?![0-9A-Za-z])"
+            assert not re.search(pattern, text), f"{card} hidden but in the text:\n{text}"
+            assert not re.search(pattern, html), f"{card} hidden but in the HTML"
+    assert not [p for p in msg.walk() if p.get_filename()], "an observer mail has no attachment"
+
+
+def computer_game(h: Harness) -> int:
+    game_id = h.service.new_game([ALICE, ("computer@pbem.test", "Computer")], computer=[1])
+    h.step()
+    return game_id
+
+
+def watchers(h: Harness, game_id: int) -> list[str]:
+    with Session(h.db) as session:
+        rows = session.exec(
+            select(m.Player.email)
+            .join(m.Watcher, m.Watcher.player_id == m.Player.id)  # type: ignore[arg-type]
+            .where(m.Watcher.game_id == game_id)
+        ).all()
+        return list(rows)
+
+
+def test_watch_a_computer_game_then_unwatch(open_lobby: Harness) -> None:
+    h = open_lobby
+    game_id = computer_game(h)
+    assert h.game_row(game_id).observers is True
+    ask(h, C, f"watch {game_id}")
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert watchers(h, game_id) == [C]
+    first = h.latest(C)
+    assert "Watching" in str(first["Subject"]) and SERVICE in str(first["Reply-To"])
+    assert "unwatch" in str(first["List-Unsubscribe"])
+    assert "You are watching game" in flat(text_of(first))
+    assert_no_hidden(first, h.game(game_id), len(h.game(game_id).events))
+    rng = random.Random(3)
+    for _ in range(12):
+        game = h.game(game_id)
+        if game.is_over:
+            break
+        before, since = h.count(C), len(game.events)
+        seat = game.to_act()[0]
+        h.move(game_id, computer.choose_action(game, seat, rng))
+        assert h.last_inbound().status == "applied", h.last_inbound().reason
+        assert h.count(C) == before + 1  # the public board after every move
+        new = h.latest(C)
+        assert str(new["In-Reply-To"]).strip("<>") in {
+            str(x["Message-ID"]).strip("<>") for x in h.received(C)
+        }
+        assert_no_hidden(new, h.game(game_id), since)
+    ask(h, C, "play 7c")
+    row = h.last_inbound()
+    assert row.status == "rejected" and "observer" in (row.reason or "")
+    assert "Observers cannot move" in str(h.latest(C)["Subject"])
+    ask(h, C, f"unwatch {game_id}")
+    assert watchers(h, game_id) == []
+    before = h.count(C)
+    game = h.game(game_id)
+    if not game.is_over:
+        h.move(game_id, computer.choose_action(game, game.to_act()[0], rng))
+        assert h.count(C) == before
+
+
+def test_a_human_game_opens_only_when_all_agree_and_any_player_closes_it(
+    open_lobby: Harness,
+) -> None:
+    h = open_lobby
+    game_id = h.new_game()
+    assert h.game_row(game_id).observers is False
+    ask(h, C, f"watch {game_id}")
+    assert h.last_inbound().status == "rejected"
+    assert "cannot be watched" in flat(text_of(h.latest(C)))
+    h.answer(A, "observers on")
+    assert h.game_row(game_id).observers is False
+    assert "when Bob agree" in flat(text_of(h.latest(A)))
+    h.answer(B, "observers on")
+    assert h.game_row(game_id).observers is True
+    ask(h, C, f"watch {game_id}")
+    assert watchers(h, game_id) == [C]
+    ask(h, A, f"watch {game_id}")  # a player does not watch their own game
+    assert "You play in game" in flat(text_of(h.latest(A)))
+    before = h.count(C)
+    h.answer(B, "observers off")
+    assert h.game_row(game_id).observers is False and watchers(h, game_id) == []
+    told = h.new_mail(C, before)
+    assert len(told) == 1 and "closed game" in flat(text_of(told[0]))
+    # Back on needs both again.
+    h.answer(A, "observers on")
+    assert h.game_row(game_id).observers is False
+
+
+def test_limits_stop_and_strangers(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
+    h = Harness.build(
+        tmp_path, db_url, db_engine, lobby="open", max_observers_per_game=1, max_watched_games=1
+    )
+    try:
+        one, two = computer_game(h), computer_game(h)
+        ask(h, C, f"watch {one}")
+        ask(h, D, f"watch {one}")
+        assert "as many observers as it may" in flat(text_of(h.latest(D)))
+        ask(h, C, f"watch {two}")
+        assert "as many as one may" in flat(text_of(h.latest(C)))
+        assert watchers(h, one) == [C] and watchers(h, two) == []
+        ask(h, C, "stop")
+        before = h.count(C)
+        game = h.game(one)
+        h.move(one, computer.choose_action(game, game.to_act()[0], random.Random(1)))
+        assert h.count(C) == before  # "stop" holds for observer mail too
+        ask(h, D, "watch 999")
+        assert "cannot be watched" in flat(text_of(h.latest(D)))
+    finally:
+        h.close()
+
+
+def test_invite_only_lobby_ignores_a_stranger_who_asks_to_watch(harness: Harness) -> None:
+    h = harness
+    game_id = computer_game(h)
+    before = h.count(C)
+    ask(h, C, f"watch {game_id}")
+    assert h.last_inbound().status == "ignored"
+    assert h.count(C) == before and watchers(h, game_id) == []

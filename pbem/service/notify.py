@@ -91,7 +91,9 @@ def turn_mails(
     """A turn mail to every player who needs one (`pbem.render.news`): its news run
     from the player's last turn mail (``since`` for a seat that has none on record).
     A player who sent ``stop`` gets none, unless theirs is the seat whose mail this
-    answers (``replying``)."""
+    answers (``replying``); a player in ``digest`` mode gets none while it is not their
+    turn (the news waits for their turn's mail; `pbem.service.digest`), unless the mail
+    must tell them a command of theirs was refused, or the game is over."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     for seated in seats:
@@ -104,6 +106,13 @@ def turn_mails(
         told = seated.seat.mailed_events
         start = since if told is None or told > len(game.events) else told
         view = player_view(game, seat, start)
+        if (
+            seated.player.digest
+            and seat not in game.to_act()
+            and not game.is_over
+            and all(n.status == "applied" for n in mine)
+        ):
+            continue  # "digest": news while it is not their turn waits for the digest
         if not (
             seated.player.mail_all
             or any(n.status != "applied" for n in mine)

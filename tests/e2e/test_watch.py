@@ -19,7 +19,17 @@ from engine import Card, Game, parse_card
 from engine import players as computer
 from pbem.bots import text_of
 from pbem.store import models as m
-from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, plain_mail
+from tests.e2e.helpers import (
+    ALICE,
+    BOB,
+    CAROL,
+    DAVE,
+    DOMAIN,
+    Harness,
+    cli_env,
+    plain_mail,
+    run_cli,
+)
 
 A, B, C, D = ALICE[0], BOB[0], CAROL[0], DAVE[0]
 SERVICE = f"cribbage@{DOMAIN}"
@@ -197,3 +207,19 @@ def test_invite_only_lobby_ignores_a_stranger_who_asks_to_watch(harness: Harness
     ask(h, C, f"watch {game_id}")
     assert h.last_inbound().status == "ignored"
     assert h.count(C) == before and watchers(h, game_id) == []
+
+
+def test_game_show_lists_the_observers(open_lobby: Harness) -> None:
+    h = open_lobby
+    game_id = computer_game(h)
+    env = cli_env(h.settings.data_dir, h.settings.db_url)
+    shown = run_cli(env, "game", "show", str(game_id))
+    assert shown.exit_code == 0, shown.output
+    assert "open to observers; 0 watching" in shown.output
+    ask(h, C, f"watch {game_id}")
+    ask(h, D, f"watch {game_id}")
+    shown = run_cli(env, "game", "show", str(game_id))
+    assert f"open to observers; 2 watching: {C}, {D}" in flat(shown.output)
+    human = h.new_game([ALICE, BOB])
+    shown = run_cli(env, "game", "show", str(human))
+    assert "closed to observers; 0 watching" in shown.output

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine import Action
+from engine import Action, Resign
 from engine import players as computer
 from pbem.bots import command_for, text_of, view_of
 from pbem.service import Service
@@ -155,3 +155,17 @@ def test_two_workers_send_one_digest_a_day(slow_clocks: Harness, db_url: str) ->
     assert not errors
     today = [r for r in h.outbox() if r.kind == "digest" and "2024-03-02" in r.message_id]
     assert len(today) == 1
+
+
+def test_no_digest_without_a_game_in_progress(slow_clocks: Harness) -> None:
+    h = slow_clocks
+    game_id = h.new_game([ALICE, BOB])
+    h.answer(A, "digest")
+    move(h, game_id, Resign(0))  # replying to her game mail, not to the digest
+    assert h.game_row(game_id).status == "finished"
+    before = sum(is_digest(m) for m in h.received(A))
+    at(h, 0, 8)
+    h.step()
+    at(h, 1, 8)
+    h.step()
+    assert sum(is_digest(m) for m in h.received(A)) == before

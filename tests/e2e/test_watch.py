@@ -223,3 +223,49 @@ def test_game_show_lists_the_observers(open_lobby: Harness) -> None:
     human = h.new_game([ALICE, BOB])
     shown = run_cli(env, "game", "show", str(human))
     assert "closed to observers; 0 watching" in shown.output
+
+
+def test_unwatch_when_not_watching_a_stopped_watcher_and_a_finished_game(
+    open_lobby: Harness,
+) -> None:
+    h = open_lobby
+    game_id = computer_game(h)
+    ask(h, C, f"unwatch {game_id}")
+    assert h.last_inbound().status == "ignored"  # a stranger is not answered
+    ask(h, C, f"watch {game_id}")
+    ask(h, C, f"unwatch {game_id}")
+    ask(h, C, f"unwatch {game_id}")
+    assert h.last_inbound().status == "rejected"
+    assert "You do not watch game" in flat(text_of(h.latest(C)))
+    ask(h, D, f"watch {game_id}")
+    ask(h, D, "stop")
+    ask(h, D, f"unwatch {game_id}")
+    ask(h, D, f"watch {game_id}")
+    assert h.last_inbound().status == "applied" and watchers(h, game_id) == [D]
+    assert "send 'start'" in flat(text_of(h.latest(D)))  # told, but no board
+    assert sum("You are watching game" in text_of(msg) for msg in h.received(D)) == 1
+    ask(h, C, f"watch {game_id}")
+    ask(h, C, f"watch {game_id}")
+    assert "You watch game" in flat(text_of(h.latest(C))) and "already" in flat(
+        text_of(h.latest(C))
+    )
+    h.answer(A, "resign")
+    assert h.game_row(game_id).status == "finished"
+    assert "Game over" in str(h.latest(C)["Subject"])  # the watchers see the end
+    ask(h, "erin@example.com", f"watch {game_id}")
+    assert "cannot be watched" in flat(text_of(h.latest("erin@example.com")))
+
+
+def test_a_watcher_blocked_later_gets_nothing(open_lobby: Harness) -> None:
+    h = open_lobby
+    game_id = computer_game(h)
+    ask(h, C, f"watch {game_id}")
+    env = cli_env(h.settings.data_dir, h.settings.db_url)
+    assert run_cli(env, "player", "block", C).exit_code == 0
+    h.clock.catch_up()
+    before = h.count(C)
+    game = h.game(game_id)
+    h.move(game_id, computer.choose_action(game, game.to_act()[0], random.Random(2)))
+    assert h.count(C) == before
+    ask(h, C, f"unwatch {game_id}")
+    assert h.last_inbound().status == "ignored"  # a blocked address is never answered

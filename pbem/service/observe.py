@@ -17,7 +17,14 @@ from sqlmodel import Session, col, select
 
 from engine import OBSERVER, Game, observer_view
 from pbem.mail.compose import compose
-from pbem.render import MailContext, Notice, RenderedMail, render_error, render_observer
+from pbem.render import (
+    MailContext,
+    Notice,
+    RenderedMail,
+    clean_name,
+    render_error,
+    render_observer,
+)
 from pbem.service.context import Context, Seated, display_name
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -237,3 +244,28 @@ def set_observers(
         return Notice("already", command, f"Game {game_row.id} is closed to observers already.")
     told = f" ({dropped} watcher{'s' if dropped != 1 else ''} told and dropped)" if dropped else ""
     return Notice("applied", command, f"Game {game_row.id} is closed to observers{told}.")
+
+
+def relay_talk(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    speaker: str,
+    text: str,
+    now: datetime,
+) -> int:
+    """Table talk (``say …``) to everyone watching ``game_row``: a short mail, "Alice
+    says: …", no cards and no board, threaded after the watcher's last mail of the game;
+    not to a watcher who said ``stop`` or is blocked, nor when the game is closed to
+    observers. ``text`` is the player's own words: the templates escape it. How many
+    mails were queued. (The hook for the table talk's followers.)"""
+    if not game_row.observers or game_row.id is None:
+        return 0
+    said = f"{clean_name(speaker, 60)} says: {clean_name(text, 500)}"
+    sent = 0
+    for watcher, player in watchers_of(session, game_row.id):
+        if player.stopped or player.blocked:
+            continue
+        tell_watcher(ctx, session, game_row, watcher, player, "Table talk", said, now)
+        sent += 1
+    return sent

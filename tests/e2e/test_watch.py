@@ -18,7 +18,9 @@ from sqlmodel import Session, select
 from engine import Card, Game, parse_card
 from engine import players as computer
 from pbem.bots import text_of
+from pbem.service.observe import relay_talk
 from pbem.store import models as m
+from pbem.store.db import session_scope
 from tests.e2e.helpers import (
     ALICE,
     BOB,
@@ -269,3 +271,30 @@ def test_a_watcher_blocked_later_gets_nothing(open_lobby: Harness) -> None:
     assert h.count(C) == before
     ask(h, C, f"unwatch {game_id}")
     assert h.last_inbound().status == "ignored"  # a blocked address is never answered
+
+
+def test_table_talk_reaches_the_watchers_escaped(open_lobby: Harness) -> None:
+    """The hook for table talk (``say``): relayed to each watcher, escaped in the HTML,
+    not to a watcher who said stop, nor once the game is closed to observers."""
+    h = open_lobby
+    game_id = computer_game(h)
+    ask(h, C, f"watch {game_id}")
+    ask(h, D, f"watch {game_id}")
+    ask(h, D, "stop")
+    before = h.count(D)
+
+    def relay(text: str) -> int:
+        with session_scope(h.db) as session:
+            row = session.get(m.Game, game_id)
+            assert row is not None
+            return relay_talk(h.service._ctx(), session, row, "Alice", text, h.clock())
+
+    assert relay("<b>well</b> played\x07 & good luck") == 1
+    h.step()
+    msg = h.latest(C)
+    assert "Table talk" in str(msg["Subject"])
+    assert "Alice says: <b>well</b> played & good luck" in flat(text_of(msg))
+    assert "&lt;b&gt;well&lt;/b&gt;" in html_of(msg) and "<b>well" not in html_of(msg)
+    assert h.count(D) == before
+    h.answer(A, "observers off")
+    assert relay("anyone there?") == 0

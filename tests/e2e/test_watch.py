@@ -17,10 +17,11 @@ from sqlmodel import Session, select
 
 from engine import Card, Game, parse_card
 from engine import players as computer
-from pbem.bots import text_of
+from pbem.bots import command_for, text_of, view_of
 from pbem.service.observe import relay_talk
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.transport.maildir import recipient_folder_name
 from tests.e2e.helpers import (
     ALICE,
     BOB,
@@ -29,8 +30,12 @@ from tests.e2e.helpers import (
     DOMAIN,
     Harness,
     cli_env,
+    hidden_from,
+    parse,
     plain_mail,
+    reply,
     run_cli,
+    view_cards,
 )
 
 A, B, C, D = ALICE[0], BOB[0], CAROL[0], DAVE[0]
@@ -298,3 +303,77 @@ def test_table_talk_reaches_the_watchers_escaped(open_lobby: Harness) -> None:
     assert h.count(D) == before
     h.answer(A, "observers off")
     assert relay("anyone there?") == 0
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # what mail says: one database
+def test_a_whole_watched_game_by_mail_shows_nobody_a_hidden_card(open_lobby: Harness) -> None:
+    """Three players (muggins: hands are claimed, mugged and revealed) and an observer,
+    to the end by mail: every mail anyone gets is scanned for the cards its recipient
+    may not see then (for a player: another's hand, the crib, the pack; for the
+    observer: every hand too), in the text, the HTML and the attached view."""
+    h = open_lobby
+    people = [ALICE, BOB, CAROL]
+    game_id = h.new_game(people, muggins=True, seed="watched-3")
+    for address, _ in people:
+        h.answer(address, "observers on")
+    ask(h, D, f"watch {game_id}")
+    assert watchers(h, game_id) == [D]
+    everyone = [*(a for a, _ in people), D]
+    seen = {address: new_files(h, address, set()) for address in everyone}
+    latest = {address: h.latest(address) for address in everyone}
+    told = dict.fromkeys(everyone, len(h.game(game_id).events))
+    rng = random.Random(11)
+    watched = 0
+    while not (game := h.game(game_id)).is_over:
+        move = computer.choose_action(game, game.to_act()[0], rng, "random")
+        mover, name = people[move.seat]
+        h.deliver(reply(latest[mover], mover, name, command_for(move)))
+        assert h.last_inbound().status == "applied", h.last_inbound().reason
+        game = h.game(game_id)
+        order = {row.message_id: row.id or 0 for row in h.outbox()}
+        for seat, address in enumerate(everyone):
+            files = new_files(h, address, seen[address])
+            new = sorted(
+                (parse((h.outbox_dir / folder(address) / path).read_bytes()) for path in files),
+                key=lambda msg: order[str(msg["Message-ID"])],
+            )
+            for msg in new:
+                if address == D:
+                    assert_no_hidden(msg, game, told[address])
+                    watched += 1
+                    continue
+                hidden = hidden_from(game, seat, game.events[told[address] :])
+                attached = view_of(msg)
+                texts = [text_of(msg), html_of(msg)]
+                for card in hidden:
+                    for text in texts:
+                        assert card_pattern(card).search(text) is None, (card, text)
+                    if attached is not None:
+                        assert card not in view_cards(attached), card
+            if new:
+                seen[address] |= files
+                latest[address] = new[-1]
+                told[address] = len(game.events)
+    assert watched > 20
+
+
+def folder(address: str) -> str:
+    return recipient_folder_name(address)
+
+
+def new_files(h: Harness, address: str, seen: set[str]) -> set[str]:
+    """The paths (``new/NAME``, ``cur/NAME``) of the messages to ``address`` not in
+    ``seen``."""
+    root = h.outbox_dir / folder(address)
+    found = {
+        f"{sub}/{entry.name}"
+        for sub in ("new", "cur")
+        if (root / sub).is_dir()
+        for entry in (root / sub).iterdir()
+    }
+    return found - seen
+
+
+def card_pattern(card: Card) -> re.Pattern[str]:
+    forms = "|".join(re.escape(s) for s in spellings(card))
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{forms})(?![0-9A-Za-z])")

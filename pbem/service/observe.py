@@ -118,8 +118,10 @@ def tell_watcher(
     title: str,
     said: str,
     now: datetime,
+    last: bool = False,
 ) -> None:
-    """A short notice to a watcher about the game (e.g. it closed to observers)."""
+    """A short notice to a watcher about the game (e.g. it closed to observers);
+    ``last``: the watcher's row is deleted in this transaction (nothing to remember)."""
     assert game_row.id is not None
     about = MailContext(
         game_id=game_row.id,
@@ -128,7 +130,8 @@ def tell_watcher(
         reply_hint="",
         notices=(Notice("info", "", said),),
     )
-    send(ctx, session, game_row, watcher, player, render_error(about, None, title), "watch", now)
+    mail = render_error(about, None, title)
+    send(ctx, session, game_row, watcher, player, mail, "watch", now, remember=not last)
 
 
 def send(
@@ -141,10 +144,11 @@ def send(
     kind: str,
     now: datetime,
     answering: str | None = None,
+    remember: bool = True,
 ) -> None:
     """Queue ``mail`` to a watcher, threaded after their last mail of the game (or the
-    mail it answers). The reply address is the plain service address: an observer has
-    no seat and no token."""
+    mail it answers), and remembered as their last (unless not ``remember``). The reply
+    address is the plain service address: an observer has no seat and no token."""
     assert game_row.id is not None and watcher.id is not None
     domain = ctx.settings.domain
     msg_id = (
@@ -155,7 +159,8 @@ def send(
     references = [f"<{game_row.thread_id}>"] if game_row.thread_id else []
     if previous:
         references.append(previous)
-    update_row(session, watcher, last_mail_id=msg_id.strip("<>"))
+    if remember:
+        update_row(session, watcher, last_mail_id=msg_id.strip("<>"))
     address = ctx.settings.address
     raw = compose(
         sender=address,
@@ -237,6 +242,7 @@ def set_observers(
                 "No more watching",
                 f"A player closed game {game_row.id} to observers: you no longer watch it.",
                 now,
+                last=True,
             )
         session.delete(watcher)
         dropped += 1

@@ -62,6 +62,9 @@ def handle(
             f"unknown sender, unreadable lobby command: {asked}",
             sender=sender,
         )
+    if isinstance(asked, LobbyCommand) and asked.verb in ("watch", "unwatch"):
+        # Watching starts no game: a closed lobby does not stop it.
+        return watch.handle(ctx, session, row, mail, player, asked, now)
     if player is not None and mode == "closed":
         refuse(
             ctx,
@@ -88,8 +91,6 @@ def handle(
                 ctx, session, row, "ignored", "games: unknown sender, no games", sender=sender
             )
         return my_games(ctx, session, row, mail, player, now)
-    if asked.verb in ("watch", "unwatch"):
-        return watch.handle(ctx, session, row, mail, player, asked, now)
     if asked.verb == "challenge":
         return invitations.challenge(ctx, session, row, mail, player, asked, now)
     if player is None:

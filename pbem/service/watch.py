@@ -1,7 +1,7 @@
 """watch: ``watch GAME`` and ``unwatch GAME`` by mail to the plain service address.
 
-Anyone the lobby lets in (a known player; a stranger too when the ``lobby`` setting is
-``open``) may watch a game in progress whose players allow observers (`m.Game.observers`:
+A known player (whatever the ``lobby`` setting: watching starts no game; a stranger only
+when it is ``open``) may watch a game in progress whose players allow observers (`m.Game.observers`:
 on for games against the computer, off for challenges until every human player says
 ``observers on``), up to ``max_observers_per_game`` watchers a game and
 ``max_watched_games`` games an address. A player of the game cannot watch it. The

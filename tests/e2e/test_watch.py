@@ -377,3 +377,21 @@ def new_files(h: Harness, address: str, seen: set[str]) -> set[str]:
 def card_pattern(card: Card) -> re.Pattern[str]:
     forms = "|".join(re.escape(s) for s in spellings(card))
     return re.compile(rf"(?<![0-9A-Za-z])(?:{forms})(?![0-9A-Za-z])")
+
+
+def test_a_closed_lobby_still_lets_a_known_player_watch(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    h = Harness.build(tmp_path, db_url, db_engine, lobby="closed")
+    try:
+        game_id = computer_game(h)
+        h.new_game([BOB, CAROL])  # Carol is a known player
+        ask(h, C, f"watch {game_id}")
+        assert h.last_inbound().status == "applied", h.last_inbound().reason
+        assert watchers(h, game_id) == [C]
+        ask(h, C, "new")  # the lobby is closed for games all the same
+        assert "started by the admin" in flat(text_of(h.latest(C)))
+        ask(h, D, f"watch {game_id}")  # a stranger gets nothing
+        assert h.last_inbound().status == "ignored" and h.count(D) == 0
+    finally:
+        h.close()

@@ -9,6 +9,7 @@ or whose address is blocked, gets nothing. Nothing here reads mail.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from engine import OBSERVER, Game, observer_view
 from pbem.mail.compose import compose
+from pbem.mail.reading import IncomingMail
 from pbem.render import (
     MailContext,
     Notice,
@@ -275,3 +277,16 @@ def relay_talk(
         tell_watcher(ctx, session, game_row, watcher, player, "Table talk", said, now)
         sent += 1
     return sent
+
+
+_OBSERVER_ID = re.compile(r"w(\d{1,18})\.\d{1,18}\.a\d{1,9}\.[0-9a-f]{12}@(.+)", re.I)
+
+
+def watched_reply(mail: IncomingMail, domain: str) -> int | None:
+    """The game whose observer mail ``mail`` answers (its In-Reply-To, else its newest
+    References naming one of our observer mails' Message-IDs, see `send`), or None."""
+    for ref in (*mail.in_reply_to, *reversed(mail.references)):
+        match = _OBSERVER_ID.fullmatch(ref.strip().strip("<>").strip())
+        if match and match.group(2).lower() == domain.lower():
+            return int(match.group(1))
+    return None

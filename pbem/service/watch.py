@@ -200,11 +200,12 @@ def refuse_move(
     row: m.Inbound,
     mail: IncomingMail,
     player: m.Player,
-    games: list[m.Game],
+    games: list[int],
     now: datetime,
 ) -> Outcome:
-    """A move from someone who only watches: refused, saying so."""
-    ids = ", ".join(str(g.id) for g in games)
+    """A move from someone who only watches (or in answer to an observer mail of
+    ``games``): refused, saying so."""
+    ids = ", ".join(str(g) for g in games)
     tell(
         ctx,
         session,

@@ -395,3 +395,26 @@ def test_a_closed_lobby_still_lets_a_known_player_watch(
         assert h.last_inbound().status == "ignored" and h.count(D) == 0
     finally:
         h.close()
+
+
+def test_a_move_answering_an_observer_mail_is_never_applied(open_lobby: Harness) -> None:
+    """Carol plays one game and watches another: a move in reply to an observer mail is
+    refused — not routed to her own game, as a mail to the plain address would be."""
+    h = open_lobby
+    own = h.new_game([BOB, CAROL])
+    watched = computer_game(h)
+    ask(h, C, f"watch {watched}")
+    observer_mail = h.latest(C)
+    assert "You are watching game" in text_of(observer_mail)
+    before = len(h.log(own))
+    view = h.view(C)  # her own game's latest view: a legal move there
+    command = command_for(view.legal[0])
+    h.deliver(reply(observer_mail, C, "Carol", command))
+    row = h.last_inbound()
+    assert row.status == "rejected" and f"observer of game {watched}" in (row.reason or "")
+    assert "Observers cannot move" in str(h.latest(C)["Subject"])
+    assert len(h.log(own)) == before
+    # The same words to the plain address, not answering an observer mail, are hers.
+    h.deliver(plain_mail(C, SERVICE, command))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert len(h.log(own)) > before

@@ -45,11 +45,19 @@ from engine.game import (
     replay,
 )
 from engine.scoring import ScoreItem, count_words, score_play, score_show, show_points
-from engine.view import PlayerView, SideScore, player_view, visible_events
+from engine.view import (
+    OBSERVER,
+    PlayerView,
+    SideScore,
+    observer_view,
+    player_view,
+    visible_events,
+)
 
 __all__ = [
     "DISCARD",
     "GAME_OVER",
+    "OBSERVER",
     "PEGGING",
     "SHOW",
     "Accept",
@@ -83,6 +91,7 @@ __all__ = [
     "game_value",
     "load",
     "new_game",
+    "observer_view",
     "parse_card",
     "parse_cards",
     "parse_rank",

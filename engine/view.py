@@ -242,3 +242,51 @@ def player_view(game: Game, seat: int, since: int = 0) -> PlayerView:
         events=visible_events(game, seat, since),
         outcome=game.outcome,
     )
+
+
+OBSERVER = -1
+"""The seat number of an observer's view: nobody's seat."""
+
+
+def observer_view(game: Game, since: int = 0) -> PlayerView:
+    """What someone watching the game may see: the public board only.
+
+    The scores, the starter, the count and the cards played, the shows once they are
+    revealed and the public events from index ``since`` — never a hand, the crib before
+    its show, or the cards anyone laid away. ``seat`` is `OBSERVER`; nothing is legal.
+    """
+    n = game.players
+    scores = tuple(
+        SideScore(side, game.seats_of(side), game.scores[side], game.back_pegs[side])
+        for side in range(game.settings.sides)
+    )
+    return PlayerView(
+        seat=OBSERVER,
+        players=n,
+        target=game.settings.target,
+        muggins=game.settings.muggins,
+        skunk=game.settings.skunk,
+        phase=game.phase,
+        hand_no=game.hand_no,
+        dealer=game.dealer,
+        my_side=OBSERVER,
+        partner=None,
+        scores=scores,
+        holding=(),
+        kept=(),
+        laid_away=(),
+        starter=game.starter,
+        count=game.count if game.phase == PEGGING else 0,
+        count_cards=game.count_cards,
+        plays=game.plays,
+        cards_left=tuple(len(game.holding(s)) for s in range(n)),
+        crib_size=game.crib_size,
+        to_act=game.to_act(),
+        my_turn=False,
+        legal=(),
+        show_entry=game.show_entry(),
+        showing=game.showing(),
+        awaiting_muggins=game.awaiting_muggins,
+        events=tuple(e for e in game.events[since:] if e.private_to is None),
+        outcome=game.outcome,
+    )

@@ -16,6 +16,8 @@ Case does not matter, punctuation around words is ignored::
     name Alice Smith   (the name the other players see)
     stop | start       (no mail but the answers to my own mail; and back again)
     away 5 days | back (my clocks stop for a while — a few weeks a game at most; or not)
+    digest | digest off (one mail a day with the games waiting on me, not a mail per move)
+    observers on | off (whether others may watch this game; all players must agree to on)
     archive            (a finished game's JSON archive, to replay and verify)
     hint               (advice on my move, or on my last discard; when hints are on)
     hints on | off     (hints in this game: on when every player agreed)
@@ -75,7 +77,7 @@ CUT_VERB = "cut"
 # Table talk: a whole line, kept as written, never read as commands.
 TALK_VERBS = ("say",)
 # The player's own settings, taken in any state of the game (and without a game).
-SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back")
+SETTING_VERBS = ("mail", "name", "stop", "start", "away", "back", "digest")
 # ``mail all`` / ``mail turns``: the words of each choice (True: a mail after every move).
 MAIL_CHOICES = {
     "all": True,
@@ -458,11 +460,12 @@ def to_action(game: Game, seat: int, command: Command) -> Action:
 #     rematch 12 [best of 3|5|7]  (the finished game 12 again: same players, loser deals)
 #
 # Each of new / play computer / challenge / rematch takes ``[match] best of 3|5|7``.
+#     watch 12 | unwatch 12  (the public board of game 12 after every move; or not)
 #
 # Read only from mail that carries no game token; kept apart from the game verbs above
 # ("play computer" is not a card, "accept" here answers an invitation).
 
-LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings", "rematch")
+LOBBY_VERBS = ("new", "challenge", "cancel", "games", "standings", "rematch", "watch", "unwatch")
 _LOBBY_RE = re.compile(r"[^\s,;()\[\]\"'<>]+")
 _ADDRESS_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MAX_INVITEES = 3
@@ -514,6 +517,7 @@ class LobbyCommand:
     level: str | None = None  # the computer's level (``level hard``); None: the default
     best_of: int | None = None
     game_id: int | None = None
+    game: int | None = None  # watch / unwatch: the game
 
 
 def parse_lobby_line(line: str) -> LobbyCommand | None:
@@ -543,6 +547,8 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
     elif head == "rematch":
         game_id, length = rematch_words(rest)
         return LobbyCommand("rematch", line.strip(), best_of=length, game_id=game_id)
+    elif head in _WATCH_WORDS:
+        return _watch(_WATCH_WORDS[head], line.strip(), rest)
     else:
         return None
     if verb == "new" and any(
@@ -551,6 +557,18 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
     ):
         return None  # "new to this game, how do I…": prose, not the lobby
     return _options(verb, line.strip(), rest)
+
+
+_WATCH_WORDS = {"watch": "watch", "observe": "watch", "unwatch": "unwatch", "unobserve": "unwatch"}
+
+
+def _watch(verb: str, line: str, words: list[str]) -> LobbyCommand | None:
+    """``watch 12`` / ``unwatch game #12``; None for prose ("watch out")."""
+    numbers = [w.lstrip("#") for w in words if w.lstrip("#").isdigit()]
+    others = [w for w in words if not w.lstrip("#").isdigit() and w not in ("game", "#")]
+    if len(numbers) != 1 or others or len(numbers[0]) > 12:
+        return None
+    return LobbyCommand(verb, line, game=int(numbers[0]))
 
 
 def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
@@ -655,8 +673,14 @@ _SETTING_ALIASES = {
     "vacation": "away",
     "holiday": "away",
     "back": "back",
+    "digest": "digest",
+    "observers": "observers",
+    "observer": "observers",
+    "spectators": "observers",
 }
 _ALIASES.update(_SETTING_ALIASES)
+# ``digest`` / ``digest off``; ``observers on`` / ``observers off``.
+_ON_OFF = {"on": "on", "yes": "on", "daily": "on", "allowed": "on", "off": "off", "no": "off"}
 # Words that may follow "stop" / "start" ("stop mailing me please"), and "back".
 _STOP_WORDS = {"please", "mail", "mails", "email", "emails", "mailing", "sending", "me", "all"}
 _BACK_WORDS = {"please", "now", "again", "home"}
@@ -669,6 +693,13 @@ def _setting_command(verb: str, words: list[str], rest: list[str], line: str) ->
         return Command(verb, (), line.strip()) if set(rest) <= _STOP_WORDS else None
     if verb == "back":
         return Command(verb, (), line.strip()) if set(rest) <= _BACK_WORDS else None
+    if verb in ("digest", "observers"):
+        said = {_ON_OFF.get(w) for w in rest if w not in ("please", "mode")}
+        if verb == "digest" and not said:
+            said = {"on"}
+        if len(said) != 1 or None in said:
+            return None  # "observers welcome?": not the setting
+        return Command(verb, (said.pop() or "on",), line.strip())
     if verb == "away":
         if not any(w.isdigit() for w in words[1:]):
             return None

@@ -83,6 +83,11 @@ class Settings(BaseSettings):
         10, ge=0, description="table talk (say) a player may send to one game in an hour"
     )
     say_max_chars: int = Field(500, ge=20, le=2000, description="the longest say relayed")
+    max_observers_per_game: int = Field(20, ge=0, description="watchers of one game")
+    max_watched_games: int = Field(10, ge=0, description="games one address may watch")
+    digest_hour: int = Field(
+        7, ge=0, le=23, description="the UTC hour the daily digest goes to players in digest mode"
+    )
     outbox_max_attempts: int = Field(8, gt=0)
     outbox_backoff_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)

@@ -34,6 +34,7 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.outbox import OutboxSender
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
+from pbem.service.digest import digest_due
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.health import INBOX, record_transport_error, record_transport_ok
@@ -382,7 +383,12 @@ class Daemon:
                     m.Invitation.status == m.InvitationStatus.PENDING.value
                 )
             ).one()
+            digest = session.exec(
+                select(func.count()).select_from(m.Player).where(col(m.Player.digest).is_(True))
+            ).one()
         times = [t for t in (reminder, deadline, lapse) if t is not None]
+        if digest:
+            times.append(digest_due(self.service.settings.digest_hour, self.service.clock()))
         if not times:
             return None
         return max(0.0, (min(times) - self.service.clock()).total_seconds())

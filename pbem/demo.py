@@ -3,22 +3,34 @@
 The daemon runs in a background thread over a SQLite file and Maildir folders;
 two built-in players, Alice and Bob, read their own Maildirs and reply by
 email into the service's inbox.  Alice's emails are printed as they arrive.
+
+``pbem demo --lobby`` starts the game the way players do, by mail through the lobby
+(``lobby = open``): Alice writes ``challenge bob@example.com`` to the plain service
+address, Bob answers the invitation with ``accept``, and the game the service then
+starts is played by email as above.
 """
 
 from __future__ import annotations
 
+import email.policy
 import random
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
-from sqlmodel import Session
+from sqlalchemy import Engine
+from sqlmodel import Session, select
 
 from engine import player_view
-from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, text_of
+from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, quoted_reply, text_of
 from pbem.config import Settings
 from pbem.render import named_board, render_board_text
 from pbem.runtime import build_daemon
@@ -38,13 +50,17 @@ def run_demo(
     console: Console | None = None,
     quiet: bool = False,
     timeout: float = 300.0,
+    lobby: bool = False,
 ) -> int:
     """Play one game; return its id.  Raises ServiceError if it does not finish in time.
 
     Without ``seed`` the game is dealt by the verifiable-deal protocol: Alice and Bob
     each cut for the deal first (they answer the cut request by mail, as a person
     would), and the archive verifies at the end (``pbem verify``). A ``seed`` makes a
-    chosen, unverifiable deal."""
+    chosen, unverifiable deal.
+
+    ``lobby``: the game is started by mail — a challenge and its acceptance — not by the
+    admin (the deal is then the fair one: the players cut, not ``seed``)."""
     console = console or Console()
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="pbem-demo-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -59,12 +75,12 @@ def run_demo(
         reminder_hours=0,
         timeout_days=0,
         fair_deals=True,
+        lobby="open" if lobby else "invite-only",
     )
     db = make_engine(settings.db_url)
     migrate(db)
     daemon = build_daemon(settings, db)
     service: Service = daemon.service
-    game_id = service.new_game([ALICE, BOB], target=target, seed=seed)
     inbox = Path(settings.inbound.removeprefix("maildir:"))
     outbox = Path(settings.outbound.removeprefix("maildir:"))
     deliver = maildir_delivery(inbox)
@@ -73,11 +89,22 @@ def run_demo(
     )
     bob = MailboxPlayer(BOB[0], BOB[1], maildir_fetch(outbox / BOB[0]), deliver, random.Random(2))
 
+    thread = threading.Thread(target=daemon.run, name="pbem-daemon", daemon=True)
+    started = time.monotonic()
+    if lobby:
+        thread.start()
+        try:
+            game_id = _challenge(settings, db, alice, bob, target, console, started + timeout)
+        except BaseException:
+            daemon.stop()
+            thread.join(timeout=10)
+            raise
+    else:
+        game_id = service.new_game([ALICE, BOB], target=target, seed=seed)
     console.print(Rule(f"pbem demo — game {game_id}: Alice vs Bob to {target}, by email"))
     console.print(f"files: {root}", highlight=False)
-    thread = threading.Thread(target=daemon.run, name="pbem-daemon", daemon=True)
-    thread.start()
-    started = time.monotonic()
+    if not lobby:
+        thread.start()
     try:
         while True:
             for msg in alice.play():
@@ -130,6 +157,58 @@ def run_demo(
     if seed is None:
         console.print(f"check the deals:  pbem --data-dir {root} verify --game {game_id}")
     return game_id
+
+
+def _challenge(
+    settings: Settings,
+    db: Engine,
+    alice: MailboxPlayer,
+    bob: MailboxPlayer,
+    target: int,
+    console: Console,
+    deadline: float,
+) -> int:
+    """Start the game by mail: Alice challenges Bob, Bob accepts; the new game's id."""
+    service_address = settings.address
+    line = f"challenge {BOB[0]} to {target}"
+    console.print(Rule("the lobby: a game started by mail"))
+    console.print(f"Alice writes to {service_address}:  {line}", highlight=False)
+    alice.deliver(_plain_mail(ALICE, service_address, line))
+    invitation = _wait_for(lambda: bob.read_new(), deadline, "Bob's invitation")[0]
+    console.print(f"Bob gets:  {invitation['Subject']}", highlight=False, markup=False)
+    console.print(f"Bob replies to {invitation['Reply-To']}:  accept", highlight=False)
+    bob.deliver(quoted_reply(invitation, BOB[0], BOB[1], "accept", datetime.now(UTC)))
+
+    def started() -> list[int]:
+        with Session(db) as session:
+            return [g for g in session.exec(select(m.Game.id)).all() if g is not None]
+
+    game_id = _wait_for(started, deadline, "the game to start")[0]
+    console.print(f"The service starts game {game_id} and mails both players.", highlight=False)
+    return game_id
+
+
+def _wait_for(found: Callable[[], list[Any]], deadline: float, what: str) -> list[Any]:
+    """Poll ``found`` until it finds something; ServiceError past ``deadline``."""
+    while True:
+        items = found()
+        if items:
+            return items
+        if time.monotonic() > deadline:
+            raise ServiceError(f"the demo waited too long for {what}")
+        time.sleep(0.01)
+
+
+def _plain_mail(person: tuple[str, str], to: str, body: str) -> bytes:
+    """A new mail (not a reply) from ``person`` to ``to``."""
+    msg = EmailMessage(policy=email.policy.SMTP)
+    msg["From"] = f"{person[1]} <{person[0]}>"
+    msg["To"] = to
+    msg["Subject"] = body
+    msg["Date"] = format_datetime(datetime.now(UTC))
+    msg["Message-ID"] = make_msgid(domain=person[0].split("@", 1)[-1])
+    msg.set_content(body + "\n")
+    return msg.as_bytes()
 
 
 def _outbox_pending(db: object) -> bool:

@@ -146,6 +146,7 @@ def game_show(
 ) -> None:
     """Show a game's board; with --as, exactly what one player sees."""
     from pbem.render import render_turn
+    from pbem.service.observe import watchers_of
 
     svc = service()
     with Session(svc.db) as session:
@@ -175,6 +176,13 @@ def game_show(
         out.print(
             f"hand {game.hand_no}, phase {game.phase}, dealer {seats[game.dealer].name}, "
             f"waiting for {waiting}; {len(game.actions)} moves; {_seed_words(game_row)}",
+            highlight=False,
+        )
+        watching = watchers_of(session, game_id)
+        opened = "open to observers" if game_row.observers else "closed to observers"
+        names = ", ".join(player.email for _, player in watching)
+        out.print(
+            f"{opened}; {len(watching)} watching" + (f": {names}" if names else ""),
             highlight=False,
         )
         if game.outcome is not None:

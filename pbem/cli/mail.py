@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -124,8 +125,43 @@ def inbox_list(
     out.print(table)
 
 
-@commands.command(epilog=examples("pbem players", "pbem players --mail-all alice@example.com"))
+STATUSES = ("active", "stopped", "bounced", "blocked", "away")
+
+
+def player_statuses(player: m.Player, now: datetime) -> list[str]:
+    """Where a player stands, each that applies: ``blocked`` (by the admin), ``bounced``
+    (mail to them bounced), ``stopped`` (they said "stop"), ``away`` (their clocks stand
+    still); ``active`` when none does."""
+    found = [
+        name
+        for name, applies in (
+            ("blocked", player.blocked),
+            ("bounced", player.bounce_count > 0),
+            ("stopped", player.stopped),
+            ("away", player.away_until is not None and player.away_until > now),
+        )
+        if applies
+    ]
+    return found or ["active"]
+
+
+@commands.command(
+    epilog=examples(
+        "pbem players",
+        "pbem players --status stopped",
+        "pbem players --status bounced --status blocked",
+        "pbem players --mail-all alice@example.com",
+    )
+)
 def players(
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            help="Only players with this status: active, stopped, bounced, blocked or away "
+            "(repeatable: any of them).",
+        ),
+    ] = None,
     mail_all: Annotated[
         list[str] | None,
         typer.Option("--mail-all", help="Mail this player after every move (repeatable)."),
@@ -138,10 +174,16 @@ def players(
         ),
     ] = None,
 ) -> None:
-    """List players, with bounces and how often they are mailed; --mail-all / --mail-turns
-    set the latter (players set it themselves by replying "mail all" or "mail turns")."""
+    """List players: their status (active, stopped, bounced, blocked, away), how they are
+    mailed (all, turns, digest), their bounces; --status filters; --mail-all /
+    --mail-turns set how often (players set it themselves by replying "mail all" or
+    "mail turns")."""
     from pbem.mail.address import normalize_address
 
+    wanted = {s.strip().lower() for s in status or ()}
+    unknown = wanted - set(STATUSES)
+    if unknown:
+        fail(f"no status {sorted(unknown)[0]!r}: use {', '.join(STATUSES)}")
     svc = service()
     choices = [(a, True) for a in mail_all or ()] + [(a, False) for a in mail_turns or ()]
     if choices:
@@ -155,14 +197,21 @@ def players(
                 player.mail_all = every
                 session.add(player)
             session.commit()
-    table = Table("id", "name", "address", "mail", "bounces", "last bounce", title="players")
+    title = "players" + (f" ({', '.join(sorted(wanted))})" if wanted else "")
+    table = Table("id", "name", "address", "status", "mail", "bounces", "last bounce", title=title)
+    now = svc.clock()
     with Session(svc.db) as session:
         for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
+            statuses = player_statuses(p, now)
+            if wanted and not wanted & set(statuses):
+                continue
+            mail = "digest" if p.digest else "all" if p.mail_all else "turns"
             table.add_row(
                 str(p.id),
                 display_name(p),
                 p.email,
-                "all" if p.mail_all else "turns",
+                ", ".join(statuses),
+                mail,
                 str(p.bounce_count),
                 (p.last_bounce_reason or "")[:60],
             )

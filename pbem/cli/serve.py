@@ -164,7 +164,9 @@ def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:
     return restore
 
 
-@commands.command(epilog=examples("pbem demo", "pbem demo --to 61 --quiet"))
+@commands.command(
+    epilog=examples("pbem demo", "pbem demo --to 61 --quiet", "pbem demo --lobby --to 61")
+)
 def demo(
     directory: Annotated[
         Path | None,
@@ -181,11 +183,20 @@ def demo(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
+    lobby: Annotated[
+        bool,
+        typer.Option(
+            "--lobby",
+            help="Start the game by mail: Alice challenges Bob, Bob accepts (the deal is "
+            "then the service's own).",
+        ),
+    ] = False,
 ) -> None:
-    """Play a complete game by email on SQLite and Maildir between two built-in players."""
+    """Play a complete game by email on SQLite and Maildir between two built-in players;
+    with --lobby, the game is first started by mail through the lobby."""
     from pbem.demo import run_demo
 
     try:
-        run_demo(directory, target=target, seed=seed, console=out, quiet=quiet)
+        run_demo(directory, target=target, seed=seed, console=out, quiet=quiet, lobby=lobby)
     except (ServiceError, ConfigError, StoreError) as exc:
         fail(str(exc))

@@ -134,3 +134,38 @@ def render_my_games(
         footer=_FOOTER,
     )
     return _render(page, "games", templates, games=games)
+
+
+def render_digest(
+    day: str,
+    waiting: Sequence[GameLine],
+    others: Sequence[GameLine],
+    templates: Path | None = None,
+) -> RenderedMail:
+    """The daily digest (``digest``): the games waiting on the player first, then their
+    other games in progress, each with whose turn it is and the player's own reply
+    address; the moves themselves are in each game's mail when it is the player's turn."""
+    count = len(waiting)
+    head = (
+        "No game waits on you today."
+        if not count
+        else f"{'One game waits' if count == 1 else f'{count} games wait'} on you."
+    )
+    intro = (
+        phrase(f"Your daily digest for {clean_name(day, 12)}: {head}"),
+        phrase(
+            "In digest mode you get this mail once a day instead of a mail after moves "
+            "while it is not your turn; when it becomes your turn you still get that game's "
+            'mail. Write "digest off" to get every mail again.'
+        ),
+    )
+    subject = f"[Cribbage] Daily digest — {head.rstrip('.')}"
+    page = Page(
+        kind="digest",
+        subject=subject,
+        title=phrase(f"Your games on {clean_name(day, 12)}"),
+        matchup="",
+        intro=intro,
+        footer=_FOOTER,
+    )
+    return _render(page, "games", templates, games=(*waiting, *others))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,35 @@ def render_turn(view: PlayerView, ctx: MailContext, templates: Path | None = Non
     subject = f"{subject_tag(ctx)} {state_subject(view, p, ctx)}"
     kind = "gameover" if view.outcome is not None else "turn"
     return _render(build_page(kind, view, ctx, subject), "mail", templates)
+
+
+def render_observer(
+    view: PlayerView, ctx: MailContext, templates: Path | None = None
+) -> RenderedMail:
+    """The mail to someone watching the game (``watch GAME``) after a move: the public
+    board from an `engine.observer_view` — no hand, no prompt, nothing to reply but
+    ``unwatch``. Its own template (``observe``) has no place for a hand."""
+    p = People(view, ctx)
+    state = state_subject(view, p, ctx)
+    subject = f"{subject_tag(ctx)} Watching — {state}"
+    kind = "observe-over" if view.outcome is not None else "observe"
+    intro = (
+        phrase(
+            f"You are watching game {ctx.game_id}: the public board after each move, "
+            "never a hidden card."
+        ),
+    )
+    page = build_page(kind, view, ctx, subject, intro=intro)
+    page = replace(page, hand=(), prompt=None, footer=observer_footer(ctx.game_id))
+    return _render(page, "observe", templates)
+
+
+def observer_footer(game_id: int) -> tuple[str, ...]:
+    """The last lines of an observer's mail: how to stop watching."""
+    return (
+        f'Reply "unwatch {game_id}" to stop watching; observers cannot move in the game.',
+        "Sent automatically; your replies are read by a program.",
+    )
 
 
 def render_error(

@@ -113,7 +113,9 @@ class People:
         return "Score: " + ", ".join(f"{self.side_label(s.side)} {s.front}" for s in order)
 
     def matchup(self) -> str:
-        mine = next((s.side for s in self.sides if self.me in s.seats), self.me)
+        mine = next((s.side for s in self.sides if self.me in s.seats), None)
+        if mine is None:  # an observer: nobody is "you"
+            return cap(" vs ".join(self.side(s.side) for s in self.sides))
         order = [mine] + [s.side for s in self.sides if s.side != mine]
         return cap(" vs ".join(self.side(side) for side in order))
 

@@ -158,6 +158,9 @@ def start_game(
     assert game_row.id is not None
     if len(set(computer)) == len(players) - 1:
         game_row.hints = True  # one player against the computer
+    if computer:
+        # A game against the computer may be watched; a human game when all agree.
+        game_row.observers = True
         session.add(game_row)
     if answering is not None and answering[1]:
         for seated in seats_of(session, game_row.id):

@@ -23,7 +23,7 @@ from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, reply_address
 from pbem.render import GameLine, Notice, render_help_games, render_which_game
-from pbem.service import invitations, lobby, notify
+from pbem.service import invitations, lobby, notify, observe, watch
 from pbem.service.context import (
     Context,
     Outcome,
@@ -275,6 +275,11 @@ def without_token(
     parsed = read_commands(mail)
     verbs = {c.verb for c in parsed.commands}
     help_only = "help" in verbs and not verbs & set(GAME_VERBS)
+    watched = observe.watched_reply(mail, ctx.settings.domain)
+    if watched is not None and verbs & set(GAME_VERBS):
+        # A move in answer to an observer mail: never applied, not even to a game of
+        # the sender's own.
+        return watch.refuse_move(ctx, session, row, mail, player, [watched], now)
     if len(games) == 1 and not named_a_token and not help_only:
         token = next(
             s.seat.token for s in seats_of(session, games[0].id or 0) if s.player.id == player.id
@@ -307,6 +312,10 @@ def without_token(
             )
         reason = "; ".join(f"{n.command}: {n.message}" for n in notices)
         return finish(ctx, session, row, "rejected", reason[:2000], sender=player.email)
+    if not games and verbs & set(GAME_VERBS):
+        watching = [g.id for g in watch.watching(session, player.id) if g.id is not None]
+        if watching:
+            return watch.refuse_move(ctx, session, row, mail, player, watching, now)
     lines = [game_line(ctx, session, g, player) for g in games]
     if "help" in verbs:
         notify.answer(

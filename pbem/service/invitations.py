@@ -17,6 +17,7 @@ cannot be invited now".
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -217,8 +218,13 @@ def may_invite(
 
     if address == challenger.email or not is_valid_address(address):
         return False
-    if address.rsplit("@", 1)[-1] == ctx.settings.domain.lower():
-        return False  # the service itself: a loop
+    local, _, domain = address.rpartition("@")
+    if domain == ctx.settings.domain.lower():
+        # The service's own mailbox (a loop) and its computer seats' addresses; other
+        # people at the service's domain (a club's own domain) may be invited.
+        own = ctx.settings.local_part.lower()
+        if local == own or local.startswith(own + "+") or re.fullmatch(r"computer\d*", local):
+            return False
     domains = [d.lower() for d in ctx.settings.lobby_domains]
     if domains and address.rsplit("@", 1)[-1] not in domains:
         return False

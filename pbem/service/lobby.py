@@ -25,7 +25,7 @@ from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
 from pbem.render import Notice
 from pbem.render.games import render_my_games
-from pbem.service import invitations, notify
+from pbem.service import invitations, notify, watch
 from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
@@ -63,6 +63,9 @@ def handle(
             f"unknown sender, unreadable lobby command: {asked}",
             sender=sender,
         )
+    if isinstance(asked, LobbyCommand) and asked.verb in ("watch", "unwatch"):
+        # Watching starts no game: a closed lobby does not stop it.
+        return watch.handle(ctx, session, row, mail, player, asked, now)
     if player is not None and mode == "closed":
         refuse(
             ctx,

@@ -39,7 +39,7 @@ from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
-from pbem.service import hints, talk
+from pbem.service import hints, observe, talk
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -140,7 +140,9 @@ def turn_mails(
     """A turn mail to every player who needs one (`pbem.render.news`): its news run
     from the player's last turn mail (``since`` for a seat that has none on record).
     A player who sent ``stop`` gets none, unless theirs is the seat whose mail this
-    answers (``replying``)."""
+    answers (``replying``); a player in ``digest`` mode gets none while it is not their
+    turn (the news waits for their turn's mail; `pbem.service.digest`), unless the mail
+    must tell them a command of theirs was refused, or the game is over."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     # The talk any seat has not heard, in one query for all of them.
@@ -157,6 +159,13 @@ def turn_mails(
         told = seated.seat.mailed_events
         start = since if told is None or told > len(game.events) else told
         view = player_view(game, seat, start)
+        if (
+            seated.player.digest
+            and seat not in game.to_act()
+            and not game.is_over
+            and all(n.status == "applied" for n in mine)
+        ):
+            continue  # "digest": news while it is not their turn waits for the digest
         if not (
             seated.player.mail_all
             or any(n.status != "applied" for n in mine)
@@ -182,6 +191,7 @@ def turn_mails(
             queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
         else:
             queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
+    observe.observer_mails(ctx, session, game_row, game, seats, now)
 
 
 def wants_replay(ctx: Context, player: m.Player) -> bool:

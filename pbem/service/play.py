@@ -33,7 +33,8 @@ from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service import hints, talk
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, load_game, seat_level, stage
+from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
+from pbem.service.observe import set_observers
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -181,6 +182,14 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             from pbem.service.cutting import NOT_NEEDED
 
             notices.append(Notice("refused", str(cmd), NOT_NEEDED))
+            continue
+        if cmd.verb == "observers":
+            computer = [s for s in range(len(seats)) if is_computer(game_row, s)]
+            on = cmd.args[:1] == ("on",)
+            notice = set_observers(ctx, session, game_row, seats, seat, on, computer, ctx.clock())
+            notices.append(notice)
+            if "mail" not in wants:
+                wants.append("mail")
             continue
         if cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())

@@ -2,8 +2,9 @@
 
 ``mail all`` / ``mail turns`` (how often), ``mail text`` / ``mail html`` / ``mail both``
 (which parts each mail carries), ``mail replay on|off`` (whether the game-over mail
-attaches the game's replay page), ``name`` (the name the other players see) and ``stop`` /
-``start`` (no mail from the service but the answers to the player's own mail). Each is
+attaches the game's replay page), ``name`` (the name the other players see), ``stop`` /
+``start`` (no mail from the service but the answers to the player's own mail) and
+``digest`` / ``digest off`` (one mail a day instead of the news of moves). Each is
 kept on the player's row, so it holds in every game of theirs; each is answered with a
 notice saying what now holds. ``away`` / ``back`` live in `pbem.service.away`. Nothing
 here writes mail.
@@ -55,6 +56,21 @@ def apply_setting(
             "You will get no more mail from the service but the answers to your own "
             "mail. Your games go on: your clock still runs, and the game's timeout "
             "applies when you do not move in time. Send 'start' to get your mails again.",
+        )
+    if cmd.verb == "digest":
+        on = cmd.args[:1] != ("off",)
+        update_row(session, player, digest=on)
+        if on:
+            return Notice(
+                "applied",
+                str(cmd),
+                f"Digest mode: one mail a day (about {ctx.settings.digest_hour:02d}:00 UTC) "
+                "listing the games waiting on you, instead of a mail after moves while it "
+                "is not your turn. You still get the mail when it becomes your turn, and "
+                "the answers to your own mail. Send 'digest off' to go back.",
+            )
+        return Notice(
+            "applied", str(cmd), "Digest off: you get the game mails as the moves are made."
         )
     if cmd.verb == "start":
         update_row(session, player, stopped=False)

@@ -162,7 +162,7 @@ def relay(
     """Mail ``said`` at once to each follower but the speaker whose game mail of this
     transaction did not already show it: a short mail, no cards. Not to a player who
     said ``stop``, nor to a computer seat (see `pbem.service.notify.enqueue`)."""
-    from pbem.service import notify
+    from pbem.service import notify, observe
 
     if not said or game_row.id is None:
         return
@@ -188,4 +188,9 @@ def relay(
         mail = render_talk(about)
         notify.enqueue(
             ctx, session, game_row, seated, mail, "talk", f"t{inbound_id}", now, unsolicited=True
+        )
+    # The game's observers (``watch GAME``) hear it too, each said line in its own short mail.
+    for t in said:
+        observe.relay_talk(
+            ctx, session, game_row, names.get(t.seat, f"Seat {t.seat + 1}"), t.text, now
         )

@@ -1,7 +1,8 @@
 """timers: reminders for slow players, the timeout rule (forfeit, or the computer
 moves for them) once a game's deadline has passed — except while a player to move is
-away (``away 5 days``): their clocks then run from their return — and the expiry of
-invitations nobody answered (the lobby's challenges)."""
+away (``away 5 days``): their clocks then run from their return — the expiry of
+invitations nobody answered (the lobby's challenges), and the daily digests
+(`pbem.service.digest`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pbem.render import Notice, render_reminder
 from pbem.service import notify, play
 from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, seats_of
+from pbem.service.digest import send_digests
 from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -31,6 +33,7 @@ def run_timers(ctx: Context) -> int:
     touched = 0
     with session_scope(ctx.db) as session:
         touched += expire_invitations(ctx, session, now)
+        touched += send_digests(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
                 touched += cut_timers(ctx, session, game_row, now)

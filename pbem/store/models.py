@@ -84,6 +84,11 @@ class Player(SQLModel, table=True):
     mail_replay: bool | None = None
     # "away": the player's clocks stand still until then.
     away_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # "digest": one mail a day (at the digest_hour setting, UTC) listing the games waiting
+    # on the player, instead of the news mails of moves while it is not their turn.
+    digest: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # The UTC day (YYYY-MM-DD) of the last digest sent: at most one a day.
+    digest_day: str | None = None
 
 
 class Game(SQLModel, table=True):
@@ -135,6 +140,9 @@ class Game(SQLModel, table=True):
     # know there is nothing unheard.
     last_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     rematch_of: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
+    # Whether others may watch the game ("watch GAME"): on for games against the
+    # computer, off for challenges until every human player says "observers on".
+    observers: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class Seat(SQLModel, table=True):
@@ -159,6 +167,8 @@ class Seat(SQLModel, table=True):
     hints_agreed: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     # The id of the last table talk (`Talk`) a game mail to the seat showed.
     heard_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    # The seat's player said "observers on" (a human game opens to observers when all did).
+    allows_observers: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class MatchStatus(StrEnum):
@@ -198,6 +208,22 @@ class Talk(SQLModel, table=True):
     events: int = 0
     inbound_id: int | None = Field(default=None, foreign_key="inbound.id", sa_type=ID_TYPE)
     created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class Watcher(SQLModel, table=True):
+    """An address watching a game ("watch GAME"): it gets the public board after every
+    move, threaded after its last mail, and can never act in the game."""
+
+    __tablename__ = "watcher"
+    __table_args__ = (UniqueConstraint("game_id", "player_id"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    game_id: int = Field(foreign_key="game.id", sa_type=ID_TYPE)
+    player_id: int = Field(foreign_key="player.id", index=True, sa_type=ID_TYPE)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    last_mail_id: str | None = None
+    # The game's event count at the watcher's last mail (its news reach that far).
+    mailed_events: int | None = None
 
 
 class InvitationStatus(StrEnum):

@@ -420,8 +420,10 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
         env = cli_env(tmp_path, db_url)
         assert run_cli(env, "player", "block", C).exit_code == 0
         h.clock.catch_up()
-        for target in (C, D, A, SERVICE_ADDRESS, "bob@example..org"):
-            # blocked; a domain not allowed; oneself; the service; not an address
+        own = ("cribbage+x2y3z4a5b6@pbem.test", "computer@pbem.test", "computer3@pbem.test")
+        for target in (C, D, A, SERVICE_ADDRESS, "bob@example..org", *own):
+            # blocked; a domain not allowed; oneself; the service; not an address; the
+            # service's reply addresses and its computer seats
             ask(h, A, f"challenge {target}")
             assert h.last_inbound().status == "rejected"
             assert "cannot be invited now" in text_of(h.latest(A))
@@ -447,6 +449,10 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
         assert h.last_inbound().status == "rejected" and invitations(h) == []
         assert "cannot be invited now" in text_of(h.latest(A))
         assert h.count(B) == before
+        # Another person at the service's own domain may be invited.
+        ask(h, A, "challenge frank@pbem.test")
+        assert h.last_inbound().status == "applied", h.last_inbound().reason
+        assert h.count("frank@pbem.test") == 1
     finally:
         h.close()
 

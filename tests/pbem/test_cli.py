@@ -315,7 +315,7 @@ def test_players_mail_choice_set_by_the_admin(harness: Harness, env: dict[str, s
     listed = ok(run_cli(env, "players", "--mail-all", A.upper()))
     player = h.player(A)
     assert player is not None and player.mail_all
-    assert re.search(r"alice@example\.com\s*│\s*all", listed), listed
+    assert re.search(r"alice@example\.com\s*│\s*active\s*│\s*all", listed), listed
     ok(run_cli(env, "players", "--mail-turns", A))
     player = h.player(A)
     assert player is not None and not player.mail_all

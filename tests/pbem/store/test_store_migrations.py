@@ -42,6 +42,7 @@ TABLES = {
     "invitation",
     "game_match",
     "talk",
+    "watcher",
 }
 
 

@@ -98,6 +98,12 @@ def challenge(
             "over the open invitations limit",
         )
     for address in asked.invitees:
+        if waiting_for(session, challenger, address):
+            return refuse(
+                f"Your invitation to {address} still waits for an answer: one at a time. "
+                "Write 'cancel' to withdraw your open invitations.",
+                f"{address} invited already",
+            )
         if not may_invite(ctx, session, challenger, address, now):
             return refuse(f"{address} cannot be invited now.", f"{address} cannot be invited")
     settings: dict[str, Any] = {
@@ -140,12 +146,33 @@ def challenge(
 
 
 def open_count(session: Session, challenger: m.Player) -> int:
-    """How many of ``challenger``'s invitations wait for an answer."""
+    """How many of ``challenger``'s invitations wait for an answer.
+
+    Called before inviting more: it first locks the challenger's row (``FOR UPDATE`` on
+    PostgreSQL; SQLite's write transactions are serial already), so two workers taking
+    two challenges of the same player at once count one after the other and cannot
+    both pass the ``max_open_invitations`` limit."""
+    session.exec(select(m.Player.id).where(m.Player.id == challenger.id).with_for_update()).all()
     return session.exec(
         select(func.count())
         .select_from(m.Invitation)
         .where(m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING)
     ).one()
+
+
+def waiting_for(session: Session, challenger: m.Player, address: str) -> bool:
+    """Whether ``challenger`` has an invitation to ``address`` still waiting for an answer
+    (a second one would only mail the same person again)."""
+    return (
+        session.exec(
+            select(m.Invitation.id).where(
+                m.Invitation.challenger_id == challenger.id,
+                m.Invitation.invitee == address,
+                m.Invitation.status == PENDING,
+            )
+        ).first()
+        is not None
+    )
 
 
 def send_invitations(

@@ -4,6 +4,7 @@ daily limit), through the daemon and real Maildirs on both databases."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
@@ -14,7 +15,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from pbem.bots import text_of
-from pbem.service import InjectedFault
+from pbem.service import InjectedFault, Service
 from pbem.store import models as m
 from tests.e2e.helpers import (
     ALICE,
@@ -407,6 +408,58 @@ def test_over_the_open_invitations_limit(tmp_path: Path, db_url: str, db_engine:
         assert h.last_inbound().status == "rejected"
         assert "at most 2 open invitations" in text_of(h.latest(A))
         assert len(invitations(h)) == 2 and h.count("erin@example.net") == 0
+    finally:
+        h.close()
+
+
+def test_a_second_invitation_to_the_same_address_is_refused(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "challenge carol@example.net")
+    assert h.last_inbound().status == "applied"
+    ask(h, A, "challenge carol@example.net to 61")
+    assert h.last_inbound().status == "rejected"
+    assert "still waits for an answer" in text_of(h.latest(A))
+    assert len(invitations(h)) == 1 and h.count("carol@example.net") == 1
+    # Withdrawn, the address may be invited again.
+    ask(h, A, "cancel")
+    ask(h, A, "challenge carol@example.net")
+    assert h.last_inbound().status == "applied"
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_two_workers_keep_the_open_invitations_limit(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    """Two challenges of one player taken by two workers at once: the second counts the
+    first's invitations (the challenger's row is locked), so the limit holds."""
+    h = Harness.build(tmp_path, db_url, db_engine, max_open_invitations=2)
+    try:
+        h.new_game()
+        workers = [Service(h.settings, h.db, clock=h.clock) for _ in range(2)]
+        ids = [
+            workers[0].receive(plain_mail(A, SERVICE_ADDRESS, f"challenge {who}"), "test")[0]
+            for who in ("carol@example.net dave@example.com", "erin@example.net")
+        ]
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def run(service: Service, inbound_id: int) -> None:
+            try:
+                start.wait()
+                service.process(inbound_id)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=run, args=(w, i)) for w, i in zip(workers, ids, strict=True)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        assert len(invitations(h)) <= 2
     finally:
         h.close()
 

@@ -178,6 +178,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 wants.append("hints")
             if change.tell_others:
                 move.tell_others.append(change.tell_others)
+            continue
         if cmd.verb == "cut":
             from pbem.service.cutting import NOT_NEEDED
 

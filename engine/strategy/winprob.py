@@ -13,7 +13,7 @@ a hand the order of counting is the rules': pegging first (if both players
 would reach the target while pegging, each is taken to get there first half
 the time), then the pone's hand, then the dealer's hand and crib.  Value
 iteration from 0.5 everywhere converges (a hand scores 0 for both only with
-tiny probability) to within 1e-9 in a few dozen sweeps of numpy slice
+tiny probability) to within 1e-8 in a few dozen sweeps of numpy slice
 arithmetic, about a second; the table is made once per target and kept.
 
 ``dealer_show_win`` and ``pone_show_win`` answer the questions the pegging and
@@ -85,7 +85,7 @@ def win_table(target: int = 121) -> np.ndarray:
         new = _shifted_sum(s, DEALER_PEG, PONE_PEG, t)
         change = float(np.abs(new - x).max())
         x = new
-        if change < 1e-9:
+        if change < 1e-8:
             break
     return np.clip(x, 0.0, 1.0)
 

@@ -23,10 +23,12 @@ A fair share is 1/2 (2 and 4 players) or 1/3 (one A in three).
 Also reported: points per hand per seat by kind (pegging with his heels and
 the go; hand; crib; muggins and over-claim points in muggins games), skunks
 (the loser under 91 of 121, under 46 of 61) and double skunks (under 61 / 31)
-by the winner, and the time each level took per decision (median and 99th
-percentile; forced moves — a go, a single legal card — are applied without
-asking the player and not timed).  Every figure except the timings is a pure
-function of the arguments, whatever ``--jobs`` is.
+by the winner, and the time each level took per decision, wall clock and the
+worker's CPU time (median and 99th percentile; on a shared machine the wall
+clock's tail is mostly other processes, the CPU time is the player's own;
+forced moves — a go, a single legal card — are applied without asking the
+player and not timed).  Every figure except the timings is a pure function of
+the arguments, whatever ``--jobs`` is.
 
 This is a measuring tool: unlike the rest of ``engine``, it reads the clock
 and starts processes.  Nothing in the engine imports it.
@@ -115,7 +117,8 @@ class GameRecord:
     value: int
     hands: int
     points: dict[str, dict[str, int]]
-    times: dict[str, list[float]] = field(default_factory=dict)
+    times: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    """(wall seconds, CPU seconds) of each decision, by side."""
 
 
 def _kind(event_kind: str, detail: str) -> str | None:
@@ -130,25 +133,25 @@ def _kind(event_kind: str, detail: str) -> str | None:
 
 def play_seating(
     config: ArenaConfig, deal: int, seating: int
-) -> tuple[Game, dict[str, list[float]]]:
-    """Play deal ``deal`` in seating ``seating`` to the end: the finished game and the
-    seconds each side ("A", "B") took per decision."""
+) -> tuple[Game, dict[str, list[tuple[float, float]]]]:
+    """Play deal ``deal`` in seating ``seating`` to the end: the finished game and, for
+    each side ("A", "B"), (wall seconds, CPU seconds) of each of its decisions."""
     labels = seatings(config.players)[seating]
     levels = [config.a if label == "A" else config.b for label in labels]
     seed = deal_seed(config.seed, deal)
     game = Game(config.settings, seed)
     rngs = [random.Random(f"{seed}/{seating}/{seat}") for seat in range(config.players)]
-    times: dict[str, list[float]] = {"A": [], "B": []}
-    clock = time.perf_counter
+    times: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}
+    clock, cpu_clock = time.perf_counter, time.thread_time
     while not game.is_over:
         forced = game.forced_action()
         if forced is not None:
             game.apply(forced)
             continue
         seat = game.to_act()[0]
-        start = clock()
+        start, start_cpu = clock(), cpu_clock()
         action = choose_action(game, seat, rngs[seat], levels[seat])
-        times[labels[seat]].append(clock() - start)
+        times[labels[seat]].append((clock() - start, cpu_clock() - start_cpu))
         game.apply(action)
     return game, times
 
@@ -266,7 +269,7 @@ def summarize(config: ArenaConfig, records: Sequence[GameRecord], seconds: float
     win = paired_win_rate(records)
     games = len(records)
     naive = mean_interval([1.0 if r.winner == "A" else 0.0 for r in records])
-    times: dict[str, list[float]] = {}
+    times: dict[str, list[tuple[float, float]]] = {}
     for r in records:
         for label, values in r.times.items():
             times.setdefault(config.a if label == "A" else config.b, []).extend(values)
@@ -275,13 +278,16 @@ def summarize(config: ArenaConfig, records: Sequence[GameRecord], seconds: float
         "games_per_second": round(games / seconds, 2) if seconds > 0 else None,
         "decision_ms": {},
     }
-    for level, values in sorted(times.items()):
-        values.sort()
+    for level, pairs in sorted(times.items()):
+        wall = sorted(w for w, _ in pairs)
+        cpu = sorted(c for _, c in pairs)
         timing["decision_ms"][level] = {
-            "decisions": len(values),
-            "median": round(_quantile(values, 0.5) * 1000, 4),
-            "p99": round(_quantile(values, 0.99) * 1000, 4),
-            "mean": round(statistics.fmean(values) * 1000, 4) if values else None,
+            "decisions": len(pairs),
+            "median": round(_quantile(wall, 0.5) * 1000, 4),
+            "p99": round(_quantile(wall, 0.99) * 1000, 4),
+            "mean": round(statistics.fmean(wall) * 1000, 4) if wall else None,
+            "cpu_median": round(_quantile(cpu, 0.5) * 1000, 4),
+            "cpu_p99": round(_quantile(cpu, 0.99) * 1000, 4),
         }
     return {
         "config": config.to_json(),
@@ -370,9 +376,18 @@ def format_report(report: dict[str, Any]) -> str:
             ]
         )
     timing = report["timing"]
-    trows = [["level", "decisions", "median ms", "p99 ms"]]
+    trows = [["decision time", "decisions", "median ms", "p99 ms", "CPU median", "CPU p99"]]
     for level, t in timing["decision_ms"].items():
-        trows.append([level, str(t["decisions"]), f"{t['median']:.3f}", f"{t['p99']:.3f}"])
+        trows.append(
+            [
+                level,
+                str(t["decisions"]),
+                f"{t['median']:.3f}",
+                f"{t['p99']:.3f}",
+                f"{t.get('cpu_median', math.nan):.3f}",
+                f"{t.get('cpu_p99', math.nan):.3f}",
+            ]
+        )
     speed = (
         f"{timing['seconds']:.1f} s wall, {timing['games_per_second']} games/s; "
         f"{timing.get('cpu_seconds', 0):.1f} s CPU, "

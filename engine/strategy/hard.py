@@ -222,14 +222,13 @@ def _win_values(
     for r in sorted(set(mine)):
         if view.count + min(r, 10) > 31:
             continue
-        new_seq = (*seq, r)
-        pts = pegsearch.peg_points(new_seq)
+        pts, new_seq = pegsearch.step(seq, r, view.count)
         rest = list(mine)
         rest.remove(r)
         acc = 0.0
         for search, theirs, w in searches:
             acc += w * search.value(
-                tuple(rest), theirs, pegsearch.trim(new_seq), view.count + min(r, 10), 1, 0, pts, 0
+                tuple(rest), theirs, new_seq, view.count + min(r, 10), 1, 0, pts, 0
             )
         out[r] = acc / total
     return out

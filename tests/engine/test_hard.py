@@ -377,3 +377,29 @@ def test_peg_table_features() -> None:
     assert pegtable.features((5, 6, 7, 8))[13] == 0.0
     fitted = pegtable.fit({(1, 2, 3, 4): 1.0, (1, 1, 2, 3): 0.5, (5, 5, 5, 5): -1.0})
     assert len(fitted) == 14
+
+
+def test_step_scores_like_the_rules_on_trimmed_counts() -> None:
+    """The solver keeps only the tail of a count that can still pair or run; the
+    fifteen and thirty-one come from the count itself (a regression: a trimmed
+    tail once stood for the whole count)."""
+    from engine.scoring import score_play
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        played: list[Card] = []
+        seq: tuple[int, ...] = ()
+        count = 0
+        pack = [Card.from_index(i) for i in rng.sample(range(52), 12)]
+        for card in pack:
+            if count + card.value > 31:
+                break
+            played.append(card)
+            expected = sum(item.points for item in score_play(played))
+            points, seq = pegsearch.step(seq, card.rank, count)
+            count += card.value
+            assert points == expected, (played, seq)
+    # hand-checked: 9 6 6 stands at 21; a three makes 24, not fifteen; then the last card
+    assert pegsearch.solve((3,), (), pegsearch.trim((9, 6, 6)), 21, 0, 1) == 1
+    # 10 2 2 stands at 14; an ace makes fifteen (2) and the last card (1)
+    assert pegsearch.solve((1,), (), pegsearch.trim((10, 2, 2)), 14, 0, 1) == 3

@@ -15,6 +15,14 @@ count of each rank and the number of pairs (``DEALER_FIT``/``PONE_FIT``; one
 entry of the table is a mean of 40 deals, standard error about 0.5, while the
 entries spread only 0.4–0.7), shrunk by ``PEG_WEIGHT``: a tie-breaker between
 discards of close show value (keep low cards for the go), not a second show.
+
+The numbers (``--samples 40 --seed 1``, about 4 minutes): the dealer makes
+1.00 more pegging points than the pone on average with open cards (table
+spread 0.78), the pone -1.36 (spread 0.50).  Fitted weight per card kept, ace
+to king, for the dealer: 0.61 0.52 0.48 0.47 0.73 0.51 0.43 0.32 0.24 0.01 0.00
+0.00 0.01, per pair -0.38; for the pone: -0.05 -0.15 -0.17 -0.19 -0.38 -0.31
+-0.29 -0.30 -0.26 -0.37 -0.37 -0.38 -0.38, per pair -0.30.  Low cards and fives
+peg; court cards and tens do not.
 """
 
 from __future__ import annotations

@@ -57,6 +57,9 @@ from engine.view import PlayerView
 _EPS = 1e-9
 PEG_SAMPLES = 32
 """Deals of the opponent's hidden cards per pegging decision."""
+LEAD_SAMPLES = 20
+"""Deals for the pone's first lead, when all eight cards are out and each deal's
+search is the largest (the decision-time budget: p99 under 200 ms of CPU)."""
 ENDGAME_SAMPLES = 16
 """Fewer deals when each is solved for the chance of winning (a bigger search)."""
 ENDGAME_DISCARD = 35
@@ -182,7 +185,11 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
         view.cards_left[opp],
         _go_floor(view, opp),
         played,
-        ENDGAME_SAMPLES if late else PEG_SAMPLES,
+        ENDGAME_SAMPLES
+        if late
+        else LEAD_SAMPLES
+        if len(mine) + view.cards_left[opp] >= 8
+        else PEG_SAMPLES,
         rng,
     )
     values = pegsearch.card_values(mine, deals, seq, view.count)

@@ -1,19 +1,42 @@
 """The ``hard`` computer player: whole-hand discards, searched pegging, game position.
 
-It sees only a ``PlayerView`` (``engine.players.decide`` hands it nothing else).
+It sees only a ``PlayerView`` (``engine.levels.decide`` hands it nothing else):
+never the pack, the seed or another player's hidden cards.  All randomness
+comes from the generator passed in, so a decision is a function of the view
+and that generator.
 
-Discard: for every discard, the mean show of the kept cards over every starter
-the seat has not seen, plus (own crib) or minus (an opponent's) the crib value
-of the cards laid away from the tables computed for realistic discards
-(``engine.strategy.cribdata``; method in ``engine.strategy.cribtables``), plus
-a small estimate of the kept cards' pegging (``peg_estimate``).
+Discard
+    For every discard: the mean show of the kept cards over every starter the
+    seat has not seen (exact, ``handvalue.mean_show``), plus (own crib) or minus
+    (an opponent's crib) the crib value of the cards laid away, from crib tables
+    computed for *realistic* discards — each side's table re-derived from the
+    other side's discard policy until it settles (``cribtables``; suited and
+    unsuited pairs, own and opponent's crib, one-card tables for 3 and 4
+    players) — plus, at 2 players, ``PEG_WEIGHT`` × the pegging value of the
+    kept ranks (``pegtable``).  When a side is within ``ENDGAME_DISCARD`` points
+    of the target (2 players), the discard is chosen by the chance of winning
+    instead: the kept hand's exact show over every starter, fed through
+    ``winprob.discard_vector`` (pegging, the other hand and the crib from the
+    measured per-hand distributions, the crib moved by the table value of the
+    discard, counting order respected), points breaking ties.
 
-Pegging (2 players): ``engine.strategy.pegsearch`` — deal the opponent's hidden
-cards many ways consistent with what was seen, solve each deal's pegging
-exactly, play the card best on average.  3 and 4 players: the medium player's
-one-ply pegging.
+Pegging, 2 players
+    ``pegsearch``: the opponent's unplayed cards are dealt ``PEG_SAMPLES`` ways
+    from the cards the seat has not seen, consistent with their gos, each deal
+    weighted by how likely the opponent was to keep it; each deal's play to the
+    end of the hand is solved exactly (memoised minimax on ranks); the card
+    best on average is played.  Within ``ENDGAME_PLAY`` points of the target the
+    same deals are solved for the chance of winning (``pegsearch.WinSearch``:
+    reaching the target wins on the spot; at the end of the play both shows are
+    known in the deal and the crib comes from its distribution; then the win
+    table), points breaking ties: it holds back cards that would let the
+    dealer peg out and takes the points that go out first.
 
-Show: claims and muggins answers as the medium player (exact counts).
+Pegging, 3 and 4 players
+    The medium player's one-ply pegging (see "what is left" in the notes).
+
+Show
+    Claims and muggins answers as the medium player (exact counts).
 """
 
 from __future__ import annotations
@@ -26,20 +49,25 @@ from engine.actions import Action, Discard, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
 from engine.scoring import rank_points, show_points
-from engine.strategy import cribdata, pegsearch, winprob
+from engine.strategy import cribdata, pegdata, pegsearch, winprob
 from engine.strategy.cribtables import pair_key
 from engine.strategy.handvalue import mean_show, show_index
 from engine.view import PlayerView
 
 _EPS = 1e-9
-PEG_SAMPLES = 40
+PEG_SAMPLES = 32
 """Deals of the opponent's hidden cards per pegging decision."""
-ENDGAME_SAMPLES = 24
+LEAD_SAMPLES = 20
+"""Deals for the pone's first lead, when all eight cards are out and each deal's
+search is the largest (the decision-time budget: p99 under 200 ms of CPU)."""
+ENDGAME_SAMPLES = 16
 """Fewer deals when each is solved for the chance of winning (a bigger search)."""
 ENDGAME_DISCARD = 35
 """Discard by the chance of winning when a side is this close to the target."""
 ENDGAME_PLAY = 40
 """Peg by the chance of winning when a side is this close to the target."""
+PEG_WEIGHT = 0.5
+"""Shrinkage of the open-card pegging table (see ``engine.strategy.pegtable``)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
 
 
@@ -67,8 +95,23 @@ def crib_value(discard: Sequence[int], players: int, own: bool) -> float:
 
 
 def peg_estimate(kept: Sequence[int], dealer: bool) -> float:
-    """A small estimate of the pegging value of keeping these cards."""
-    return 0.0
+    """``PEG_WEIGHT`` × the pegging value of keeping these cards (2 players): the
+    smoothed open-card table of ``engine.strategy.pegtable``."""
+    if len(kept) != 4 or not PEG_WEIGHT:
+        return 0.0
+    weights = pegdata.DEALER_FIT if dealer else pegdata.PONE_FIT
+    ranks = tuple(c // 4 + 1 for c in kept)
+    return PEG_WEIGHT * sum(weights[w] for w in _peg_features(ranks))
+
+
+def _peg_features(ranks: tuple[int, ...]) -> list[int]:
+    """Indices of ``pegtable.features`` with multiplicity: each card's rank, each pair."""
+    out = [r - 1 for r in ranks]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            if ranks[i] == ranks[j]:
+                out.append(13)
+    return out
 
 
 def board(view: PlayerView) -> tuple[int, int]:
@@ -102,7 +145,8 @@ def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
         kept = [c for c in hand if c not in d]
         crib = crib_value(d, view.players, own)
         value = mean_show(kept, hand) + sign * crib
-        value += peg_estimate(kept, view.dealer == view.seat)
+        if view.players == 2:
+            value += peg_estimate(kept, view.dealer == view.seat)
         if late:
             shift = round(crib - CRIB_MEAN)
             vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
@@ -141,7 +185,11 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
         view.cards_left[opp],
         _go_floor(view, opp),
         played,
-        ENDGAME_SAMPLES if late else PEG_SAMPLES,
+        ENDGAME_SAMPLES
+        if late
+        else LEAD_SAMPLES
+        if len(mine) + view.cards_left[opp] >= 8
+        else PEG_SAMPLES,
         rng,
     )
     values = pegsearch.card_values(mine, deals, seq, view.count)
@@ -181,14 +229,13 @@ def _win_values(
     for r in sorted(set(mine)):
         if view.count + min(r, 10) > 31:
             continue
-        new_seq = (*seq, r)
-        pts = pegsearch.peg_points(new_seq)
+        pts, new_seq = pegsearch.step(seq, r, view.count)
         rest = list(mine)
         rest.remove(r)
         acc = 0.0
         for search, theirs, w in searches:
             acc += w * search.value(
-                tuple(rest), theirs, pegsearch.trim(new_seq), view.count + min(r, 10), 1, 0, pts, 0
+                tuple(rest), theirs, new_seq, view.count + min(r, 10), 1, 0, pts, 0
             )
         out[r] = acc / total
     return out

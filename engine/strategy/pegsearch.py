@@ -41,12 +41,18 @@ def _value(rank: int) -> int:
     return rank if rank < 10 else 10
 
 
-@cache
 def peg_points(seq: Ranks) -> int:
-    """What the last card of ``seq`` (ranks of the current count, in order) scores:
-    fifteen, thirty-one, pairs and runs (not the go)."""
+    """What the last card of ``seq`` (ranks of the *whole* current count, in order)
+    scores: fifteen, thirty-one, pairs and runs (not the go)."""
     count = sum(_value(r) for r in seq)
-    points = 2 if count in (15, 31) else 0
+    return (2 if count in (15, 31) else 0) + shape_points(seq)
+
+
+@cache
+def shape_points(seq: Ranks) -> int:
+    """The pairs and runs the last card of ``seq`` makes (``trim`` of the count is
+    enough: the fifteen and thirty-one need the count itself)."""
+    points = 0
     last = seq[-1]
     same = 1
     for r in reversed(seq[:-1]):
@@ -82,14 +88,15 @@ def trim(seq: Ranks) -> Ranks:
 
 
 _VALUE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
-_points = peg_points
 
 
 @cache
-def step(seq: Ranks, rank: int) -> tuple[int, Ranks]:
-    """Playing ``rank`` on the (trimmed) count ``seq``: (points, the new trimmed count)."""
+def step(seq: Ranks, rank: int, count: int) -> tuple[int, Ranks]:
+    """Playing ``rank`` on the trimmed count ``seq`` standing at ``count``:
+    (points, the new trimmed count)."""
     new_seq = (*seq, rank)
-    return peg_points(new_seq), trim(new_seq)
+    total = count + _VALUE[rank]
+    return (2 if total in (15, 31) else 0) + shape_points(new_seq), trim(new_seq)
 
 
 def _remove(hand: Ranks, rank: int) -> Ranks:
@@ -131,7 +138,7 @@ def solve(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: i
             if r == prev:
                 continue
             prev = r
-            pts, new_seq = step(seq, r)
+            pts, new_seq = step(seq, r, count)
             v = pts + solve(mine[:i] + mine[i + 1 :], theirs, new_seq, count + v, 1, 0)
             if v > best:
                 best = v
@@ -145,7 +152,7 @@ def solve(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: i
         if r == prev:
             continue
         prev = r
-        pts, new_seq = step(seq, r)
+        pts, new_seq = step(seq, r, count)
         v = solve(mine, theirs[:i] + theirs[i + 1 :], new_seq, count + v, 0, 1) - pts
         if v < best:
             best = v
@@ -190,9 +197,7 @@ def card_values(
     for r in sorted(set(mine)):
         if count + _value(r) > 31:
             continue
-        new_seq = (*seq, r)
-        pts = peg_points(new_seq)
-        new_seq = trim(new_seq)
+        pts, new_seq = step(seq, r, count)
         rest = _remove(mine, r)
         acc = 0.0
         for theirs, w in deals:
@@ -273,7 +278,7 @@ class WinSearch:
             if r == prev:
                 continue
             prev = r
-            pts, new_seq = step(seq, r)
+            pts, new_seq = step(seq, r, count)
             rest = hand[:i] + hand[i + 1 :]
             if turn == 0:
                 x = self.value(rest, theirs, new_seq, count + v, 1, 0, got_me + pts, got_them)

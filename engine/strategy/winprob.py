@@ -13,12 +13,20 @@ a hand the order of counting is the rules': pegging first (if both players
 would reach the target while pegging, each is taken to get there first half
 the time), then the pone's hand, then the dealer's hand and crib.  Value
 iteration from 0.5 everywhere converges (a hand scores 0 for both only with
-tiny probability) to within 1e-9 in a few dozen sweeps of numpy slice
+tiny probability) to within 1e-8 in a few dozen sweeps of numpy slice
 arithmetic, about a second; the table is made once per target and kept.
 
-``dealer_show_win`` and ``pone_show_win`` answer the questions the pegging and
-discard searches ask near the end of a game: "I am the dealer with d points
+``discard_vector`` and ``end_of_pegging`` answer the questions the discard and
+pegging searches ask near the end of a game: "I am the dealer with d points
 after pegging, my hand shows h, the crib is unknown; what is my chance?"
+
+The numbers (per-hand means from 2000 medium games: pone pegging 2.40,
+dealer pegging 3.46, pone hand 8.10, dealer hand 7.96, crib 4.69): the first
+dealer wins 55.2 %; at 90–90 the dealer 50.1 %, at 100–100 76.6 %; at 120–120
+the pone 41 % (both peg out in the same hand half the time in this model); the
+dealer at 60–100 wins 0.11 %; the pone at 111–100 wins 78 %.  The tests in
+``tests/engine/test_hard.py`` check the properties (monotone in both scores,
+the boundaries, the dealer/pone symmetry).
 """
 
 from __future__ import annotations
@@ -85,7 +93,7 @@ def win_table(target: int = 121) -> np.ndarray:
         new = _shifted_sum(s, DEALER_PEG, PONE_PEG, t)
         change = float(np.abs(new - x).max())
         x = new
-        if change < 1e-9:
+        if change < 1e-8:
             break
     return np.clip(x, 0.0, 1.0)
 

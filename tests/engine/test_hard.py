@@ -15,7 +15,7 @@ from engine.players import CRIB_PAIR_VALUE, choose_action, decide, exact_crib_me
 from engine.scoring import show_points
 from engine.strategy import cribdata, cribtables, pegsearch, winprob
 from engine.strategy.handvalue import mean_show, show_index
-from engine.strategy.hard import discard_values
+from engine.strategy.hard import discard_values, peg_estimate
 
 # -- playing whole games -------------------------------------------------------------
 
@@ -151,7 +151,7 @@ def test_discard_value_is_hand_plus_or_minus_table() -> None:
     kept = [c.index for c in parse_cards("ac 4c 5c 6c")]
     for dealer, table, sign in ((True, cribdata.OWN_PAIR, 1), (False, cribdata.OPP_PAIR, -1)):
         values = {a.cards: v for v, a in discard_values(_discard_view(dealer, holding))}
-        expected = mean_show(kept, hand) + sign * table[(2, 3, True)]
+        expected = mean_show(kept, hand) + sign * table[(2, 3, True)] + peg_estimate(kept, dealer)
         assert values[tuple(parse_cards("2c 3c"))] == pytest.approx(expected)
 
 
@@ -352,3 +352,54 @@ def test_end_of_pegging_counting_order() -> None:
     assert winprob.end_of_pegging(110, 118, False, 12, 20, 121) == 1.0
     assert winprob.end_of_pegging(118, 110, True, 20, 12, 121) == 0.0
     assert 0.0 < winprob.end_of_pegging(100, 100, True, 8, 8, 121) < 1.0
+
+
+# -- the pegging estimate of kept cards -------------------------------------------------
+
+
+def test_peg_estimate_is_the_fitted_table() -> None:
+    from engine.strategy import pegdata, pegtable
+    from engine.strategy.hard import PEG_WEIGHT
+
+    for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
+        kept = [(r - 1) * 4 + i % 4 for i, r in enumerate(ranks)]
+        for dealer, fitted in ((True, pegdata.DEALER_FIT), (False, pegdata.PONE_FIT)):
+            expected = PEG_WEIGHT * float(np.dot(pegtable.features(ranks), fitted))
+            assert peg_estimate(kept, dealer) == pytest.approx(expected)
+    # low cards peg better than court cards for the dealer
+    assert peg_estimate([0, 4, 8, 12], True) > peg_estimate([36, 40, 44, 48], True)
+
+
+def test_peg_table_features() -> None:
+    from engine.strategy import pegtable
+
+    assert pegtable.features((1, 1, 1, 2)) == [3.0, 1.0] + [0.0] * 11 + [3.0]
+    assert pegtable.features((5, 6, 7, 8))[13] == 0.0
+    fitted = pegtable.fit({(1, 2, 3, 4): 1.0, (1, 1, 2, 3): 0.5, (5, 5, 5, 5): -1.0})
+    assert len(fitted) == 14
+
+
+def test_step_scores_like_the_rules_on_trimmed_counts() -> None:
+    """The solver keeps only the tail of a count that can still pair or run; the
+    fifteen and thirty-one come from the count itself (a regression: a trimmed
+    tail once stood for the whole count)."""
+    from engine.scoring import score_play
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        played: list[Card] = []
+        seq: tuple[int, ...] = ()
+        count = 0
+        pack = [Card.from_index(i) for i in rng.sample(range(52), 12)]
+        for card in pack:
+            if count + card.value > 31:
+                break
+            played.append(card)
+            expected = sum(item.points for item in score_play(played))
+            points, seq = pegsearch.step(seq, card.rank, count)
+            count += card.value
+            assert points == expected, (played, seq)
+    # hand-checked: 9 6 6 stands at 21; a three makes 24, not fifteen; then the last card
+    assert pegsearch.solve((3,), (), pegsearch.trim((9, 6, 6)), 21, 0, 1) == 1
+    # 10 2 2 stands at 14; an ace makes fifteen (2) and the last card (1)
+    assert pegsearch.solve((1,), (), pegsearch.trim((10, 2, 2)), 14, 0, 1) == 3

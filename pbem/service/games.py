@@ -324,6 +324,13 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
         elif status == "aborted":
             game_row.next_reminder_at = game_row.deadline_at = None
             cancel_game_mail(session, game_id, f"game {game_id} was aborted")
+            if game_row.match_id is not None:
+                # The match ends with its aborted game, without a winner.
+                match = session.get(m.Match, game_row.match_id, with_for_update=True)
+                if match is not None and match.status == m.MatchStatus.ACTIVE.value:
+                    match.status = m.MatchStatus.FINISHED.value
+                    match.finished_at = now
+                    session.add(match)
         game_row.status = status
         game_row.status_reason = reason
         game_row.updated_at = now

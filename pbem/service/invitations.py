@@ -412,6 +412,8 @@ def answer(
     if rules.get("seats"):
         # A rematch: everyone in the seats of the game it follows.
         people = [(email, name_of(session, email)) for email in rules["seats"]]
+    from pbem.service.matches import levels_of
+
     try:
         game_id = start_game(
             ctx,
@@ -423,6 +425,7 @@ def answer(
             answering=(sender, mail.message_id),
             server_seed=str(rules["server_seed"]) if rules.get("server_seed") else None,
             computer=[int(s) for s in rules.get("computer", ())],
+            levels=levels_of(rules),
             first_dealer=rules.get("first_dealer"),
             **rematch_and_match(session, rules, now),
         )

@@ -54,6 +54,15 @@ def new_match(session: Session, best_of: int | None, now: datetime) -> dict[str,
     return {"match_id": match.id, "match_info": {"best_of": best_of, "game": 1, "before": []}}
 
 
+def levels_of(settings: dict[str, Any]) -> dict[int, str]:
+    """The computer seats' levels kept in a game's (or an invitation's) settings, seat by
+    seat, so that a rematch or the next game of a match plays the same computer."""
+    stored = settings.get("levels") or {}
+    if not isinstance(stored, dict):
+        return {}
+    return {int(seat): str(level) for seat, level in stored.items() if str(seat).isdigit()}
+
+
 def match_words(game_row: m.Game) -> str:
     """``match best of 5, game 2`` for a game of a match; empty for a single game."""
     info = game_row.match_info
@@ -110,6 +119,7 @@ def after_game(
         muggins=settings.muggins,
         skunk=settings.skunk,
         computer=list(game_row.settings.get("computer", ())),
+        levels=levels_of(game_row.settings),
         first_dealer=first_dealer_after(game),
         match_id=match.id,
         match_info={
@@ -271,6 +281,7 @@ def request(
                 muggins=settings.muggins,
                 skunk=settings.skunk,
                 computer=robots,
+                levels=levels_of(game_row.settings),
                 first_dealer=dealer,
                 answering=(player.email, answering),
                 rematch_of=game_id,
@@ -328,6 +339,7 @@ def request(
         "first_dealer": dealer,
         "seats": emails,
         "computer": robots,
+        "levels": game_row.settings.get("levels") or {},
         "best_of": length,
     }
     invited = [s.player.email for s in others]

@@ -175,6 +175,34 @@ def test_play_computer_match_starts_the_next_game_when_one_ends(harness: Harness
     assert h.count(COMPUTER) == 0
 
 
+def test_the_next_game_and_a_rematch_keep_the_computer_s_level(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "play computer to 61 no skunk level hard match best of 3")
+    first = h.last_inbound().game_id
+    assert first is not None and h.game_row(first).settings["levels"] == {"1": "hard"}
+    reply_in(h, A, first, "resign")
+    second = last_game(h)
+    assert second != first and h.game_row(second).settings["levels"] == {"1": "hard"}
+    assert "Computer (hard)" in flat(game_mails(h, A, second)[-1])
+    reply_in(h, A, second, "resign")  # the match is over
+    reply_in(h, A, second, "rematch")
+    third = last_game(h)
+    assert third != second and h.game_row(third).settings["levels"] == {"1": "hard"}
+
+
+def test_an_aborted_game_ends_its_match(harness: Harness) -> None:
+    h = harness
+    h.new_game()
+    ask(h, A, "play computer to 61 match best of 3")
+    first = h.last_inbound().game_id
+    assert first is not None
+    h.service.set_status(first, "aborted", "testing")  # as `pbem game abort` does
+    (match,) = matches(h)
+    assert match.status == "finished" and match.winner_side is None
+    assert last_game(h) == first  # no next game
+
+
 # -- rematch: at once against the computer, and every refusal ------------------------------
 
 

@@ -108,6 +108,10 @@ def watch(
         return finish(
             ctx, session, row, "applied", f"watch {game_id}: already", sender=player.email
         )
+    # The game's row is locked before counting (FOR UPDATE on PostgreSQL; SQLite's write
+    # transactions are serial): two watch mails taken by two workers at once count one
+    # after the other, so the limit holds.
+    session.exec(select(m.Game.id).where(m.Game.id == game_id).with_for_update()).all()
     watchers = session.exec(
         select(func.count()).select_from(m.Watcher).where(m.Watcher.game_id == game_id)
     ).one()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -18,6 +19,7 @@ from sqlmodel import Session, select
 from engine import Card, Game, parse_card
 from engine import players as computer
 from pbem.bots import command_for, text_of, view_of
+from pbem.service import Service
 from pbem.service.observe import relay_talk
 from pbem.store import models as m
 from pbem.store.db import session_scope
@@ -182,6 +184,43 @@ def test_a_human_game_opens_only_when_all_agree_and_any_player_closes_it(
     # Back on needs both again.
     h.answer(A, "observers on")
     assert h.game_row(game_id).observers is False
+
+
+@pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
+def test_two_workers_keep_the_observers_limit(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    """Two watch mails for one game taken by two workers at once: the game's row is
+    locked before the watchers are counted, so the second sees the first."""
+    h = Harness.build(tmp_path, db_url, db_engine, lobby="open", max_observers_per_game=1)
+    try:
+        one = computer_game(h)
+        workers = [Service(h.settings, h.db, clock=h.clock) for _ in range(2)]
+        ids = [
+            workers[0].receive(plain_mail(who, SERVICE, f"watch {one}"), "test")[0]
+            for who in (C, D)
+        ]
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def run(service: Service, inbound_id: int) -> None:
+            try:
+                start.wait()
+                service.process(inbound_id)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=run, args=(w, i)) for w, i in zip(workers, ids, strict=True)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        assert len(watchers(h, one)) == 1
+    finally:
+        h.close()
 
 
 def test_limits_stop_and_strangers(tmp_path: Path, db_url: str, db_engine: Engine) -> None:

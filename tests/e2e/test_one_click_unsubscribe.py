@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import logging
 import random
+import signal
 import socket
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +21,8 @@ from sqlalchemy import Engine
 from engine import players as computer
 from pbem.config import ConfigError, load_settings
 from pbem.web import UnsubscribeServer, start_listener
-from tests.e2e.helpers import ALICE, BOB, Harness
+from tests.cli_process import start_pbem
+from tests.e2e.helpers import ALICE, BOB, Harness, fresh_env
 
 A, B = ALICE[0], BOB[0]
 URL = "https://pbem.example.org/unsubscribe"
@@ -152,3 +157,61 @@ def test_bad_requests_change_nothing(one_click: Harness, listener: UnsubscribeSe
     assert request(listener, path, ONE_CLICK)[0] == 200
     player = h.player(B)
     assert player is not None and player.stopped
+
+
+# -- through the real pbem serve ---------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_pbem_serve_answers_the_one_click_and_stops_on_sigterm(one_click: Harness) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    token = h.token(game_id, 0)
+    h.close()
+    port = free_port()
+    env = fresh_env()
+    for key in ("data_dir", "database_url", "inbound_url", "outbound_url", "domain"):
+        env[f"PBEM_{key.upper()}"] = str(getattr(h.settings, key))
+    env["PBEM_UNSUBSCRIBE_URL"] = URL
+    env["PBEM_HTTP_LISTEN"] = f"127.0.0.1:{port}"
+    env["PBEM_POLL_SECONDS"] = "0.2"
+    proc = start_pbem("serve", env=env, cwd=h.tmp_path)
+    try:
+        url = f"http://127.0.0.1:{port}/unsubscribe/{token}"
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:  # GET: the page
+                    assert resp.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (
+                    f"the listener never answered: {sys.exc_info()[1]!r}"
+                )
+                time.sleep(0.1)
+        player = h.player(A)
+        assert player is not None and not player.stopped
+        with urllib.request.urlopen(url, ONE_CLICK, timeout=10) as resp:
+            assert resp.status == 200
+        player = h.player(A)
+        assert player is not None and player.stopped
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            _out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "INFO pbem.serve: stopped" in err
+    assert "one-click unsubscribe on 127.0.0.1" in err
+    assert token not in err and f"unsubscribed seat {token[:4]}…" in err
+    with pytest.raises(OSError):  # the listener is gone
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()

@@ -70,6 +70,11 @@ class UnsubscribeServer(ThreadingHTTPServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed (the client went away mid-answer): one debug line,
+        no traceback on stderr."""
+        log.debug("unsubscribe connection failed", exc_info=True)
+
     def start(self) -> None:
         """Serve in a daemon thread."""
         self.thread = threading.Thread(
@@ -149,7 +154,7 @@ class UnsubscribeHandler(BaseHTTPRequestHandler):
 
     def _token(self) -> str | None:
         """The token the path names, or None when the path is not ``PREFIX/TOKEN``."""
-        path = urlsplit(self.path).path
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
         prefix = self.server.prefix
         if not path.startswith(prefix + "/"):
             return None
@@ -165,7 +170,7 @@ class UnsubscribeHandler(BaseHTTPRequestHandler):
         if not length.isdigit():
             self._send(HTTPStatus.BAD_REQUEST, "Bad request\n")
             return None
-        if int(length) > MAX_BODY:
+        if len(length) > 6 or int(length) > MAX_BODY:
             self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "Too large\n")
             return None
         return self.rfile.read(int(length))

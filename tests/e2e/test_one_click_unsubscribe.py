@@ -154,6 +154,13 @@ def test_bad_requests_change_nothing(one_click: Harness, listener: UnsubscribeSe
     with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
         sock.sendall(post)
         assert sock.recv(100).startswith(b"HTTP/1.0 400")
+    for length in (b"9" * 5000, b"-1", b"1e3"):
+        post = f"POST {path} HTTP/1.0\r\nContent-Length: ".encode() + length + b"\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
+            sock.sendall(post)
+            assert sock.recv(100)[:12] in (b"HTTP/1.0 400", b"HTTP/1.0 413"), length
+    for odd in ("//[/x", "/unsubscribe/%ff", "/unsubscribe/" + "a" * 100):
+        assert request(listener, odd, ONE_CLICK)[0] == 404, odd
     assert request(listener, path, ONE_CLICK)[0] == 200
     player = h.player(B)
     assert player is not None and player.stopped

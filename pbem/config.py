@@ -99,6 +99,18 @@ class Settings(BaseSettings):
         "(0: none; default: one on SQLite with two or more cores, none on PostgreSQL, "
         "where more workers use the cores)",
     )
+    unsubscribe_url: str = Field(
+        "",
+        description="the HTTPS address of the one-click unsubscribe (RFC 8058), e.g. "
+        "https://pbem.example.org/unsubscribe; game mails then carry it (with the seat's "
+        "token appended) and List-Unsubscribe-Post, and pbem serve listens on http_listen. "
+        "Empty: off (the mailto unsubscribe only)",
+    )
+    http_listen: str = Field(
+        "127.0.0.1:8025",
+        description="HOST:PORT where pbem serve answers the one-click unsubscribe (behind "
+        "an HTTPS reverse proxy at unsubscribe_url); used only when unsubscribe_url is set",
+    )
     log_level: str = Field(
         "INFO",
         description="DEBUG, INFO, WARNING, ERROR or CRITICAL: how much pbem serve logs "
@@ -124,6 +136,29 @@ class Settings(BaseSettings):
     def _database_url(cls, value: str) -> str:
         check_database_url(value)
         return value
+
+    @field_validator("unsubscribe_url")
+    @classmethod
+    def _unsubscribe_url(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            return ""
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - reading the port raises for a bad one
+        except ValueError as exc:
+            raise ValueError(f"not a URL ({exc})") from None
+        if parts.scheme != "https" or not parts.hostname:
+            raise ValueError("must be an https:// URL (RFC 8058)")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("must have no query, fragment or user")
+        return value.rstrip("/")
+
+    @field_validator("http_listen")
+    @classmethod
+    def _http_listen(cls, value: str) -> str:
+        split_listen(value)
+        return value.strip()
 
     @field_validator("log_level")
     @classmethod
@@ -164,6 +199,19 @@ class Settings(BaseSettings):
         out["outbound_url"] = mask_url(self.outbound)
         out["address"] = self.address
         return out
+
+
+def split_listen(value: str) -> tuple[str, int]:
+    """``"127.0.0.1:8025"`` → ``("127.0.0.1", 8025)``; ``"[::1]:8025"`` → ``("::1", 8025)``.
+    Raises ValueError unless the value is HOST:PORT with a port from 0 to 65535."""
+    host, sep, port = value.strip().rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8025)")
+    if any(c.isspace() for c in host) or (":" in host and not value.strip().startswith("[")):
+        raise ValueError(f"{value!r} is not HOST:PORT (write an IPv6 host as [::1]:8025)")
+    return host, int(port)
 
 
 DATABASE_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")

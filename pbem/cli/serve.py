@@ -101,6 +101,15 @@ def serve(
     except DaemonError as exc:
         daemon.close()
         fail(str(exc))
+    listener = None
+    if cfg.unsubscribe_url and not once:
+        from pbem.web import start_listener
+
+        try:
+            listener = start_listener(daemon.service, cfg.http_listen, cfg.unsubscribe_url)
+        except OSError as exc:
+            daemon.close()
+            fail(f"cannot listen on {cfg.http_listen} for the unsubscribe: {exc.strerror or exc}")
     freeze_startup_objects()
     restore = _stop_on_signals(daemon)
     serve_log.info(
@@ -130,6 +139,8 @@ def serve(
         interrupted = True
     finally:
         restore()
+        if listener is not None:
+            listener.stop()
     serve_log.info("stopped" if interrupted or daemon.stop_event.is_set() else "done")
 
 

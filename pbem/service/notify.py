@@ -490,11 +490,25 @@ def envelope_for(
         "loop_value": ctx.settings.loop_value,
         "date": now,
         "attachments": attachments,
-        # RFC 2369: "stop" by mail to the seat's own reply address, so the token and the
-        # From check apply. Only the mailto form: RFC 8058's one-click
-        # (List-Unsubscribe-Post) needs an HTTPS URI, and the service has no web server.
-        "extra_headers": {"List-Unsubscribe": f"<mailto:{reply_to}?subject=stop>"},
+        "extra_headers": unsubscribe_headers(ctx.settings.unsubscribe_url, token, reply_to),
         "parts": seated.player.mail_parts,
+    }
+
+
+def unsubscribe_headers(unsubscribe_url: str, token: str, reply_to: str) -> dict[str, str]:
+    """The ``List-Unsubscribe`` headers of a mail to the seat with ``token``.
+
+    RFC 2369: "stop" by mail to the seat's own reply address, so the token and the From
+    check apply. With ``unsubscribe_url`` set, RFC 8058's one-click comes first: the
+    HTTPS URI ending in the seat's token (never the player's address), which
+    `pbem.web` answers, and ``List-Unsubscribe-Post``; the mailto stays as the fallback.
+    """
+    mailto = f"<mailto:{reply_to}?subject=stop>"
+    if not unsubscribe_url:
+        return {"List-Unsubscribe": mailto}
+    return {
+        "List-Unsubscribe": f"<{unsubscribe_url}/{token}>, {mailto}",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
     }
 
 

@@ -18,7 +18,7 @@ from engine import Game
 from pbem.config import Settings
 from pbem.render import MailContext, Notice
 from pbem.renderer import MailMaker, PendingMail
-from pbem.service import games, intake, notify, timers
+from pbem.service import games, intake, notify, timers, unsubscribe
 from pbem.service.context import (
     ALREADY_PROCESSED,
     Context,
@@ -261,6 +261,11 @@ class Service:
 
     def run_timers(self) -> int:
         return timers.run_timers(self._ctx())
+
+    def unsubscribe(self, token: str) -> bool:
+        """RFC 8058's one-click: stop the player of the seat with ``token`` as the mail
+        command ``stop`` does; False for an unknown token."""
+        return unsubscribe.unsubscribe(self._ctx(), token)
 
     # Used by the CLI to draw a game as its players see it.
     def _seats(self, session: Session, game_id: int) -> list[Seated]:

@@ -226,7 +226,7 @@ def test_every_game_mail_has_a_mailto_list_unsubscribe(harness: Harness) -> None
     assert len(mails) >= 3
     for msg in mails:
         assert unsubscribe_address(msg) == str(msg["Reply-To"]).split("<")[-1].strip(">")
-        # No one-click POST: it needs an HTTPS URI (RFC 8058), and there is none.
+        # No one-click POST: it needs an HTTPS URI (RFC 8058), and unsubscribe_url is unset.
         assert msg["List-Unsubscribe-Post"] is None
 
 

@@ -1,0 +1,224 @@
+"""RFC 8058 one-click unsubscribe (both backends): the headers when ``unsubscribe_url`` is
+set, and the listener of `pbem.web` on 127.0.0.1 (any free port), driven by urllib."""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from engine import players as computer
+from pbem.config import ConfigError, load_settings
+from pbem.web import UnsubscribeServer, start_listener
+from tests.cli_process import start_pbem
+from tests.e2e.helpers import ALICE, BOB, Harness, fresh_env
+
+A, B = ALICE[0], BOB[0]
+URL = "https://pbem.example.org/unsubscribe"
+ONE_CLICK = b"List-Unsubscribe=One-Click"
+
+
+@pytest.fixture
+def one_click(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
+    h = Harness.build(tmp_path, db_url, db_engine, unsubscribe_url=URL + "/")
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def listener(one_click: Harness) -> Iterator[UnsubscribeServer]:
+    server = start_listener(one_click.service, "127.0.0.1:0", one_click.settings.unsubscribe_url)
+    yield server
+    server.stop()
+
+
+def request(
+    server: UnsubscribeServer, path: str, data: bytes | None = None, method: str | None = None
+) -> tuple[int, str]:
+    req = urllib.request.Request(f"http://127.0.0.1:{server.port}{path}", data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/x-www-form-urlencoded")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def move_for(h: Harness, game_id: int, seat: int) -> None:
+    game = h.game(game_id)
+    h.move(game_id, computer.choose_action(game, seat, random.Random(seat)))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+
+
+def test_game_mails_carry_the_https_uri_first_and_list_unsubscribe_post(
+    one_click: Harness,
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    move_for(h, game_id, 0)
+    h.answer(A, "history")
+    mails = h.received(A) + h.received(B)
+    assert len(mails) >= 3
+    for msg in mails:
+        reply_to = str(msg["Reply-To"]).split("<")[-1].strip(">")
+        token = reply_to.split("+", 1)[1].split("@", 1)[0]
+        header = " ".join(str(msg["List-Unsubscribe"]).split())
+        assert header == f"<{URL}/{token}>, <mailto:{reply_to}?subject=stop>"
+        assert msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        assert A not in header and B not in header
+
+
+def test_settings_check_the_url_and_the_listen_address() -> None:
+    assert load_settings(None, unsubscribe_url="").unsubscribe_url == ""
+    for bad in ("http://x.test/u", "https://x.test/u?a=1", "mailto:a@b", "https://"):
+        with pytest.raises(ConfigError, match="unsubscribe_url"):
+            load_settings(None, unsubscribe_url=bad)
+    assert load_settings(None, http_listen="[::1]:8025").http_listen == "[::1]:8025"
+    for bad in ("8025", "localhost", "host:99999", "host:", ":80", "::1:80", "a b:80"):
+        with pytest.raises(ConfigError, match="http_listen"):
+            load_settings(None, http_listen=bad)
+
+
+def test_post_stops_the_player_and_get_does_not(
+    one_click: Harness, listener: UnsubscribeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    h.mail_all(B)  # every move of Alice's would tell him
+    token = h.token(game_id, 1)
+    # GET (a link scanner, a person): a page with a button, and nothing changes.
+    status, page = request(listener, f"/unsubscribe/{token}")
+    assert status == 200 and 'method="post"' in page
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    # The one-click POST stops him, as 'stop' by mail does.
+    with caplog.at_level(logging.INFO, logger="pbem.web"):
+        status, page = request(listener, f"/unsubscribe/{token}", ONE_CLICK)
+    assert status == 200 and "unsubscribed" in page
+    player = h.player(B)
+    assert player is not None and player.stopped
+    other = h.player(A)
+    assert other is not None and not other.stopped
+    logged = [r.getMessage() for r in caplog.records if r.name == "pbem.web"]
+    assert len(logged) == 1 and token not in logged[0] and token[:4] + "…" in logged[0]
+    # Alice's move would tell Bob: nothing is queued for him.
+    before = sum(r.recipient == B for r in h.outbox())
+    move_for(h, game_id, 0)
+    assert sum(r.recipient == B for r in h.outbox()) == before
+    # Again: still 200, still stopped.
+    assert request(listener, f"/unsubscribe/{token}", ONE_CLICK)[0] == 200
+
+
+def test_bad_requests_change_nothing(one_click: Harness, listener: UnsubscribeServer) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    token = h.token(game_id, 1)
+    unknown = "a" * 20
+    assert request(listener, f"/unsubscribe/{unknown}", ONE_CLICK) == (404, "Not found\n")
+    assert request(listener, f"/unsubscribe/{unknown}")[0] == 404
+    for path in ("/", "/unsubscribe", "/unsubscribe/", f"/other/{token}", "/unsubscribe/A%00"):
+        assert request(listener, path, ONE_CLICK)[0] == 404, path
+        assert request(listener, path)[0] == 404, path
+    path = f"/unsubscribe/{token}"
+    assert request(listener, path, ONE_CLICK + b"&x=" + b"y" * 2000)[0] == 413
+    assert request(listener, path, b"")[0] == 400
+    assert request(listener, path, b"\xff\xfe=\x00")[0] == 400
+    assert request(listener, path, b"List-Unsubscribe=Other")[0] == 400
+    assert request(listener, path, ONE_CLICK, method="PUT")[0] == 405
+    assert request(listener, path, method="DELETE")[0] == 405
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    # Raw garbage on the socket: answered, and the listener goes on.
+    with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
+        sock.sendall(b"\xff\x00 nonsense\r\n\r\n")  # two words: HTTP/0.9, no status line
+        assert sock.recv(100) == b"Bad Request\n"
+    with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
+        try:  # a request line too long: 414, or the connection reset while sending
+            sock.sendall(b"GET /" + b"x" * 70000 + b" HTTP/1.0\r\n\r\n")
+            assert sock.recv(100).startswith(b"HTTP/1.0 414")
+        except ConnectionError:
+            pass
+    post = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n".encode()
+    with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
+        sock.sendall(post)
+        assert sock.recv(100).startswith(b"HTTP/1.0 400")
+    for length in (b"9" * 5000, b"-1", b"1e3"):
+        post = f"POST {path} HTTP/1.0\r\nContent-Length: ".encode() + length + b"\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
+            sock.sendall(post)
+            assert sock.recv(100)[:12] in (b"HTTP/1.0 400", b"HTTP/1.0 413"), length
+    for odd in ("//[/x", "/unsubscribe/%ff", "/unsubscribe/" + "a" * 100):
+        assert request(listener, odd, ONE_CLICK)[0] == 404, odd
+    assert request(listener, path, ONE_CLICK)[0] == 200
+    player = h.player(B)
+    assert player is not None and player.stopped
+
+
+# -- through the real pbem serve ---------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_pbem_serve_answers_the_one_click_and_stops_on_sigterm(one_click: Harness) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    token = h.token(game_id, 0)
+    h.close()
+    port = free_port()
+    env = fresh_env()
+    for key in ("data_dir", "database_url", "inbound_url", "outbound_url", "domain"):
+        env[f"PBEM_{key.upper()}"] = str(getattr(h.settings, key))
+    env["PBEM_UNSUBSCRIBE_URL"] = URL
+    env["PBEM_HTTP_LISTEN"] = f"127.0.0.1:{port}"
+    env["PBEM_POLL_SECONDS"] = "0.2"
+    proc = start_pbem("serve", env=env, cwd=h.tmp_path)
+    try:
+        url = f"http://127.0.0.1:{port}/unsubscribe/{token}"
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:  # GET: the page
+                    assert resp.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (
+                    f"the listener never answered: {sys.exc_info()[1]!r}"
+                )
+                time.sleep(0.1)
+        player = h.player(A)
+        assert player is not None and not player.stopped
+        with urllib.request.urlopen(url, ONE_CLICK, timeout=10) as resp:
+            assert resp.status == 200
+        player = h.player(A)
+        assert player is not None and player.stopped
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            _out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "INFO pbem.serve: stopped" in err
+    assert "one-click unsubscribe on 127.0.0.1" in err
+    assert token not in err and f"unsubscribed seat {token[:4]}…" in err
+    with pytest.raises(OSError):  # the listener is gone
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()

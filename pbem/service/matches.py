@@ -109,25 +109,38 @@ def after_game(
         )
         return None
     update_row(session, match, score=score)
-    seats = seats_of(session, game_row.id)
-    settings = game.settings
-    return start_game(
+    return start_again(
         ctx,
         session,
-        [(s.player.email, s.player.display_name) for s in seats],
-        target=settings.target,
-        muggins=settings.muggins,
-        skunk=settings.skunk,
-        computer=list(game_row.settings.get("computer", ())),
-        levels=levels_of(game_row.settings),
-        first_dealer=first_dealer_after(game),
+        game_row,
+        game,
         match_id=match.id,
         match_info={
             "best_of": match.best_of,
             "game": int(info.get("game", 1)) + 1,
             "before": score,
         },
+    )
+
+
+def start_again(ctx: Context, session: Session, game_row: m.Game, game: Game, **extra: Any) -> int:
+    """A new game of ``game_row``'s players in the same seats, with its house rules and
+    computer levels, the loser of ``game`` dealing first (the next game of a match, or a
+    rematch against the computer). ``extra``: more `start_game` arguments."""
+    assert game_row.id is not None
+    settings = game.settings
+    return start_game(
+        ctx,
+        session,
+        [(s.player.email, s.player.display_name) for s in seats_of(session, game_row.id)],
+        target=settings.target,
+        muggins=settings.muggins,
+        skunk=settings.skunk,
+        computer=sorted(int(s) for s in game_row.settings.get("computer", ())),
+        levels=levels_of(game_row.settings),
+        first_dealer=first_dealer_after(game),
         rematch_of=game_row.id,
+        **extra,
     )
 
 
@@ -273,18 +286,12 @@ def request(
                 game_id,
             )
         try:
-            new_id = start_game(
+            new_id = start_again(
                 ctx,
                 session,
-                [(s.player.email, s.player.display_name) for s in seats],
-                target=settings.target,
-                muggins=settings.muggins,
-                skunk=settings.skunk,
-                computer=robots,
-                levels=levels_of(game_row.settings),
-                first_dealer=dealer,
+                game_row,
+                game,
                 answering=(player.email, answering),
-                rematch_of=game_id,
                 **new_match(session, length, now),
             )
         except ServiceError as exc:

@@ -66,6 +66,9 @@ ENDGAME_DISCARD = 35
 """Discard by the chance of winning when a side is this close to the target."""
 ENDGAME_PLAY = 40
 """Peg by the chance of winning when a side is this close to the target."""
+PEG_MODEL = True
+"""Solve each deal against a modelled opponent who cannot see our cards
+(``pegsearch.solve_model``) rather than one who can (``pegsearch.solve``)."""
 PEG_WEIGHT = 0.5
 """Shrinkage of the open-card pegging table (see ``engine.strategy.pegtable``)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
@@ -192,7 +195,8 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
         else PEG_SAMPLES,
         rng,
     )
-    values = pegsearch.card_values(mine, deals, seq, view.count)
+    solver = pegsearch.card_values_model if PEG_MODEL else pegsearch.card_values
+    values = solver(mine, deals, seq, view.count)
     if late:
         chances = _win_values(
             view, mine, deals, seq, [c.rank for c in (Card.from_index(i) for i in played)]

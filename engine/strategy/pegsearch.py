@@ -290,3 +290,123 @@ class WinSearch:
                     best = x
         self.memo[key] = best
         return best
+
+
+# -- a model of the opponent --------------------------------------------------------
+
+_RANKS = tuple(range(1, 14))
+
+
+@lru_cache(maxsize=1 << 16)
+def reply_risk(seq: Ranks, count: int, holds: int) -> float:
+    """The points a player holding ``holds`` cards dealt from a full pack can expect
+    to make in answer to the count ``seq`` at ``count``: each rank that scores is
+    held with chance ``1 - (1 - k/46)^holds`` for its ``k`` copies not in the
+    count (independently of the other ranks), and the player takes
+    the best of those it holds.  It does not depend on anybody's real cards: it is
+    what a player who cannot see them fears."""
+    if holds <= 0 or count >= 31:
+        return 0.0
+    scoring = []
+    for r in _RANKS:
+        copies = 4 - seq.count(r)
+        if copies and count + _VALUE[r] <= 31:
+            pts = step(seq, r, count)[0]
+            if pts:
+                scoring.append((pts, 1.0 - (1.0 - copies / 46) ** holds))
+    scoring.sort(reverse=True)
+    risk = 0.0
+    miss = 1.0
+    for pts, p in scoring:
+        risk += miss * p * pts
+        miss *= 1.0 - p
+    return risk
+
+
+def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> list[int]:
+    """The ranks a sensible player who cannot see the other hand plays from ``hand``:
+    the best of (points now − what the other side can expect to answer), ties kept."""
+    room = 31 - count
+    best = -1000.0
+    out: list[int] = []
+    prev = 0
+    for r in hand:
+        if _VALUE[r] > room:
+            break
+        if r == prev:
+            continue
+        prev = r
+        pts, new_seq = step(seq, r, count)
+        q = pts - reply_risk(new_seq, count + _VALUE[r], other_holds)
+        if q > best + 1e-9:
+            best = q
+            out = [r]
+        elif q > best - 1e-9:
+            out.append(r)
+    return out
+
+
+@lru_cache(maxsize=SOLVE_CACHE)
+def solve_model(mine: Ranks, theirs: Ranks, seq: Ranks, count: int, turn: int, last: int) -> float:
+    """Like ``solve`` (my points minus theirs to the end of the hand), but the
+    opponent does not see my cards: it plays ``model_choice`` (ties averaged), and I
+    play the best answer to that."""
+    room = 31 - count
+    can_me = bool(mine) and _VALUE[mine[0]] <= room
+    can_them = bool(theirs) and _VALUE[theirs[0]] <= room
+    if not can_me and not can_them:
+        point = 0
+        if last >= 0 and count != 31:
+            point = 1 if last == 0 else -1
+        if not mine and not theirs:
+            return point
+        nxt = 1 - last
+        if not (theirs if nxt else mine):
+            nxt = last
+        return point + solve_model(mine, theirs, (), 0, nxt, -1)
+    if turn == 0 and not can_me:
+        turn = 1
+    elif turn == 1 and not can_them:
+        turn = 0
+    if turn == 0:
+        best = -1000.0
+        prev = 0
+        for i, r in enumerate(mine):
+            v = _VALUE[r]
+            if v > room:
+                break
+            if r == prev:
+                continue
+            prev = r
+            pts, new_seq = step(seq, r, count)
+            x = pts + solve_model(mine[:i] + mine[i + 1 :], theirs, new_seq, count + v, 1, 0)
+            if x > best:
+                best = x
+        return best
+    choice = model_choice(theirs, seq, count, len(mine))
+    acc = 0.0
+    for r in choice:
+        pts, new_seq = step(seq, r, count)
+        acc += solve_model(mine, _remove(theirs, r), new_seq, count + _VALUE[r], 0, 1) - pts
+    return acc / len(choice)
+
+
+def card_values_model(
+    mine: Ranks,
+    deals: Sequence[tuple[Ranks, float]],
+    seq: Ranks,
+    count: int,
+) -> dict[int, float]:
+    """``card_values`` against the modelled opponent (``solve_model``)."""
+    total = sum(w for _, w in deals)
+    out: dict[int, float] = {}
+    for r in sorted(set(mine)):
+        if count + _value(r) > 31:
+            continue
+        pts, new_seq = step(seq, r, count)
+        rest = _remove(mine, r)
+        acc = 0.0
+        for theirs, w in deals:
+            acc += w * solve_model(rest, theirs, new_seq, count + _value(r), 1, 0)
+        out[r] = pts + acc / total
+    return out

@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.game import DISCARD, PEGGING, Game, Settings  # noqa: E402
-from engine import levels  # noqa: E402
-from engine.levels import choose_action  # noqa: E402
-from engine.strategy import hard  # noqa: E402
+from engine import levels
+from engine.game import DISCARD, PEGGING, Game, Settings
+from engine.levels import choose_action
+from engine.strategy import hard
 
 
 def variant(name: str) -> None:
@@ -53,6 +53,7 @@ def variant(name: str) -> None:
 
     levels.STRATEGIES[name] = play
 
+
 Z95 = 1.959963984540054
 
 
@@ -61,7 +62,7 @@ def duel(args: tuple[str, str, str, str, int]) -> tuple[float, float, float, flo
     same cards; the same as pone) for one deal."""
     a, b, discard, seed, deal = args
     diffs = []
-    by_role = {}
+    by_role: dict[str, int] = {}
     for seating in (0, 1):
         levels = (a, b) if seating == 0 else (b, a)
         game = Game(Settings(2, 121), f"{seed}/{deal}")
@@ -88,9 +89,9 @@ def duel(args: tuple[str, str, str, str, int]) -> tuple[float, float, float, flo
         diffs.append(pts[a_seat] - pts[1 - a_seat])
         role = "dealer" if game.dealer == a_seat else "pone"
         by_role[role] = by_role.get(role, 0) + pts[a_seat]
-        by_role["dealer" if role == "pone" else "pone"] = by_role.get(
-            "dealer" if role == "pone" else "pone", 0
-        ) - pts[1 - a_seat]
+        by_role["dealer" if role == "pone" else "pone"] = (
+            by_role.get("dealer" if role == "pone" else "pone", 0) - pts[1 - a_seat]
+        )
     return diffs[0], diffs[1], by_role["dealer"], by_role["pone"]
 
 

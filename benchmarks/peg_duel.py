@@ -8,7 +8,9 @@ discard as ``--discard`` (medium by default), so both seatings hold the same
 cards; then A pegs against B, once with A in seat 0 and once in seat 1.  The
 figure is A's pegging points minus B's (the go and the last card included, his
 heels not), averaged over the two seatings of a deal, with its 95 % interval over
-the deals, and split by A as dealer and A as pone.  The whole game's win rate
+the deals, and split by A as dealer and A as pone.  With ``--discard own``
+each player discards for itself and the figure is the whole hand's points
+(pegging, hand, crib and his heels).  The whole game's win rate
 hangs on far more than this; the duel isolates the play, where the two players'
 differences are small and a whole game's noise would hide them.
 """
@@ -73,8 +75,15 @@ def duel(args: tuple[str, str, str, str, int]) -> tuple[float, float, float, flo
                 game.apply(forced)
                 continue
             seat = game.to_act()[0]
-            game.apply(choose_action(game, seat, random.Random(f"{seed}/{deal}/d/{seat}"), discard))
-        while game.phase == PEGGING:
+            if discard == "own":
+                game.apply(choose_action(game, seat, rngs[seat], levels[seat]))
+            else:
+                rng = random.Random(f"{seed}/{deal}/d/{seat}")
+                game.apply(choose_action(game, seat, rng, discard))
+        # the pegging; with --discard own, the whole hand (to the next deal)
+        while game.phase == PEGGING or (
+            discard == "own" and game.hand_no == 1 and not game.is_over
+        ):
             forced = game.forced_action()
             if forced is not None:
                 game.apply(forced)
@@ -83,7 +92,9 @@ def duel(args: tuple[str, str, str, str, int]) -> tuple[float, float, float, flo
             game.apply(choose_action(game, seat, rngs[seat], levels[seat]))
         pts = [0, 0]
         for e in game.events:
-            if e.kind in ("play", "count_end") and e.points and e.seat is not None:
+            if e.hand != 1 or not e.points or e.seat is None:
+                continue
+            if discard == "own" or e.kind in ("play", "count_end"):
                 pts[e.seat] += e.points
         a_seat = 0 if seating == 0 else 1
         diffs.append(pts[a_seat] - pts[1 - a_seat])

@@ -229,7 +229,7 @@ def _win_values(
         def terminal(got_me: int, got_them: int, their_show: int = their_show) -> float:
             return winprob.end_of_pegging(a + got_me, b + got_them, i_deal, my_show, their_show, t)
 
-        searches.append((pegsearch.WinSearch(t - a, t - b, terminal), theirs, w))
+        searches.append((pegsearch.WinSearch(t - a, t - b, terminal, PEG_MODEL), theirs, w))
     for r in sorted(set(mine)):
         if view.count + min(r, 10) > 31:
             continue

@@ -214,9 +214,18 @@ class WinSearch:
     worth having.  ``value`` is minimax of the win probability over the same game
     as ``solve``; a side reaching the target wins on the spot, and when the hand's
     cards are all played ``terminal(my_gain, their_gain)`` gives the chance.
+    With ``model`` the opponent plays ``model_choice`` (as in ``solve_model``)
+    instead of the move worst for me.
     """
 
-    def __init__(self, need_me: int, need_them: int, terminal: Callable[[int, int], float]):
+    def __init__(
+        self,
+        need_me: int,
+        need_them: int,
+        terminal: Callable[[int, int], float],
+        model: bool = False,
+    ):
+        self.model = model
         self.need_me = need_me
         self.need_them = need_them
         self.terminal = terminal
@@ -268,6 +277,24 @@ class WinSearch:
             turn = 1
         elif turn == 1 and not can_them:
             turn = 0
+        if turn == 1 and self.model:
+            choice = model_choice(theirs, seq, count, len(mine))
+            acc = 0.0
+            for r in choice:
+                pts, new_seq = step(seq, r, count)
+                acc += self.value(
+                    mine,
+                    _remove(theirs, r),
+                    new_seq,
+                    count + _VALUE[r],
+                    0,
+                    1,
+                    got_me,
+                    got_them + pts,
+                )
+            result = acc / len(choice)
+            self.memo[key] = result
+            return result
         hand = mine if turn == 0 else theirs
         best = -1.0 if turn == 0 else 2.0
         prev = 0

@@ -350,7 +350,8 @@ def reply_risk(seq: Ranks, count: int, holds: int) -> float:
     return risk
 
 
-def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> list[int]:
+@lru_cache(maxsize=1 << 18)
+def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> tuple[int, ...]:
     """The ranks a sensible player who cannot see the other hand plays from ``hand``:
     the best of (points now − what the other side can expect to answer), ties kept."""
     room = 31 - count
@@ -370,7 +371,7 @@ def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> list[
             out = [r]
         elif q > best - 1e-9:
             out.append(r)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=SOLVE_CACHE)

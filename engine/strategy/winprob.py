@@ -250,7 +250,7 @@ def dealer_hand_vector(mine: int, theirs: int, target: int, crib_shift: int = 0)
     """F[h]: the dealer's P(win) after pegging when the hand alone shows h (crib unknown)."""
     full = dealer_after_pegging(mine, theirs, target)
     crib = _shift(CRIB, crib_shift)
-    return np.array([float(full[h : h + len(crib)] @ crib) for h in range(_SHOW_SPAN)])
+    return np.correlate(full[: _SHOW_SPAN + len(crib) - 1], crib, "valid")
 
 
 def discard_vector(

@@ -41,9 +41,12 @@ Show
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from itertools import combinations
+
+import numpy as np
 
 from engine.actions import Action, Discard, Play
 from engine.cards import Card
@@ -64,6 +67,9 @@ ENDGAME_SAMPLES = 16
 """Fewer deals when each is solved for the chance of winning (a bigger search)."""
 ENDGAME_DISCARD = 35
 """Discard by the chance of winning when a side is this close to the target."""
+ENDGAME_INTERP = True
+"""Near the end, move the pegging and the crib by the discard's estimates, fractions
+included (else only the crib, rounded to whole points)."""
 ENDGAME_PLAY = 40
 """Peg by the chance of winning when a side is this close to the target."""
 PEG_MODEL = True
@@ -143,19 +149,43 @@ def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
     if late:
         mine, theirs = board(view)
         starters = [c for c in range(52) if c not in hand]
-    out: list[tuple[float, Action]] = []
+    options = []
     for d in combinations(hand, need):
         kept = [c for c in hand if c not in d]
         crib = crib_value(d, view.players, own)
-        value = mean_show(kept, hand) + sign * crib
-        if view.players == 2:
-            value += peg_estimate(kept, view.dealer == view.seat)
+        peg = peg_estimate(kept, view.dealer == view.seat) if view.players == 2 else 0.0
+        options.append((d, kept, crib, peg))
+    peg_centre = sum(o[3] for o in options) / len(options)
+    out: list[tuple[float, Action]] = []
+    for d, kept, crib, peg in options:
+        value = mean_show(kept, hand) + sign * crib + peg
         if late:
-            shift = round(crib - CRIB_MEAN)
-            vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
+            if ENDGAME_INTERP:
+                vector = _late_vector(mine, theirs, own, view.target, peg - peg_centre, crib)
+            else:
+                shift = round(crib - CRIB_MEAN)
+                vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
             shows = [show_index(kept, s) for s in starters]
             value = float(sum(vector[h] for h in shows)) / len(shows) + 1e-4 * value
         out.append((value, Discard(view.seat, tuple(Card.from_index(c) for c in d))))
+    return out
+
+
+def _late_vector(
+    mine: int, theirs: int, own: bool, target: int, peg: float, crib: float
+) -> np.ndarray:
+    """``winprob.discard_vector`` with my pegging moved ``peg`` points and the crib's
+    mean moved to ``crib``: fractional moves as the mix of the two whole moves
+    around them (a pegging move is a move of my score before the hand)."""
+    crib_move = crib - CRIB_MEAN
+    p0, c0 = math.floor(peg), math.floor(crib_move)
+    fp, fc = peg - p0, crib_move - c0
+    out = np.zeros(winprob.SHOW_SPAN)
+    for dp, wp in ((0, 1.0 - fp), (1, fp)):
+        for dc, wc in ((0, 1.0 - fc), (1, fc)):
+            if wp * wc > 1e-9:
+                start = min(max(mine + p0 + dp, 0), target - 1)
+                out += (wp * wc) * winprob.discard_vector(start, theirs, own, target, c0 + dc)
     return out
 
 

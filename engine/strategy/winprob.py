@@ -190,7 +190,7 @@ if __name__ == "__main__":
 
 # -- questions the searches ask near the end of a game --------------------------------
 
-_SHOW_SPAN = 30  # a hand shows 0..29
+SHOW_SPAN = 30  # a hand shows 0..29
 
 
 @cache
@@ -231,9 +231,9 @@ def pone_after_pegging(mine: int, theirs: int, target: int, crib_shift: int = 0)
     mean moved ``crib_shift`` points)."""
     deal, _ = _padded(target)
     ds = _shift(DEALER_SHOW, crib_shift)
-    block = deal[mine : mine + _SHOW_SPAN, theirs : theirs + len(ds)]
+    block = deal[mine : mine + SHOW_SPAN, theirs : theirs + len(ds)]
     out = block @ ds
-    out[mine + np.arange(_SHOW_SPAN) >= target] = 1.0
+    out[mine + np.arange(SHOW_SPAN) >= target] = 1.0
     return out
 
 
@@ -242,7 +242,7 @@ def dealer_after_pegging(mine: int, theirs: int, target: int) -> np.ndarray:
     """F[h]: P(win) of the dealer with ``mine`` after pegging against a pone with
     ``theirs`` when the dealer's hand and crib together show h (pone's hand unknown)."""
     _, pone = _padded(target)
-    block = pone[mine : mine + 2 * _SHOW_SPAN + len(CRIB), theirs : theirs + len(PONE_HAND)]
+    block = pone[mine : mine + 2 * SHOW_SPAN + len(CRIB), theirs : theirs + len(PONE_HAND)]
     return block @ PONE_HAND
 
 
@@ -250,7 +250,7 @@ def dealer_hand_vector(mine: int, theirs: int, target: int, crib_shift: int = 0)
     """F[h]: the dealer's P(win) after pegging when the hand alone shows h (crib unknown)."""
     full = dealer_after_pegging(mine, theirs, target)
     crib = _shift(CRIB, crib_shift)
-    return np.correlate(full[: _SHOW_SPAN + len(crib) - 1], crib, "valid")
+    return np.correlate(full[: SHOW_SPAN + len(crib) - 1], crib, "valid")
 
 
 def discard_vector(
@@ -266,7 +266,7 @@ def _discard_vector(
     mine: int, theirs: int, i_deal: bool, target: int, crib_shift: int
 ) -> np.ndarray:
     t = target
-    out = np.zeros(_SHOW_SPAN)
+    out = np.zeros(SHOW_SPAN)
     my_peg, their_peg = (DEALER_PEG, PONE_PEG) if i_deal else (PONE_PEG, DEALER_PEG)
     for i, p in enumerate(my_peg):
         for j, q in enumerate(their_peg):

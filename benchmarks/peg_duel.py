@@ -18,6 +18,7 @@ differences are small and a whole game's noise would hide them.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import multiprocessing
 import random
@@ -25,6 +26,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -34,24 +36,34 @@ from engine.levels import choose_action
 from engine.strategy import hard
 
 
+def _module(key: str) -> Any:
+    """``hard`` for ``NAME``, ``engine.strategy.MODULE`` for ``MODULE.NAME``."""
+    if "." not in key:
+        return hard
+    return importlib.import_module("engine.strategy." + key.split(".")[0])
+
+
 def variant(name: str) -> None:
-    """Register ``hard@ATTR=VALUE,ATTR=VALUE``: hard with module constants changed."""
+    """Register ``hard@ATTR=VALUE,MODULE.ATTR=VALUE``: hard with module constants of
+    ``engine.strategy.hard`` (or of another ``engine.strategy`` module) changed.
+    Constants read by memoised functions must not differ between the two players
+    of one run."""
     if "@" not in name or name in levels.STRATEGIES:
         return
     changes = {}
     for part in name.split("@", 1)[1].split(","):
         key, value = part.split("=")
-        changes[key] = type(getattr(hard, key))(eval(value))
+        changes[key] = eval(value)
 
     def play(view, rng):  # type: ignore[no-untyped-def]
-        saved = {k: getattr(hard, k) for k in changes}
+        saved = {k: getattr(_module(k), k.split(".")[-1]) for k in changes}
         for k, v in changes.items():
-            setattr(hard, k, v)
+            setattr(_module(k), k.split(".")[-1], v)
         try:
             return hard.hard_action(view, rng)
         finally:
             for k, v in saved.items():
-                setattr(hard, k, v)
+                setattr(_module(k), k.split(".")[-1], v)
 
     levels.STRATEGIES[name] = play
 

@@ -31,6 +31,10 @@ SOLVE_CACHE = 1 << 20
 """Positions ``solve`` remembers (about 330 bytes each): shared by every deal,
 hand and game in a process, so most positions are solved once."""
 
+RISK_WEIGHT = 1.0
+"""How much the modelled opponent fears the answer a hidden hand can make
+(``model_choice``)."""
+
 KEEP_WEIGHT = 0.3
 """Softness of the opponent's keep model (0: every deal equally likely)."""
 
@@ -365,7 +369,7 @@ def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> tuple
             continue
         prev = r
         pts, new_seq = step(seq, r, count)
-        q = pts - reply_risk(new_seq, count + _VALUE[r], other_holds)
+        q = pts - RISK_WEIGHT * reply_risk(new_seq, count + _VALUE[r], other_holds)
         if q > best + 1e-9:
             best = q
             out = [r]

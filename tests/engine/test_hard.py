@@ -298,6 +298,52 @@ def test_win_search_counts_winning_on_the_spot() -> None:
     assert search.value((5,), (10,), (), 0, 0, -1, 0, 0) == 0.0  # I lead; their 10 makes 15
 
 
+def test_reply_risk_is_what_a_hidden_hand_can_answer() -> None:
+    # After a ten, one hidden card: a five makes fifteen (four fives unseen), else a
+    # ten pairs it (three left); picture cards make 20 and nothing.
+    p5 = 4 / 46
+    p10 = 3 / 46
+    assert pegsearch.reply_risk((10,), 10, 1) == pytest.approx(2 * p5 + (1 - p5) * 2 * p10)
+    assert pegsearch.reply_risk((10,), 10, 0) == 0.0
+    assert pegsearch.reply_risk((10, 10, 1, 10), 31, 3) == 0.0  # 31: the count is over
+    # Holding more cards, the same answers are likelier.
+    assert pegsearch.reply_risk((10,), 10, 4) > pegsearch.reply_risk((10,), 10, 1)
+
+
+def test_model_opponent_takes_points_and_avoids_risk() -> None:
+    # On a ten, a five makes fifteen: taken over a nine.
+    assert pegsearch.model_choice((5, 9), (10,), 10, 4) == (5,)
+    # Leading from a four and a five: the five invites fifteen from every ten-card.
+    assert pegsearch.model_choice((4, 5), (), 0, 4) == (4,)
+    # Two leads equally safe (only a pair answers either) are both kept: the search
+    # averages them.
+    assert pegsearch.model_choice((2, 3), (), 0, 4) == (2, 3)
+
+
+def test_model_search_is_never_worse_than_minimax() -> None:
+    """Against any fixed opponent the best answer makes at least the minimax value,
+    and with nothing to choose the two searches agree."""
+    rng = random.Random(5)
+    deck = [r for r in range(1, 14) for _ in range(4)]
+    for _ in range(200):
+        cards = rng.sample(deck, 8)
+        mine = tuple(sorted(cards[:4]))
+        theirs = tuple(sorted(cards[4:]))
+        turn = rng.randrange(2)
+        assert pegsearch.solve_model(mine, theirs, (), 0, turn, -1) >= pegsearch.solve(
+            mine, theirs, (), 0, turn, -1
+        )
+    for mine, theirs, turn, value in [((5,), (10,), 1, 3), ((7, 8), (), 0, 3)]:
+        assert pegsearch.solve_model(mine, theirs, (), 0, turn, -1) == value
+
+
+def test_model_win_search_agrees_when_the_opponent_has_no_choice() -> None:
+    search = pegsearch.WinSearch(2, 50, lambda me, them: 0.0, model=True)
+    assert search.value((5,), (10,), (), 0, 1, -1, 0, 0) == 1.0
+    search = pegsearch.WinSearch(5, 1, lambda me, them: 0.5, model=True)
+    assert search.value((5,), (10,), (), 0, 0, -1, 0, 0) == 0.0
+
+
 def test_sampled_deals_respect_a_go() -> None:
     unseen = list(range(52))
     deals = pegsearch.sample_holdings(unseen, 3, 8, [], 50, random.Random(1))

@@ -24,9 +24,11 @@ Pegging, 2 players
     ``pegsearch``: the opponent's unplayed cards are dealt ``PEG_SAMPLES`` ways
     from the cards the seat has not seen, consistent with their gos, each deal
     weighted by how likely the opponent was to keep it; each deal's play to the
-    end of the hand is solved exactly (memoised minimax on ranks); the card
-    best on average is played.  Within ``ENDGAME_PLAY`` points of the target the
-    same deals are solved for the chance of winning (``pegsearch.WinSearch``:
+    end of the hand is solved exactly against an opponent who cannot see our
+    cards (``pegsearch.solve_model``, memoised on ranks); the card best on
+    average is played.  Within ``ENDGAME_PLAY`` points of the target the
+    same deals are solved for the chance of winning (``pegsearch.WinSearch``
+    with the same modelled opponent:
     reaching the target wins on the spot; at the end of the play both shows are
     known in the deal and the crib comes from its distribution; then the win
     table), points breaking ties: it holds back cards that would let the
@@ -63,6 +65,9 @@ PEG_SAMPLES = 32
 LEAD_SAMPLES = 20
 """Deals for the pone's first lead, when all eight cards are out and each deal's
 search is the largest (the decision-time budget: p99 under 200 ms of CPU)."""
+LEAD_POLICY = "search"
+"""Experimental: "medium" leads the first card of the hand as medium does,
+"medium-all" every lead."""
 ENDGAME_SAMPLES = 16
 """Fewer deals when each is solved for the chance of winning (a bigger search)."""
 ENDGAME_DISCARD = 35
@@ -286,6 +291,11 @@ def hard_action(view: PlayerView, rng: random.Random) -> Action:
         if len(view.playable) == 1:
             return Play(view.seat, view.playable[0])
         if view.players == 2:
+            if view.count == 0 and (
+                LEAD_POLICY == "medium-all"
+                or (LEAD_POLICY == "medium" and len(view.holding) == 4)
+            ):
+                return medium.choose_play(view, rng)
             return play_2p(view, rng)
         return medium.choose_play(view, rng)
     if view.phase == SHOW:

@@ -16,6 +16,16 @@ they played this hand and the dealt ones) over the starters they could not
 see.  A card's value is its weighted mean over the deals of the exact
 solution after it ("perfect-information Monte Carlo"); the seat plays the card
 with the best value.
+
+Minimax with the cards face up assumes the opponent sees our hand, and so plays
+too defensively (it fears answers no real opponent can aim for).  The hard
+player solves each deal with ``solve_model`` instead: the opponent plays like a
+sensible player who cannot see our cards (``model_choice``: the most points now
+less ``RISK_WEIGHT`` × ``reply_risk``, what a hidden hand of our size could
+answer; equally good choices averaged), and we play the best answer.  It pegs
+as well as minimax in duplicate pegging duels (``benchmarks/peg_duel.py``) and
+its search is a third of the size (the opponent's nodes have one branch), so
+the same time buys more deals.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ Discard
     other side's discard policy until it settles (``cribtables``; suited and
     unsuited pairs, own and opponent's crib, one-card tables for 3 and 4
     players) — plus, at 2 players, ``PEG_WEIGHT`` × the pegging value of the
-    kept ranks (``pegtable``).  When a side is within ``ENDGAME_DISCARD`` points
+    kept ranks (``pegtable``: measured against the opponent the pegging search
+    models, holding what a player keeps).  When a side is within ``ENDGAME_DISCARD`` points
     of the target (2 players), the discard is chosen by the chance of winning
     instead: the kept hand's exact show over every starter, fed through
     ``winprob.discard_vector`` (pegging, the other hand and the crib from the
@@ -72,9 +73,9 @@ PEG_MODEL = True
 (``pegsearch.solve_model``) rather than one who can (``pegsearch.solve``)."""
 PEG_WEIGHT = 0.5
 """Weight of the pegging value of the kept cards in the discard (``peg_estimate``)."""
-PEG_SOURCE = "fit"
-"""Which pegging value: ``"fit"`` the smoothed table of ``pegtable`` (against the
-modelled opponent, opponents that keep by a rule), ``"table"`` that table itself,
+PEG_SOURCE = "table"
+"""Which pegging value: ``"table"`` the table of ``pegtable`` (against the modelled
+opponent, opponents that keep by a rule), ``"fit"`` its rank-and-pair fit,
 ``"open"`` the per-rank fit of the earlier open-card table (``OPEN_FIT``)."""
 OPEN_FIT = {
     True: (

@@ -361,11 +361,31 @@ def _cards(ranks: tuple[int, ...]) -> list[int]:
     return [(r - 1) * 4 + i % 4 for i, r in enumerate(ranks)]
 
 
-def test_peg_estimate_is_the_fitted_table() -> None:
-    from engine.strategy import hard, pegdata, pegtable
+def test_peg_estimate_is_the_table() -> None:
+    from engine.strategy import hard, pegdata
 
     w = hard.PEG_WEIGHT
-    assert hard.PEG_SOURCE == "fit"
+    assert hard.PEG_SOURCE == "table"
+    for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
+        kept = _cards(ranks)
+        for dealer, table in ((True, pegdata.DEALER), (False, pegdata.PONE)):
+            assert peg_estimate(kept, dealer) == pytest.approx(w * table[ranks])
+            assert peg_estimate(kept[::-1], dealer) == pytest.approx(w * table[ranks])
+    # low cards peg better than court cards, in both roles; four of a kind is bad
+    for dealer in (True, False):
+        assert peg_estimate(_cards((1, 2, 3, 4)), dealer) > peg_estimate(
+            _cards((10, 11, 12, 13)), dealer
+        )
+        assert peg_estimate(_cards((5, 5, 5, 5)), dealer) < peg_estimate(
+            _cards((5, 5, 6, 6)), dealer
+        )
+
+
+def test_peg_estimate_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.strategy import hard, pegdata, pegtable
+
+    monkeypatch.setattr(hard, "PEG_SOURCE", "fit")
+    w = hard.PEG_WEIGHT
     for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
         kept = _cards(ranks)
         for dealer, fitted in ((True, pegdata.DEALER_FIT), (False, pegdata.PONE_FIT)):

@@ -13,7 +13,8 @@ Discard
     other side's discard policy until it settles (``cribtables``; suited and
     unsuited pairs, own and opponent's crib, one-card tables for 3 and 4
     players) — plus, at 2 players, ``PEG_WEIGHT`` × the pegging value of the
-    kept ranks (``pegtable``).  When a side is within ``ENDGAME_DISCARD`` points
+    kept ranks (``pegtable``: measured against the opponent the pegging search
+    models, holding what a player keeps).  When a side is within ``ENDGAME_DISCARD`` points
     of the target (2 players), the discard is chosen by the chance of winning
     instead: the kept hand's exact show over every starter, fed through
     ``winprob.discard_vector`` (pegging, the other hand and the crib from the
@@ -57,6 +58,7 @@ from engine.scoring import rank_points, show_points
 from engine.strategy import cribdata, pegdata, pegsearch, winprob
 from engine.strategy.cribtables import pair_key
 from engine.strategy.handvalue import mean_show, show_index
+from engine.strategy.pegtable import PAIR_INDEX
 from engine.view import PlayerView
 
 _EPS = 1e-9
@@ -81,7 +83,46 @@ PEG_MODEL = True
 """Solve each deal against a modelled opponent who cannot see our cards
 (``pegsearch.solve_model``) rather than one who can (``pegsearch.solve``)."""
 PEG_WEIGHT = 0.5
-"""Shrinkage of the open-card pegging table (see ``engine.strategy.pegtable``)."""
+"""Weight of the pegging value of the kept cards in the discard (``peg_estimate``)."""
+PEG_SOURCE = "table"
+"""Which pegging value: ``"table"`` the table of ``pegtable`` (against the modelled
+opponent, opponents that keep by a rule), ``"fit"`` its rank-and-pair fit,
+``"open"`` the per-rank fit of the earlier open-card table (``OPEN_FIT``)."""
+OPEN_FIT = {
+    True: (
+        0.611,
+        0.516,
+        0.478,
+        0.465,
+        0.733,
+        0.51,
+        0.425,
+        0.324,
+        0.238,
+        0.008,
+        -0.003,
+        0.001,
+        0.007,
+    ),
+    False: (
+        -0.047,
+        -0.152,
+        -0.172,
+        -0.188,
+        -0.384,
+        -0.306,
+        -0.286,
+        -0.298,
+        -0.256,
+        -0.368,
+        -0.367,
+        -0.378,
+        -0.378,
+    ),
+}
+"""The earlier estimate: per card kept, ace..king (dealer: True), open-card minimax
+against random hands, 40 deals an entry; a pair costs ``OPEN_PAIR``."""
+OPEN_PAIR = {True: -0.381, False: -0.296}
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
 
 
@@ -109,22 +150,28 @@ def crib_value(discard: Sequence[int], players: int, own: bool) -> float:
 
 
 def peg_estimate(kept: Sequence[int], dealer: bool) -> float:
-    """``PEG_WEIGHT`` × the pegging value of keeping these cards (2 players): the
-    smoothed open-card table of ``engine.strategy.pegtable``."""
+    """``PEG_WEIGHT`` × the pegging value of keeping these cards (2 players), by
+    ``PEG_SOURCE``: my points minus the opponent's in the play of the hand."""
     if len(kept) != 4 or not PEG_WEIGHT:
         return 0.0
-    weights = pegdata.DEALER_FIT if dealer else pegdata.PONE_FIT
-    ranks = tuple(c // 4 + 1 for c in kept)
-    return PEG_WEIGHT * sum(weights[w] for w in _peg_features(ranks))
+    ranks = tuple(sorted(c // 4 + 1 for c in kept))
+    if PEG_SOURCE == "table":
+        return PEG_WEIGHT * (pegdata.DEALER if dealer else pegdata.PONE)[ranks]
+    if PEG_SOURCE == "open":
+        pairs = sum(ranks[i] == ranks[j] for i in range(4) for j in range(i + 1, 4))
+        weights = OPEN_FIT[dealer]
+        return PEG_WEIGHT * (sum(weights[r - 1] for r in ranks) + OPEN_PAIR[dealer] * pairs)
+    fitted = pegdata.DEALER_FIT if dealer else pegdata.PONE_FIT
+    return PEG_WEIGHT * sum(fitted[i] for i in _peg_features(ranks))
 
 
 def _peg_features(ranks: tuple[int, ...]) -> list[int]:
-    """Indices of ``pegtable.features`` with multiplicity: each card's rank, each pair."""
+    """Indices of ``pegtable.features`` with multiplicity: each card's rank, each pair
+    of cards' ranks (``ranks`` sorted)."""
     out = [r - 1 for r in ranks]
     for i in range(4):
         for j in range(i + 1, 4):
-            if ranks[i] == ranks[j]:
-                out.append(13)
+            out.append(PAIR_INDEX[ranks[i], ranks[j]])
     return out
 
 

@@ -403,26 +403,134 @@ def test_end_of_pegging_counting_order() -> None:
 # -- the pegging estimate of kept cards -------------------------------------------------
 
 
-def test_peg_estimate_is_the_fitted_table() -> None:
-    from engine.strategy import pegdata, pegtable
-    from engine.strategy.hard import PEG_WEIGHT
+def _cards(ranks: tuple[int, ...]) -> list[int]:
+    return [(r - 1) * 4 + i % 4 for i, r in enumerate(ranks)]
 
+
+def test_peg_estimate_is_the_table() -> None:
+    from engine.strategy import hard, pegdata
+
+    w = hard.PEG_WEIGHT
+    assert hard.PEG_SOURCE == "table"
     for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
-        kept = [(r - 1) * 4 + i % 4 for i, r in enumerate(ranks)]
+        kept = _cards(ranks)
+        for dealer, table in ((True, pegdata.DEALER), (False, pegdata.PONE)):
+            assert peg_estimate(kept, dealer) == pytest.approx(w * table[ranks])
+            assert peg_estimate(kept[::-1], dealer) == pytest.approx(w * table[ranks])
+    # low cards peg better than court cards, in both roles; four of a kind is bad
+    for dealer in (True, False):
+        assert peg_estimate(_cards((1, 2, 3, 4)), dealer) > peg_estimate(
+            _cards((10, 11, 12, 13)), dealer
+        )
+        assert peg_estimate(_cards((5, 5, 5, 5)), dealer) < peg_estimate(
+            _cards((5, 5, 6, 6)), dealer
+        )
+
+
+def test_peg_estimate_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.strategy import hard, pegdata, pegtable
+
+    monkeypatch.setattr(hard, "PEG_SOURCE", "fit")
+    w = hard.PEG_WEIGHT
+    for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
+        kept = _cards(ranks)
         for dealer, fitted in ((True, pegdata.DEALER_FIT), (False, pegdata.PONE_FIT)):
-            expected = PEG_WEIGHT * float(np.dot(pegtable.features(ranks), fitted))
+            expected = w * float(np.dot(pegtable.features(ranks), fitted))
             assert peg_estimate(kept, dealer) == pytest.approx(expected)
-    # low cards peg better than court cards for the dealer
-    assert peg_estimate([0, 4, 8, 12], True) > peg_estimate([36, 40, 44, 48], True)
+            # the order of the cards does not matter
+            assert peg_estimate(kept[::-1], dealer) == pytest.approx(expected)
+    # low cards peg better than court cards, in both roles
+    for dealer in (True, False):
+        assert peg_estimate(_cards((1, 2, 3, 4)), dealer) > peg_estimate(
+            _cards((10, 11, 12, 13)), dealer
+        )
+
+
+def test_peg_estimate_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.strategy import hard, pegdata
+
+    kept = _cards((2, 3, 3, 12))
+    monkeypatch.setattr(hard, "PEG_WEIGHT", 1.0)
+    monkeypatch.setattr(hard, "PEG_SOURCE", "table")
+    assert peg_estimate(kept, True) == pegdata.DEALER[(2, 3, 3, 12)]
+    assert peg_estimate(kept, False) == pegdata.PONE[(2, 3, 3, 12)]
+    monkeypatch.setattr(hard, "PEG_SOURCE", "open")
+    open_d = hard.OPEN_FIT[True]
+    assert peg_estimate(kept, True) == pytest.approx(
+        open_d[1] + 2 * open_d[2] + open_d[11] + hard.OPEN_PAIR[True]
+    )
+    monkeypatch.setattr(hard, "PEG_WEIGHT", 0.0)
+    assert peg_estimate(kept, True) == 0.0
+
+
+def test_peg_table_fit_follows_the_table() -> None:
+    """The smoothed form stays close to the measured table."""
+    from engine.strategy import pegdata, pegtable
+
+    for table, fitted, se in (
+        (pegdata.DEALER, pegdata.DEALER_FIT, pegdata.SUMMARY["dealer_se"]),
+        (pegdata.PONE, pegdata.PONE_FIT, pegdata.SUMMARY["pone_se"]),
+    ):
+        assert len(table) == 1820
+        assert len(fitted) == 13 + 91
+        errors = np.array([table[k] - pegtable.predict(fitted, k) for k in table])
+        # the fit explains most of the spread of the table; what it misses is
+        # mostly the higher-order shapes (three or four of a rank)
+        assert float(np.std(errors)) < 0.5 * float(np.std(list(table.values())))
+        assert float(np.std(errors)) < 4 * se
+        assert float(np.mean(abs(errors) < 0.5)) > 0.9
 
 
 def test_peg_table_features() -> None:
     from engine.strategy import pegtable
 
-    assert pegtable.features((1, 1, 1, 2)) == [3.0, 1.0] + [0.0] * 11 + [3.0]
-    assert pegtable.features((5, 6, 7, 8))[13] == 0.0
-    fitted = pegtable.fit({(1, 2, 3, 4): 1.0, (1, 1, 2, 3): 0.5, (5, 5, 5, 5): -1.0})
-    assert len(fitted) == 14
+    f = pegtable.features((1, 1, 1, 2))
+    assert f[:13] == [3.0, 1.0] + [0.0] * 11
+    assert f[pegtable.PAIR_INDEX[1, 1]] == 3.0
+    assert f[pegtable.PAIR_INDEX[1, 2]] == 3.0
+    assert sum(f[13:]) == 6.0
+    assert len(pegtable.PAIRS) == 91
+    # a fit reproduces a table that is exactly a sum of rank and pair weights
+    rng = random.Random(3)
+    truth = [rng.uniform(-1, 1) for _ in range(13 + 91)]
+    table = {k: pegtable.predict(truth, k) for k in pegtable.kept_multisets()}
+    fitted = pegtable.fit(table)
+    for k in list(table)[::97]:
+        assert pegtable.predict(fitted, k) == pytest.approx(table[k], abs=0.01)
+
+
+def test_peg_table_keep_rule_and_opponents() -> None:
+    from engine.strategy import pegtable
+
+    # from 5 5 5 J 9 K the rule keeps the three fives and the jack (and, for
+    # the other side's crib, lays away the 9-K rather than a five)
+    six = [16, 17, 18, 40, 32, 48]
+    assert sorted(pegtable.keep_rule(six, own_crib=False)) == [16, 17, 18, 40]
+    # opponents never hold a fifth card of a rank
+    pool = [(5, 5, 6, 7), (1, 2, 3, 4), (5, 6, 7, 8), (5, 5, 5, 9)]
+    assert pegtable.opponents((5, 5, 5, 10), pool, 3) == [(1, 2, 3, 4), (5, 6, 7, 8)]
+    assert pegtable.opponents((1, 2, 3, 9), pool, 2) == [(5, 5, 6, 7), (1, 2, 3, 4)]
+
+
+def test_peg_table_entry_is_the_modelled_play() -> None:
+    """An entry is the mean of ``solve_model`` over its opponents, the pone leading."""
+    from engine.strategy import pegtable
+
+    pool = [(1, 2, 3, 4), (10, 10, 12, 13), (5, 6, 7, 8)]
+    for dealer in (True, False):
+        mean, se = pegtable.entry((5, 5, 10, 11), pool, 3, dealer)
+        values = [
+            pegsearch.solve_model((5, 5, 10, 11), t, (), 0, 1 if dealer else 0, -1) for t in pool
+        ]
+        assert mean == pytest.approx(sum(values) / 3)
+        assert se > 0
+    # known positions: a ten against a five.  The pone leads: as dealer my five
+    # makes fifteen and the last card (+3); as pone I lead the five and the
+    # ten answers it (-3); a seven against an eight: 15 either way round
+    assert pegtable.entry((5,), [(10,), (10,)], 2, True) == (3.0, 0.0)
+    assert pegtable.entry((5,), [(10,), (10,)], 2, False) == (-3.0, 0.0)
+    mean, _ = pegtable.entry((7,), [(8,), (2,)], 2, True)
+    assert mean == pytest.approx((3 + 1) / 2)  # 8-7 fifteen and last; 2-7 just the last card
 
 
 def test_step_scores_like_the_rules_on_trimmed_counts() -> None:

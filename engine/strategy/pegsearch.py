@@ -38,8 +38,7 @@ from functools import cache, lru_cache
 from engine.strategy.handvalue import mean_show
 
 SOLVE_CACHE = 1 << 20
-"""Positions ``solve`` remembers (about 330 bytes each): shared by every deal,
-hand and game in a process, so most positions are solved once."""
+"""Positions ``solve`` remembers (about 330 bytes each)."""
 
 RISK_WEIGHT = 1.0
 """How much the modelled opponent fears the answer a hidden hand can make
@@ -386,6 +385,21 @@ def model_choice(hand: Ranks, seq: Ranks, count: int, other_holds: int) -> tuple
         elif q > best - 1e-9:
             out.append(r)
     return tuple(out)
+
+
+def forget() -> None:
+    """Empty the memos of the modelled search (``solve_model`` and what it calls).
+
+    The hard player calls it at every discard.  The memos only save work within a
+    hand (the same positions recur across a decision's deals and the hand's
+    decisions); kept across hands they grow to millions of entries, a gigabyte
+    per process, and every full collection of Python's cyclic garbage collector
+    walks them (hundreds of milliseconds, the slowest decisions).  Emptying them
+    changes no result."""
+    solve_model.cache_clear()
+    model_choice.cache_clear()
+    step.cache_clear()
+    shape_points.cache_clear()
 
 
 @lru_cache(maxsize=SOLVE_CACHE)

@@ -373,6 +373,51 @@ def test_plays_fifteen_with_the_search() -> None:
     assert action == Play(0, parse_cards("5h")[0])
 
 
+def _pone_first_lead(cards: str) -> PlayerView:
+    game = new_game(2, seed="hard-lead", first_dealer=1)
+    view = player_view(game, 0)
+    mine = tuple(sorted(parse_cards(cards)))
+    return replace(
+        view,
+        phase=PEGGING,
+        holding=mine,
+        kept=mine,
+        laid_away=(),
+        starter=parse_cards("ks")[0],
+        count=0,
+        count_cards=(),
+        plays=(),
+        cards_left=(4, 4),
+        legal=tuple(Play(0, c) for c in mine),
+        events=(),
+    )
+
+
+@pytest.mark.parametrize("cards", ["5h 9c 2d 3s", "5h 5c jd qs", "7h 8c 8d ks", "ah 4c 6d 10s"])
+def test_pone_leads_the_first_card_by_medium_rules(cards: str) -> None:
+    view = _pone_first_lead(cards)
+    assert decide(view, random.Random(3), "hard") == decide(view, random.Random(3), "medium")
+
+
+def test_forgetting_the_memos_changes_no_decision() -> None:
+    view = replace(_pone_first_lead("5h 9c 2d 3s"), count=10)
+    ten = parse_cards("10s")[0]
+    view = replace(view, count_cards=((1, ten),), plays=((1, ten, 10),), cards_left=(4, 3))
+    first = decide(view, random.Random(8), "hard")
+    assert pegsearch.solve_model.cache_info().currsize > 0
+    pegsearch.forget()
+    assert pegsearch.solve_model.cache_info().currsize == 0
+    assert decide(view, random.Random(8), "hard") == first
+
+
+def test_more_deals_where_the_search_is_small() -> None:
+    from engine.strategy import hard
+
+    sizes = sorted(hard.SAMPLES)
+    assert all(hard.SAMPLES[a] >= hard.SAMPLES[b] for a, b in zip(sizes, sizes[1:]))
+    assert hard.FEW_SAMPLES >= max(hard.SAMPLES.values())
+
+
 # -- the win table -------------------------------------------------------------------
 
 

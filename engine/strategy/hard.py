@@ -196,7 +196,7 @@ def endgame(view: PlayerView, reach: int) -> bool:
     return view.target - mine <= reach or view.target - theirs <= reach
 
 
-def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
+def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
     """Every discard with its value: mean kept hand ± realistic crib + pegging estimate;
     near the end of a 2-player game, the chance of winning (points break ties)."""
     hand = [c.index for c in view.holding]
@@ -214,7 +214,7 @@ def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
         peg = peg_estimate(kept, view.dealer == view.seat) if view.players == 2 else 0.0
         options.append((d, kept, crib, peg))
     peg_centre = sum(o[3] for o in options) / len(options)
-    out: list[tuple[float, Action]] = []
+    out: list[tuple[float, Discard]] = []
     for d, kept, crib, peg in options:
         value = mean_show(kept, hand) + sign * crib + peg
         if late:

@@ -397,9 +397,14 @@ def forget() -> None:
     walks them (hundreds of milliseconds, the slowest decisions).  Emptying them
     changes no result."""
     solve_model.cache_clear()
-    model_choice.cache_clear()
-    step.cache_clear()
-    shape_points.cache_clear()
+    # the small memos (positions of a count, not of a deal) stay unless they grew
+    for small in (model_choice, step, shape_points):
+        if small.cache_info().currsize > SMALL_MEMO:
+            small.cache_clear()
+
+
+SMALL_MEMO = 50_000
+"""``forget`` keeps the memos of counts (``step``, ``model_choice``…) below this size."""
 
 
 @lru_cache(maxsize=SOLVE_CACHE)

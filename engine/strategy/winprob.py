@@ -225,12 +225,24 @@ def _shift(dist: np.ndarray, k: int) -> np.ndarray:
 
 
 @cache
+def _crib_moved(k: int) -> np.ndarray:
+    """``CRIB`` moved k points (made once per k)."""
+    return _shift(CRIB, k)
+
+
+@cache
+def _dealer_show_moved(k: int) -> np.ndarray:
+    """``DEALER_SHOW`` moved k points (made once per k)."""
+    return _shift(DEALER_SHOW, k)
+
+
+@cache
 def pone_after_pegging(mine: int, theirs: int, target: int, crib_shift: int = 0) -> np.ndarray:
     """F[h]: P(win) of the pone with ``mine`` after pegging, the dealer ``theirs``,
     when the pone's hand shows h (the dealer's hand and crib unknown; the crib's
     mean moved ``crib_shift`` points)."""
     deal, _ = _padded(target)
-    ds = _shift(DEALER_SHOW, crib_shift)
+    ds = _dealer_show_moved(crib_shift)
     block = deal[mine : mine + SHOW_SPAN, theirs : theirs + len(ds)]
     out = block @ ds
     out[mine + np.arange(SHOW_SPAN) >= target] = 1.0
@@ -249,7 +261,7 @@ def dealer_after_pegging(mine: int, theirs: int, target: int) -> np.ndarray:
 def dealer_hand_vector(mine: int, theirs: int, target: int, crib_shift: int = 0) -> np.ndarray:
     """F[h]: the dealer's P(win) after pegging when the hand alone shows h (crib unknown)."""
     full = dealer_after_pegging(mine, theirs, target)
-    crib = _shift(CRIB, crib_shift)
+    crib = _crib_moved(crib_shift)
     return np.correlate(full[: SHOW_SPAN + len(crib) - 1], crib, "valid")
 
 

@@ -49,7 +49,7 @@ from engine.actions import Action, Discard, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
 from engine.scoring import rank_points, show_points
-from engine.strategy import cribdata, pegdata, pegsearch, winprob
+from engine.strategy import cribdata, multi, pegdata, pegsearch, winprob
 from engine.strategy.cribtables import pair_key
 from engine.strategy.handvalue import mean_show, show_index
 from engine.view import PlayerView
@@ -71,6 +71,12 @@ PEG_MODEL = True
 (``pegsearch.solve_model``) rather than one who can (``pegsearch.solve``)."""
 PEG_WEIGHT = 0.5
 """Shrinkage of the open-card pegging table (see ``engine.strategy.pegtable``)."""
+MULTI_SAMPLES = 24
+"""Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
+MULTI_DEPTH = 99
+"""My own later turns searched (beyond it I play the model as the others do)."""
+MULTI_PEG = True
+"""Peg by ``multi`` search at 3 and 4 players (else as the medium player)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
 
 
@@ -206,6 +212,27 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
     return _pick(scored, rng)
 
 
+def play_multi(view: PlayerView, rng: random.Random) -> Action:
+    """3 and 4 players: the card best on average over sampled deals of every other
+    seat's hidden cards, each deal's play searched with the others modelled
+    (``multi``)."""
+    n = view.players
+    others = [(view.seat + k) % n for k in range(1, n)]
+    mine = tuple(sorted(c.rank for c in view.holding))
+    seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
+    deals = multi.sample_hands(
+        _unseen(view),
+        [view.cards_left[s] for s in others],
+        [_go_floor(view, s) for s in others],
+        [[c.index for p, c, _ in view.plays if p == s] for s in others],
+        MULTI_SAMPLES,
+        rng,
+    )
+    values = multi.card_values(mine, deals, seq, view.count, multi.weights_for(n), MULTI_DEPTH)
+    scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
+    return _pick(scored, rng)
+
+
 def _win_values(
     view: PlayerView,
     mine: pegsearch.Ranks,
@@ -257,6 +284,8 @@ def hard_action(view: PlayerView, rng: random.Random) -> Action:
             return Play(view.seat, view.playable[0])
         if view.players == 2:
             return play_2p(view, rng)
+        if MULTI_PEG:
+            return play_multi(view, rng)
         return medium.choose_play(view, rng)
     if view.phase == SHOW:
         if view.awaiting_muggins:

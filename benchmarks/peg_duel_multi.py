@@ -26,11 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peg_duel import variant  # noqa: E402
+from peg_duel import variant
 
-from engine.arena import seatings  # noqa: E402
-from engine.game import DISCARD, PEGGING, Game, Settings  # noqa: E402
-from engine.levels import choose_action  # noqa: E402
+from engine.arena import seatings
+from engine.game import DISCARD, PEGGING, Game, Settings
+from engine.levels import choose_action
 
 Z95 = 1.959963984540054
 

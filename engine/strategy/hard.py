@@ -73,8 +73,14 @@ PEG_WEIGHT = 0.5
 """Shrinkage of the open-card pegging table (see ``engine.strategy.pegtable``)."""
 MULTI_SAMPLES = 24
 """Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
+MULTI_LEAD_SAMPLES = 16
+"""Fewer deals for the first two plays of a hand, when each deal's search is largest."""
 MULTI_DEPTH = 99
 """My own later turns searched (beyond it I play the model as the others do)."""
+MULTI_ENDGAME = 30
+"""3 and 4 players: peg by the chance of winning when a side is this close to the target."""
+MULTI_END_SAMPLES = 16
+"""Deals per pegging decision when each is searched for the chance of winning."""
 MULTI_PEG = True
 """Peg by ``multi`` search at 3 and 4 players (else as the medium player)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
@@ -225,12 +231,64 @@ def play_multi(view: PlayerView, rng: random.Random) -> Action:
         [view.cards_left[s] for s in others],
         [_go_floor(view, s) for s in others],
         [[c.index for p, c, _ in view.plays if p == s] for s in others],
-        MULTI_SAMPLES,
+        MULTI_LEAD_SAMPLES if len(view.plays) < 2 else MULTI_SAMPLES,
         rng,
     )
     values = multi.card_values(mine, deals, seq, view.count, multi.weights_for(n), MULTI_DEPTH)
+    if view.starter is not None and _near_end(view, MULTI_ENDGAME):
+        chances = _multi_win_values(view, mine, deals[:MULTI_END_SAMPLES], seq)
+        values = {r: chances[r] + 1e-4 * v for r, v in values.items()}
     scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
     return _pick(scored, rng)
+
+
+def _near_end(view: PlayerView, reach: int) -> bool:
+    return any(view.target - sc.front <= reach for sc in view.scores)
+
+
+def _multi_win_values(
+    view: PlayerView,
+    mine: pegsearch.Ranks,
+    deals: Sequence[tuple[multi.Hands, float]],
+    seq: pegsearch.Ranks,
+) -> dict[int, float]:
+    """3 and 4 players: for each rank I may play, the weighted mean over the deals of
+    my side's chance to win (``multi.WinSearch``)."""
+    assert view.starter is not None
+    n = view.players
+    seats = [(view.seat + k) % n for k in range(n)]
+    order = [view.my_side] + [sc.side for sc in view.scores if sc.side != view.my_side]
+    side_index = {side: i for i, side in enumerate(order)}
+    seat_side = {seat: sc.side for sc in view.scores for seat in sc.seats}
+    side_of = [side_index[seat_side[s]] for s in seats]
+    front = {sc.side: sc.front for sc in view.scores}
+    needs = [view.target - front[side] for side in order]
+    dealer = (view.dealer - view.seat) % n
+    start = view.starter.rank
+    my_show = show_points(view.kept, view.starter)
+    played = [[c.rank for p, c, _ in view.plays if p == s] for s in seats]
+    total = sum(w for _, w in deals)
+    out: dict[int, float] = {}
+    searches = []
+    for others, w in deals:
+        shows = [my_show] + [
+            rank_points(tuple(sorted((*played[k], *others[k - 1], start)))) for k in range(1, n)
+        ]
+
+        def terminal(gains: tuple[int, ...], shows: list[int] = shows) -> float:
+            left = [need - g for need, g in zip(needs, gains, strict=True)]
+            return multi.after_pegging(left, shows, side_of, dealer, 0, n)
+
+        searches.append((multi.WinSearch(needs, side_of, terminal), others, w))
+    zero = tuple(0 for _ in order)
+    for r in sorted(set(mine)):
+        if view.count + min(r, 10) > 31:
+            continue
+        acc = 0.0
+        for search, others, w in searches:
+            acc += w * search.after((mine, *others), seq, view.count, 0, r, zero)
+        out[r] = acc / total
+    return out
 
 
 def _win_values(

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from engine.strategy import winprob
 from engine.strategy.handvalue import mean_show
 from engine.strategy.pegsearch import KEEP_WEIGHT, Ranks, model_choice, step
 
@@ -102,7 +103,7 @@ def _without(hand: Ranks, rank: int) -> Ranks:
 
 
 def _replace(hands: Hands, seat: int, hand: Ranks) -> Hands:
-    return hands[:seat] + (hand,) + hands[seat + 1 :]
+    return (*hands[:seat], hand, *hands[seat + 1 :])
 
 
 def _next_holder(hands: Hands, after: int) -> int:
@@ -160,7 +161,13 @@ def solve(
             prev = r
             pts, new_seq = step(seq, r, count)
             x = weights[0] * pts + solve(
-                _replace(hands, 0, _without(hand, r)), new_seq, count + v, nxt, 0, weights, depth - 1
+                _replace(hands, 0, _without(hand, r)),
+                new_seq,
+                count + v,
+                nxt,
+                0,
+                weights,
+                depth - 1,
             )
             if x > best:
                 best = x
@@ -242,3 +249,163 @@ def sample_hands(
         key = tuple(dealt)
         out[key] = out.get(key, 0.0) + w
     return list(out.items())
+
+
+# -- the end of the game ------------------------------------------------------------
+
+CRIB = winprob.CRIB
+"""The crib's score distribution (measured at 2 players; near enough for a race)."""
+
+RACE_SCALE = {3: 5.0, 4: 9.0}
+"""Points of lead worth a factor e in the chance to win after the hand (``race``):
+about half of what a side scores in a hand."""
+
+
+def race(needs: Sequence[int], players: int) -> list[float]:
+    """Each side's chance to win when the hand is over and nobody has won, from the
+    points each still needs: ``exp(-need / RACE_SCALE)`` normalised (the side
+    nearest the target most likely, a lead of a hand's points worth much)."""
+    scale = RACE_SCALE.get(players, 5.0)
+    low = min(needs)
+    w = [math.exp(-(n - low) / scale) for n in needs]
+    total = sum(w)
+    return [x / total for x in w]
+
+
+def after_pegging(
+    needs: Sequence[int],
+    shows: Sequence[int],
+    side_of: Sequence[int],
+    dealer: int,
+    me: int,
+    players: int,
+) -> float:
+    """My side's chance to win when the pegging is over and nobody has won: the hands
+    counted in order from the dealer's left (``shows`` by seat), the first to its
+    side's ``needs`` wins; then the dealer's crib from ``CRIB``; then ``race``."""
+    left = list(needs)
+    n = len(shows)
+    for k in range(1, n + 1):
+        s = (dealer + k) % n
+        side = side_of[s]
+        left[side] -= shows[s]
+        if left[side] <= 0:
+            return 1.0 if side == side_of[me] else 0.0
+    d = side_of[dealer]
+    total = 0.0
+    for c, p in enumerate(CRIB):
+        if p < 1e-9:
+            continue
+        if left[d] - c <= 0:
+            total += p * (1.0 if d == side_of[me] else 0.0)
+        else:
+            after = list(left)
+            after[d] -= c
+            total += p * race(after, players)[side_of[me]]
+    return total
+
+
+class WinSearch:
+    """One deal's play searched for my side's chance to win the game, not points.
+
+    Seats as in ``solve`` (0 = me); ``side_of[s]`` is seat s's side (0 = mine) and
+    ``needs[side]`` what the side still needs.  A side reaching it while pegging
+    wins on the spot; when the cards are all played, ``terminal(gains)`` (the
+    points each side pegged) gives the chance.  The other seats play ``model_play``
+    (they do not look at the score)."""
+
+    def __init__(
+        self,
+        needs: Sequence[int],
+        side_of: Sequence[int],
+        terminal: Callable[[tuple[int, ...]], float],
+    ):
+        self.needs = tuple(needs)
+        self.side_of = tuple(side_of)
+        self.terminal = terminal
+        self.memo: dict[tuple[object, ...], float] = {}
+
+    def value(
+        self,
+        hands: Hands,
+        seq: Ranks,
+        count: int,
+        turn: int,
+        last: int,
+        gains: tuple[int, ...],
+    ) -> float:
+        key = (hands, seq, count, turn, last, gains)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        result = self._value(hands, seq, count, turn, last, gains)
+        self.memo[key] = result
+        return result
+
+    def _score(self, gains: tuple[int, ...], seat: int, pts: int) -> tuple[tuple[int, ...], int]:
+        """Gains after ``seat`` pegs ``pts``; and -1, or the side that has won."""
+        if not pts:
+            return gains, -1
+        side = self.side_of[seat]
+        new = (*gains[:side], gains[side] + pts, *gains[side + 1 :])
+        return new, (side if new[side] >= self.needs[side] else -1)
+
+    def _value(
+        self,
+        hands: Hands,
+        seq: Ranks,
+        count: int,
+        turn: int,
+        last: int,
+        gains: tuple[int, ...],
+    ) -> float:
+        n = len(hands)
+        room = 31 - count
+        mover = -1
+        for k in range(n):
+            s = (turn + k) % n
+            if _can(hands[s], room):
+                mover = s
+                break
+        if mover < 0:
+            if last >= 0 and count != 31:
+                gains, won = self._score(gains, last, 1)
+                if won >= 0:
+                    return 1.0 if won == 0 else 0.0
+            if not any(hands):
+                return self.terminal(gains)
+            return self.value(hands, (), 0, _next_holder(hands, last), -1, gains)
+        hand = hands[mover]
+        if mover == 0:
+            best = -1.0
+            prev = 0
+            for r in hand:
+                v = _VALUE[r]
+                if v > room:
+                    break
+                if r == prev:
+                    continue
+                prev = r
+                x = self.after(hands, seq, count, 0, r, gains)
+                if x > best:
+                    best = x
+            return best
+        r = model_play(hand, seq, count, len(hands[_next_holder(hands, mover)]))
+        return self.after(hands, seq, count, mover, r, gains)
+
+    def after(
+        self,
+        hands: Hands,
+        seq: Ranks,
+        count: int,
+        seat: int,
+        rank: int,
+        gains: tuple[int, ...],
+    ) -> float:
+        """The chance after ``seat`` plays ``rank``."""
+        pts, new_seq = step(seq, rank, count)
+        gains, won = self._score(gains, seat, pts)
+        if won >= 0:
+            return 1.0 if won == 0 else 0.0
+        hand = _replace(hands, seat, _without(hands[seat], rank))
+        return self.value(hand, new_seq, count + _VALUE[rank], (seat + 1) % len(hands), seat, gains)

@@ -33,7 +33,21 @@ Pegging, 2 players
     dealer peg out and takes the points that go out first.
 
 Pegging, 3 and 4 players
-    The medium player's one-ply pegging (see "what is left" in the notes).
+    ``multi``: every other seat's unplayed cards are dealt ``MULTI_SAMPLES``
+    ways (``MULTI_LEAD_SAMPLES`` for the first two plays of a hand) from the
+    cards the seat has not seen, consistent with each seat's gos and weighted
+    by how good a keep each makes; each deal's play to the end of the hand is
+    searched with the other seats — the partner too — playing a model that
+    cannot see the other hands (``multi.model_play``: points now less what the
+    next player can expect to answer, the medium player's tactics breaking
+    ties), and my own later turns chosen best; the value is my side's points
+    less the others' (``multi.weights_for``: at 3 players an opponent's point
+    costs ``multi.OPP_WEIGHT``).  Within ``MULTI_ENDGAME`` points of the target
+    the same deals (``MULTI_END_SAMPLES`` of them) are searched for the chance
+    of winning (``multi.WinSearch``: a side reaching the target while pegging
+    wins on the spot; at the end of the play the hands are counted in order
+    from the dealer's left, the shows known in the deal, then the crib from
+    its distribution, then ``multi.race``), points breaking ties.
 
 Show
     Claims and muggins answers as the medium player (exact counts).
@@ -81,6 +95,11 @@ MULTI_ENDGAME = 30
 """3 and 4 players: peg by the chance of winning when a side is this close to the target."""
 MULTI_END_SAMPLES = 16
 """Deals per pegging decision when each is searched for the chance of winning."""
+MULTI_KEEP_WEIGHT = 0.0
+"""3 and 4 players: weight of the kept cards' pegging value (``multi.keep_peg_values``)
+in the discard (0: not used)."""
+MULTI_KEEP_SAMPLES = 24
+"""Deals of the other hands for that pegging value."""
 MULTI_PEG = True
 """Peg by ``multi`` search at 3 and 4 players (else as the medium player)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
@@ -144,7 +163,9 @@ def endgame(view: PlayerView, reach: int) -> bool:
     return view.target - mine <= reach or view.target - theirs <= reach
 
 
-def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
+def discard_values(
+    view: PlayerView, rng: random.Random | None = None
+) -> list[tuple[float, Action]]:
     """Every discard with its value: mean kept hand ± realistic crib + pegging estimate;
     near the end of a 2-player game, the chance of winning (points break ties)."""
     hand = [c.index for c in view.holding]
@@ -155,6 +176,17 @@ def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
     if late:
         mine, theirs = board(view)
         starters = [c for c in range(52) if c not in hand]
+    pegs = None
+    if view.players > 2 and MULTI_KEEP_WEIGHT and rng is not None:
+        n = view.players
+        pegs = multi.keep_peg_values(
+            hand,
+            (view.dealer + 1 - view.seat) % n,
+            [c for c in range(52) if c not in hand],
+            MULTI_KEEP_SAMPLES,
+            rng,
+            multi.weights_for(n),
+        )
     out: list[tuple[float, Action]] = []
     for d in combinations(hand, need):
         kept = [c for c in hand if c not in d]
@@ -162,6 +194,8 @@ def discard_values(view: PlayerView) -> list[tuple[float, Action]]:
         value = mean_show(kept, hand) + sign * crib
         if view.players == 2:
             value += peg_estimate(kept, view.dealer == view.seat)
+        elif pegs is not None:
+            value += MULTI_KEEP_WEIGHT * pegs[d[0]]
         if late:
             shift = round(crib - CRIB_MEAN)
             vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
@@ -334,7 +368,7 @@ def hard_action(view: PlayerView, rng: random.Random) -> Action:
     from engine import players as medium
 
     if view.phase == DISCARD:
-        return _pick(discard_values(view), rng)
+        return _pick(discard_values(view, rng), rng)
     if view.phase == PEGGING:
         if view.must_go:
             return view.legal[0]

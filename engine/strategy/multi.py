@@ -251,6 +251,35 @@ def sample_hands(
     return list(out.items())
 
 
+def keep_peg_values(
+    hand: Sequence[int],
+    leader: int,
+    unseen: Sequence[int],
+    samples: int,
+    rng: random.Random,
+    weights: tuple[float, ...],
+) -> dict[int, float]:
+    """For each card of a 5-card ``hand`` laid away: the pegging value of keeping the
+    other four, ``solve`` (everybody, me too, playing the model) over ``samples``
+    deals of four cards to each other seat from ``unseen`` (the same deals for
+    every discard); ``leader`` is the seat that leads (counted from me)."""
+    n = len(weights)
+    deals: list[Hands] = []
+    for _ in range(samples):
+        cards = rng.sample(list(unseen), 4 * (n - 1))
+        deals.append(
+            tuple(tuple(sorted(c // 4 + 1 for c in cards[4 * i : 4 * i + 4])) for i in range(n - 1))
+        )
+    out: dict[int, float] = {}
+    for d in hand:
+        kept = tuple(sorted(c // 4 + 1 for c in hand if c != d))
+        total = 0.0
+        for others in deals:
+            total += solve((kept, *others), (), 0, leader, -1, weights, 0)
+        out[d] = total / samples
+    return out
+
+
 # -- the end of the game ------------------------------------------------------------
 
 CRIB = winprob.CRIB

@@ -191,3 +191,24 @@ def test_pegs_out_near_the_end() -> None:
     chances = hard._multi_win_values(view, (5, 9), deals, (10,))
     assert chances == {5: 1.0, 9: 0.0}
     assert decide(view, random.Random(0), "hard") == Play(0, parse_cards("5h")[0])
+
+
+def test_keep_peg_values_same_deals_for_every_discard() -> None:
+    hand = [16, 17, 40, 44, 48]  # 5c 5d Jc Qc Kc
+    unseen = [c for c in range(52) if c not in hand]
+    a = multi.keep_peg_values(hand, 1, unseen, 12, random.Random(2), W3)
+    b = multi.keep_peg_values(hand, 1, unseen, 12, random.Random(2), W3)
+    assert a == b and set(a) == set(hand)
+    # the two fives are the same ranks kept: the same value on the same deals
+    assert a[16] == a[17]
+
+
+def test_discard_at_three_players_is_legal_with_the_keep_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hard, "MULTI_KEEP_WEIGHT", 0.5)
+    game = new_game(3, seed="multi-keep")
+    for seat in range(3):
+        view = player_view(game, seat)
+        action = hard.hard_action(view, random.Random(seat))
+        assert action in view.legal

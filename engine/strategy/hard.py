@@ -89,16 +89,19 @@ MULTI_SAMPLES = 24
 """Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
 MULTI_LEAD_SAMPLES = 16
 """Fewer deals for the first two plays of a hand, when each deal's search is largest."""
+MULTI_SAMPLE_KEEP = 0.0
+"""Softness of the keep model weighting each sampled deal, per other seat
+(``multi.sample_hands``; 0: every deal equally likely)."""
 MULTI_DEPTH = 99
 """My own later turns searched (beyond it I play the model as the others do)."""
 MULTI_ENDGAME = 30
 """3 and 4 players: peg by the chance of winning when a side is this close to the target."""
 MULTI_END_SAMPLES = 16
 """Deals per pegging decision when each is searched for the chance of winning."""
-MULTI_KEEP_WEIGHT = 0.0
+MULTI_DISCARD_PEG = 0.0
 """3 and 4 players: weight of the kept cards' pegging value (``multi.keep_peg_values``)
 in the discard (0: not used)."""
-MULTI_KEEP_SAMPLES = 24
+MULTI_DISCARD_SAMPLES = 24
 """Deals of the other hands for that pegging value."""
 MULTI_PEG = True
 """Peg by ``multi`` search at 3 and 4 players (else as the medium player)."""
@@ -177,13 +180,13 @@ def discard_values(
         mine, theirs = board(view)
         starters = [c for c in range(52) if c not in hand]
     pegs = None
-    if view.players > 2 and MULTI_KEEP_WEIGHT and rng is not None:
+    if view.players > 2 and MULTI_DISCARD_PEG and rng is not None:
         n = view.players
         pegs = multi.keep_peg_values(
             hand,
             (view.dealer + 1 - view.seat) % n,
             [c for c in range(52) if c not in hand],
-            MULTI_KEEP_SAMPLES,
+            MULTI_DISCARD_SAMPLES,
             rng,
             multi.weights_for(n),
         )
@@ -195,7 +198,7 @@ def discard_values(
         if view.players == 2:
             value += peg_estimate(kept, view.dealer == view.seat)
         elif pegs is not None:
-            value += MULTI_KEEP_WEIGHT * pegs[d[0]]
+            value += MULTI_DISCARD_PEG * pegs[d[0]]
         if late:
             shift = round(crib - CRIB_MEAN)
             vector = winprob.discard_vector(mine, theirs, own, view.target, shift)
@@ -267,6 +270,7 @@ def play_multi(view: PlayerView, rng: random.Random) -> Action:
         [[c.index for p, c, _ in view.plays if p == s] for s in others],
         MULTI_LEAD_SAMPLES if len(view.plays) < 2 else MULTI_SAMPLES,
         rng,
+        MULTI_SAMPLE_KEEP,
     )
     values = multi.card_values(mine, deals, seq, view.count, multi.weights_for(n), MULTI_DEPTH)
     if view.starter is not None and _near_end(view, MULTI_ENDGAME):

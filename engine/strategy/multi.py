@@ -217,6 +217,7 @@ def sample_hands(
     played: Sequence[Sequence[int]],
     samples: int,
     rng: random.Random,
+    keep_weight: float = KEEP_WEIGHT,
 ) -> list[tuple[Hands, float]]:
     """Weighted deals of the other seats' unplayed cards, grouped by ranks.
 
@@ -224,7 +225,7 @@ def sample_hands(
     how many cards it holds, the least value each of them can have (from its gos),
     and the card indices it played this hand.  Seats with the highest floor are
     dealt first, each from what is left of ``unseen``; a deal is weighted by
-    ``exp(KEEP_WEIGHT × mean show)`` of each seat's four kept cards."""
+    ``exp(keep_weight × mean show)`` of each seat's four kept cards."""
     order = sorted(range(len(holds)), key=lambda i: (-floors[i], i))
     out: dict[Hands, float] = {}
     for _ in range(samples):
@@ -244,8 +245,8 @@ def sample_hands(
             pool = [c for c in pool if c not in taken]
             dealt[i] = tuple(sorted(c // 4 + 1 for c in cards))
             kept = [*played[i], *cards]
-            if len(kept) == 4 and KEEP_WEIGHT:
-                w *= math.exp(KEEP_WEIGHT * mean_show(kept, kept))
+            if len(kept) == 4 and keep_weight:
+                w *= math.exp(keep_weight * mean_show(kept, kept))
         key = tuple(dealt)
         out[key] = out.get(key, 0.0) + w
     return list(out.items())

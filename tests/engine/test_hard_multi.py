@@ -206,7 +206,7 @@ def test_keep_peg_values_same_deals_for_every_discard() -> None:
 def test_discard_at_three_players_is_legal_with_the_keep_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(hard, "MULTI_KEEP_WEIGHT", 0.5)
+    monkeypatch.setattr(hard, "MULTI_DISCARD_PEG", 0.5)
     game = new_game(3, seed="multi-keep")
     for seat in range(3):
         view = player_view(game, seat)

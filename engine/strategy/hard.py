@@ -35,8 +35,22 @@ Pegging, 2 players
     table), points breaking ties: it holds back cards that would let the
     dealer peg out and takes the points that go out first.
 
-Pegging, 3 and 4 players
-    The medium player's one-ply pegging (see "what is left" in the notes).
+Pegging, 3 players (``MULTI_PEG``; 4 players as the medium player)
+    ``multi``: every other seat's unplayed cards are dealt ``MULTI_SAMPLES``
+    ways (``MULTI_LEAD_SAMPLES`` for the first two plays of a hand) from the
+    cards the seat has not seen, consistent with each seat's gos and weighted
+    by how good a keep each makes; each deal's play to the end of the hand is
+    searched with the other seats — the partner too — playing a model that
+    cannot see the other hands (``multi.model_play``: points now less what the
+    next player can expect to answer, the medium player's tactics breaking
+    ties), and my own later turns chosen best; the value is my side's points
+    less the others' (``multi.weights_for``: at 3 players an opponent's point
+    costs ``multi.OPP_WEIGHT``).  Within ``MULTI_ENDGAME`` points of the target
+    the same deals (``MULTI_END_SAMPLES`` of them) are searched for the chance
+    of winning (``multi.WinSearch``: a side reaching the target while pegging
+    wins on the spot; at the end of the play the hands are counted in order
+    from the dealer's left, the shows known in the deal, then the crib from
+    its distribution, then ``multi.race``), points breaking ties.
 
 Show
     Claims and muggins answers as the medium player (exact counts).
@@ -55,7 +69,7 @@ from engine.actions import Action, Discard, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
 from engine.scoring import rank_points, show_points
-from engine.strategy import cribdata, pegdata, pegsearch, winprob
+from engine.strategy import cribdata, multi, pegdata, pegsearch, winprob
 from engine.strategy.cribtables import pair_key
 from engine.strategy.handvalue import mean_show, show_index
 from engine.strategy.pegtable import PAIR_INDEX
@@ -129,6 +143,28 @@ OPEN_FIT = {
 """The earlier estimate: per card kept, ace..king (dealer: True), open-card minimax
 against random hands, 40 deals an entry; a pair costs ``OPEN_PAIR``."""
 OPEN_PAIR = {True: -0.381, False: -0.296}
+MULTI_SAMPLES = 24
+"""Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
+MULTI_LEAD_SAMPLES = 16
+"""Fewer deals for the first two plays of a hand, when each deal's search is largest."""
+MULTI_SAMPLE_KEEP = 0.0
+"""Softness of the keep model weighting each sampled deal, per other seat
+(``multi.sample_hands``; 0: every deal equally likely)."""
+MULTI_DEPTH = 99
+"""My own later turns searched (beyond it I play the model as the others do)."""
+MULTI_ENDGAME = 30
+"""3 and 4 players: peg by the chance of winning when a side is this close to the target."""
+MULTI_END_SAMPLES = 16
+"""Deals per pegging decision when each is searched for the chance of winning."""
+MULTI_DISCARD_PEG = 0.0
+"""3 and 4 players: weight of the kept cards' pegging value (``multi.keep_peg_values``)
+in the discard (0: not used)."""
+MULTI_DISCARD_SAMPLES = 24
+"""Deals of the other hands for that pegging value."""
+MULTI_PEG: tuple[int, ...] = (3,)
+"""Table sizes pegged by the ``multi`` search (the others as the medium player).
+At 4 players the search did not beat medium's pegging in whole games (see the notes
+of the branch: 47–48 % for hard+hard against medium+medium, 49.8 % without it)."""
 CRIB_MEAN = float(sum(i * p for i, p in enumerate(winprob.CRIB)))
 
 
@@ -196,7 +232,9 @@ def endgame(view: PlayerView, reach: int) -> bool:
     return view.target - mine <= reach or view.target - theirs <= reach
 
 
-def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
+def discard_values(
+    view: PlayerView, rng: random.Random | None = None
+) -> list[tuple[float, Discard]]:
     """Every discard with its value: mean kept hand ± realistic crib + pegging estimate;
     near the end of a 2-player game, the chance of winning (points break ties)."""
     hand = [c.index for c in view.holding]
@@ -207,11 +245,27 @@ def discard_values(view: PlayerView) -> list[tuple[float, Discard]]:
     if late:
         mine, theirs = board(view)
         starters = [c for c in range(52) if c not in hand]
+    pegs = None
+    if view.players > 2 and MULTI_DISCARD_PEG and rng is not None:
+        n = view.players
+        pegs = multi.keep_peg_values(
+            hand,
+            (view.dealer + 1 - view.seat) % n,
+            [c for c in range(52) if c not in hand],
+            MULTI_DISCARD_SAMPLES,
+            rng,
+            multi.weights_for(n),
+        )
     options = []
     for d in combinations(hand, need):
         kept = [c for c in hand if c not in d]
         crib = crib_value(d, view.players, own)
-        peg = peg_estimate(kept, view.dealer == view.seat) if view.players == 2 else 0.0
+        if view.players == 2:
+            peg = peg_estimate(kept, view.dealer == view.seat)
+        elif pegs is not None:
+            peg = MULTI_DISCARD_PEG * pegs[d[0]]
+        else:
+            peg = 0.0
         options.append((d, kept, crib, peg))
     peg_centre = sum(o[3] for o in options) / len(options)
     out: list[tuple[float, Discard]] = []
@@ -289,6 +343,80 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
     return _pick(scored, rng)
 
 
+def play_multi(view: PlayerView, rng: random.Random) -> Action:
+    """3 and 4 players: the card best on average over sampled deals of every other
+    seat's hidden cards, each deal's play searched with the others modelled
+    (``multi``)."""
+    n = view.players
+    others = [(view.seat + k) % n for k in range(1, n)]
+    mine = tuple(sorted(c.rank for c in view.holding))
+    seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
+    deals = multi.sample_hands(
+        _unseen(view),
+        [view.cards_left[s] for s in others],
+        [_go_floor(view, s) for s in others],
+        [[c.index for p, c, _ in view.plays if p == s] for s in others],
+        MULTI_LEAD_SAMPLES if len(view.plays) < 2 else MULTI_SAMPLES,
+        rng,
+        MULTI_SAMPLE_KEEP,
+    )
+    values = multi.card_values(mine, deals, seq, view.count, multi.weights_for(n), MULTI_DEPTH)
+    if view.starter is not None and _near_end(view, MULTI_ENDGAME):
+        chances = _multi_win_values(view, mine, deals[:MULTI_END_SAMPLES], seq)
+        values = {r: chances[r] + 1e-4 * v for r, v in values.items()}
+    scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
+    return _pick(scored, rng)
+
+
+def _near_end(view: PlayerView, reach: int) -> bool:
+    return any(view.target - sc.front <= reach for sc in view.scores)
+
+
+def _multi_win_values(
+    view: PlayerView,
+    mine: pegsearch.Ranks,
+    deals: Sequence[tuple[multi.Hands, float]],
+    seq: pegsearch.Ranks,
+) -> dict[int, float]:
+    """3 and 4 players: for each rank I may play, the weighted mean over the deals of
+    my side's chance to win (``multi.WinSearch``)."""
+    assert view.starter is not None
+    n = view.players
+    seats = [(view.seat + k) % n for k in range(n)]
+    order = [view.my_side] + [sc.side for sc in view.scores if sc.side != view.my_side]
+    side_index = {side: i for i, side in enumerate(order)}
+    seat_side = {seat: sc.side for sc in view.scores for seat in sc.seats}
+    side_of = [side_index[seat_side[s]] for s in seats]
+    front = {sc.side: sc.front for sc in view.scores}
+    needs = [view.target - front[side] for side in order]
+    dealer = (view.dealer - view.seat) % n
+    start = view.starter.rank
+    my_show = show_points(view.kept, view.starter)
+    played = [[c.rank for p, c, _ in view.plays if p == s] for s in seats]
+    total = sum(w for _, w in deals)
+    out: dict[int, float] = {}
+    searches = []
+    for others, w in deals:
+        shows = [my_show] + [
+            rank_points(tuple(sorted((*played[k], *others[k - 1], start)))) for k in range(1, n)
+        ]
+
+        def terminal(gains: tuple[int, ...], shows: list[int] = shows) -> float:
+            left = [need - g for need, g in zip(needs, gains, strict=True)]
+            return multi.after_pegging(left, shows, side_of, dealer, 0, n)
+
+        searches.append((multi.WinSearch(needs, side_of, terminal), others, w))
+    zero = tuple(0 for _ in order)
+    for r in sorted(set(mine)):
+        if view.count + min(r, 10) > 31:
+            continue
+        acc = 0.0
+        for search, others, w in searches:
+            acc += w * search.after((mine, *others), seq, view.count, 0, r, zero)
+        out[r] = acc / total
+    return out
+
+
 def _win_values(
     view: PlayerView,
     mine: pegsearch.Ranks,
@@ -333,7 +461,8 @@ def hard_action(view: PlayerView, rng: random.Random) -> Action:
 
     if view.phase == DISCARD:
         pegsearch.forget()
-        return _pick(discard_values(view), rng)
+        multi.forget()
+        return _pick(discard_values(view, rng), rng)
     if view.phase == PEGGING:
         if view.must_go:
             return view.legal[0]
@@ -343,6 +472,8 @@ def hard_action(view: PlayerView, rng: random.Random) -> Action:
             if LEAD_POLICY == "medium" and not view.plays:
                 return medium.choose_play(view, rng)
             return play_2p(view, rng)
+        if view.players in MULTI_PEG:
+            return play_multi(view, rng)
         return medium.choose_play(view, rng)
     if view.phase == SHOW:
         if view.awaiting_muggins:

@@ -18,6 +18,7 @@ differences are small and a whole game's noise would hide them.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import math
 import multiprocessing
@@ -53,7 +54,7 @@ def variant(name: str) -> None:
     changes = {}
     for part in name.split("@", 1)[1].split(","):
         key, value = part.split("=")
-        changes[key] = eval(value)
+        changes[key] = ast.literal_eval(value)
 
     def play(view, rng):  # type: ignore[no-untyped-def]
         saved = {k: getattr(_module(k), k.split(".")[-1]) for k in changes}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import importlib
 import math
 import multiprocessing
@@ -52,7 +53,7 @@ def variant(name: str) -> None:
     if "@" not in name or name in levels.STRATEGIES:
         return
     changes = {}
-    for part in name.split("@", 1)[1].split(","):
+    for part in re.split(r",(?=[A-Za-z_][\w.]*=)", name.split("@", 1)[1]):
         key, value = part.split("=")
         changes[key] = ast.literal_eval(value)
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-import re
 import importlib
 import math
 import multiprocessing
 import random
+import re
 import statistics
 import sys
 import time

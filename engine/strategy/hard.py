@@ -147,6 +147,10 @@ MULTI_SAMPLES = 24
 """Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
 MULTI_LEAD_SAMPLES = 16
 """Fewer deals for the first two plays of a hand, when each deal's search is largest."""
+FOUR_SAMPLES = {16: 48, 15: 64, 14: 64, 13: 64, 12: 96, 11: 96, 10: 128, 9: 128}
+"""4 players: deals per pegging decision by the cards still to play at the table."""
+FOUR_FEW_SAMPLES = 192
+"""4 players: deals when eight cards or fewer are left."""
 MULTI_SAMPLE_KEEP = 0.0
 """Softness of the keep model weighting each sampled deal, per other seat
 (``multi.sample_hands``; 0: every deal equally likely)."""
@@ -356,7 +360,7 @@ def play_multi(view: PlayerView, rng: random.Random) -> Action:
         [view.cards_left[s] for s in others],
         [_go_floor(view, s) for s in others],
         [[c.index for p, c, _ in view.plays if p == s] for s in others],
-        MULTI_LEAD_SAMPLES if len(view.plays) < 2 else MULTI_SAMPLES,
+        multi_samples(view),
         rng,
         MULTI_SAMPLE_KEEP,
     )
@@ -366,6 +370,13 @@ def play_multi(view: PlayerView, rng: random.Random) -> Action:
         values = {r: chances[r] + 1e-4 * v for r, v in values.items()}
     scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
     return _pick(scored, rng)
+
+
+def multi_samples(view: PlayerView) -> int:
+    """Deals of the other seats' hidden cards for a pegging decision at 3 or 4 players."""
+    if view.players == 4:
+        return FOUR_SAMPLES.get(sum(view.cards_left), FOUR_FEW_SAMPLES)
+    return MULTI_LEAD_SAMPLES if len(view.plays) < 2 else MULTI_SAMPLES
 
 
 def _near_end(view: PlayerView, reach: int) -> bool:

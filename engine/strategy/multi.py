@@ -48,7 +48,7 @@ Each of two opponents' points hurts less than mine helps: it also sets that
 opponent against the other."""
 
 MULTI_CACHE = 1 << 18
-"""Positions ``solve`` remembers (shared by every deal, hand and game in a process)."""
+"""Positions at my turn that ``solve`` remembers (shared by every deal of a hand)."""
 
 _VALUE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 
@@ -116,7 +116,6 @@ def _next_holder(hands: Hands, after: int) -> int:
     return after
 
 
-@lru_cache(maxsize=MULTI_CACHE)
 def solve(
     hands: Hands,
     seq: Ranks,
@@ -133,56 +132,62 @@ def solve(
     ``turn``: the seat whose turn it is (the first seat from it on the left that
     can play plays); ``last``: who played the last card of the count (-1 when the
     count is empty); ``seq``: the ranks of the count (``pegsearch.trim`` of them
-    is enough)."""
+    is enough).
+
+    The modelled seats' plays are followed in a loop up to my next choice, which
+    alone is remembered (``_choose``): the plays between are determined, and
+    remembering each of them cost more than it saved."""
     n = len(hands)
-    room = 31 - count
-    mover = -1
-    for k in range(n):
-        s = (turn + k) % n
-        if _can(hands[s], room):
-            mover = s
-            break
-    if mover < 0:
-        point = weights[last] if last >= 0 and count != 31 else 0.0
-        if not any(hands):
-            return point
-        return point + solve(hands, (), 0, _next_holder(hands, last), -1, weights, depth)
-    hand = hands[mover]
-    nxt = (mover + 1) % n
-    if mover == 0 and depth > 0:
-        best = -1e9
-        prev = 0
-        for r in hand:
-            v = _VALUE[r]
-            if v > room:
+    acc = 0.0
+    while True:
+        room = 31 - count
+        mover = -1
+        for k in range(n):
+            s = (turn + k) % n
+            if _can(hands[s], room):
+                mover = s
                 break
-            if r == prev:
-                continue
-            prev = r
-            pts, new_seq = step(seq, r, count)
-            x = weights[0] * pts + solve(
-                _replace(hands, 0, _without(hand, r)),
-                new_seq,
-                count + v,
-                nxt,
-                0,
-                weights,
-                depth - 1,
-            )
-            if x > best:
-                best = x
-        return best
-    r = model_play(hand, seq, count, len(hands[_next_holder(hands, mover)]))
-    pts, new_seq = step(seq, r, count)
-    return weights[mover] * pts + solve(
-        _replace(hands, mover, _without(hand, r)),
-        new_seq,
-        count + _VALUE[r],
-        nxt,
-        mover,
-        weights,
-        depth,
-    )
+        if mover < 0:
+            if last >= 0 and count != 31:
+                acc += weights[last]
+            if not any(hands):
+                return acc
+            seq, count, turn, last = (), 0, _next_holder(hands, last), -1
+            continue
+        if mover == 0 and depth > 0:
+            return acc + _choose(hands, seq, count, weights, depth)
+        hand = hands[mover]
+        r = model_play(hand, seq, count, len(hands[_next_holder(hands, mover)]))
+        pts, seq = step(seq, r, count)
+        acc += weights[mover] * pts
+        hands = _replace(hands, mover, _without(hand, r))
+        count += _VALUE[r]
+        turn = (mover + 1) % n
+        last = mover
+
+
+@lru_cache(maxsize=MULTI_CACHE)
+def _choose(hands: Hands, seq: Ranks, count: int, weights: tuple[float, ...], depth: int) -> float:
+    """``solve`` where it is my turn and I can play: the best of my cards."""
+    hand = hands[0]
+    room = 31 - count
+    nxt = 1 % len(hands)
+    best = -1e9
+    prev = 0
+    for r in hand:
+        v = _VALUE[r]
+        if v > room:
+            break
+        if r == prev:
+            continue
+        prev = r
+        pts, new_seq = step(seq, r, count)
+        x = weights[0] * pts + solve(
+            _replace(hands, 0, _without(hand, r)), new_seq, count + v, nxt, 0, weights, depth - 1
+        )
+        if x > best:
+            best = x
+    return best
 
 
 def card_values(
@@ -446,6 +451,6 @@ def forget() -> None:
     seats' choices; the hard player calls it at every discard, as
     ``pegsearch.forget`` (a memo kept for the life of a process grows without end
     and Python's garbage collector walks it).  Changes no result."""
-    solve.cache_clear()
+    _choose.cache_clear()
     if model_play.cache_info().currsize > pegsearch.SMALL_MEMO:
         model_play.cache_clear()

@@ -11,7 +11,7 @@ import pytest
 from engine import Play, new_game, parse_cards, player_view
 from engine.game import PEGGING
 from engine.players import choose_action, decide
-from engine.strategy import hard, multi
+from engine.strategy import hard, multi, pegsearch
 
 from .test_hard import _play, _scrambled
 
@@ -53,6 +53,93 @@ def test_i_take_the_best_line() -> None:
     assert values[5] == 3.0
     # 9: 19, then my 5 to 24, last card 1
     assert values[9] == 1.0
+
+
+def _reference_solve(
+    hands: multi.Hands,
+    seq: tuple[int, ...],
+    count: int,
+    turn: int,
+    last: int,
+    weights: tuple[float, ...],
+    depth: int,
+) -> float:
+    """``multi.solve`` written plainly: one recursive call a card, no memo."""
+    n = len(hands)
+    room = 31 - count
+    seats = [(turn + k) % n for k in range(n)]
+    mover = next((s for s in seats if hands[s] and min(hands[s][0], 10) <= room), -1)
+    if mover < 0:
+        point = weights[last] if last >= 0 and count != 31 else 0.0
+        if not any(hands):
+            return point
+        nxt = next(s for s in ((last + k) % n for k in range(1, n + 1)) if hands[s])
+        return point + _reference_solve(hands, (), 0, nxt, -1, weights, depth)
+
+    def after(r: int, d: int) -> float:
+        pts, new_seq = pegsearch.step(seq, r, count)
+        rest = list(hands[mover])
+        rest.remove(r)
+        new = (*hands[:mover], tuple(rest), *hands[mover + 1 :])
+        return weights[mover] * pts + _reference_solve(
+            new, new_seq, count + min(r, 10), (mover + 1) % n, mover, weights, d
+        )
+
+    if mover == 0 and depth > 0:
+        return max(after(r, depth - 1) for r in set(hands[0]) if count + min(r, 10) <= 31)
+    holder = next(s for s in ((mover + k) % n for k in range(1, n + 1)) if hands[s])
+    return after(multi.model_play(hands[mover], seq, count, len(hands[holder])), depth)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_solve_is_the_plain_recursion(players: int) -> None:
+    """The loop over the modelled seats' plays and the memo at my turns only change
+    no value: random deals, whole hands and part-played counts, every depth."""
+    rng = random.Random(players)
+    weights = multi.weights_for(players)
+    for trial in range(120):
+        cards = rng.sample(range(52), 4 * players)
+        hands = [
+            tuple(sorted(c // 4 + 1 for c in cards[4 * s : 4 * s + 4])) for s in range(players)
+        ]
+        seq: tuple[int, ...] = ()
+        count, turn, last = 0, rng.randrange(players), -1
+        for _ in range(rng.randrange(4)):  # a few plays in, with the model's cards
+            room = 31 - count
+            if not hands[turn] or min(hands[turn][0], 10) > room:
+                break
+            r = multi.model_play(hands[turn], seq, count, 4)
+            rest = list(hands[turn])
+            rest.remove(r)
+            hands[turn] = tuple(rest)
+            _, seq = pegsearch.step(seq, r, count)
+            count += min(r, 10)
+            last, turn = turn, (turn + 1) % players
+        for depth in (0, 1, 99):
+            multi.forget()
+            got = multi.solve(tuple(hands), seq, count, turn, last, weights, depth)
+            want = _reference_solve(tuple(hands), seq, count, turn, last, weights, depth)
+            assert got == want, (trial, hands, seq, count, turn, last, depth)
+
+
+def test_four_players_sample_more_deals_as_the_cards_run_out() -> None:
+    game = new_game(4, seed="four-samples")
+    rng = random.Random(2)
+    seen: dict[int, int] = {}
+    while game.hand_no == 1:
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        if game.phase == PEGGING:
+            left = sum(view.cards_left)
+            seen[left] = hard.multi_samples(view)
+        game.apply(choose_action(game, seat, rng, "medium"))
+    assert seen[16] == hard.FOUR_SAMPLES[16]
+    assert min(seen) <= 8 and seen[min(seen)] == hard.FOUR_FEW_SAMPLES
+    by_left = [seen[k] for k in sorted(seen, reverse=True)]
+    assert by_left == sorted(by_left)
+    three = new_game(3, seed="three-samples")
+    view = player_view(three, 0)
+    assert hard.multi_samples(view) == hard.MULTI_LEAD_SAMPLES
 
 
 def test_the_model_ignores_hidden_hands_and_leads_low() -> None:

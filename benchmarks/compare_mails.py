@@ -61,8 +61,15 @@ class Clock:
 def seeded_secrets(seed: int) -> None:
     """`secrets` drawing from a seeded generator (tokens, thread and error ids)."""
     rng = random.Random(seed)
-    secrets.token_bytes = lambda n=32: rng.randbytes(n)  # type: ignore[assignment]
-    secrets.token_hex = lambda n=32: rng.randbytes(n).hex()  # type: ignore[assignment]
+
+    def token_bytes(nbytes: int | None = None) -> bytes:
+        return rng.randbytes(32 if nbytes is None else nbytes)
+
+    def token_hex(nbytes: int | None = None) -> str:
+        return token_bytes(nbytes).hex()
+
+    secrets.token_bytes = token_bytes
+    secrets.token_hex = token_hex
 
 
 def latest(service: Service, game_id: int, address: str) -> email.message.Message | None:

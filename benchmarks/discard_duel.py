@@ -27,16 +27,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from peg_duel import Z95, duel, variant
 
+from engine.actions import Discard
+from engine.cards import Card
 from engine.game import Game, Settings
 from engine.levels import choose_action
+
+
+def discard(game: Game, seat: int, rng: random.Random, level: str) -> tuple[Card, ...]:
+    """The cards ``level`` lays away for ``seat`` (its first decision of the deal)."""
+    action = choose_action(game, seat, rng, level)
+    assert isinstance(action, Discard), action
+    return action.cards
 
 
 def differs(a: str, b: str, seed: str, deal: int) -> bool:
     game = Game(Settings(2, 121), f"{seed}/{deal}")
     for seat in (0, 1):
         choices = {
-            choose_action(game, seat, random.Random(f"{seed}/{deal}/s/{seat}"), level).cards  # type: ignore[attr-defined]
-            for level in (a, b)
+            discard(game, seat, random.Random(f"{seed}/{deal}/s/{seat}"), level) for level in (a, b)
         }
         if len(choices) > 1:
             return True

@@ -123,9 +123,9 @@ def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
     for row in queued:
         assert rows[row.id].status == "cancelled"
         assert rows[row.id].last_error == f"cancelled: game {gid} was aborted"
-    row = h.game_row(gid)
-    assert row.next_reminder_at is None and row.deadline_at is None
-    assert row.status_reason == "the game will not be finished"
+    game_row = h.game_row(gid)
+    assert game_row.next_reminder_at is None and game_row.deadline_at is None
+    assert game_row.status_reason == "the game will not be finished"
     h.step()
     for address, mails in new_mail(h, before).items():
         assert [str(m["Subject"]) for m in mails] == [f"[Cribbage {gid}] Game aborted"], address

@@ -76,6 +76,7 @@ def test_a_fair_game_from_commitment_to_verified_archive(fair: Harness) -> None:
         {"seat": 1, "text": "<bob-cut@example.org>"},
     ]
     dealt = fair.latest(BOB[0])
+    assert row.commitment is not None
     assert row.commitment in text_of(dealt).replace("\n", "")
     assert fair.view(BOB[0]).holding
 

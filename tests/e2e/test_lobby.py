@@ -305,9 +305,9 @@ def test_challenge_accepted_by_everyone_starts_the_game(harness: Harness) -> Non
     assert "Accepted" in str(h.latest(B)["Subject"])
     assert len(games_of(h, C)) == 0
     answer_invite(h, C, "Accept!")
-    row = h.last_inbound()
-    assert row.status == "applied" and row.game_id is not None
-    game_id = row.game_id
+    inbound = h.last_inbound()
+    assert inbound.status == "applied" and inbound.game_id is not None
+    game_id = inbound.game_id
     assert h.game_row(game_id).settings["players"] == 3
     assert [h.address_of(game_id, s) for s in range(3)] == [A, B, C]
     after = h.counts((A, B, C))

@@ -29,6 +29,13 @@ MAX_MAIL_BYTES = 12_288
 MAX_GAMEOVER_BYTES = 256 * 1024
 
 
+def _body(msg: EmailMessage, subtype: str = "plain") -> str:
+    """The mail's ``text/<subtype>`` body, decoded."""
+    part = msg.get_body((subtype,))
+    assert part is not None, f"no text/{subtype} body"
+    return str(part.get_content())
+
+
 def _states_after_each_reply(h: Harness, game_id: int) -> tuple[list[Game], list[int]]:
     """Every state of the game, and the numbers of actions after which the service
     mailed (or could have mailed): the game's start and the end of each reply's moves."""
@@ -41,6 +48,7 @@ def _states_after_each_reply(h: Harness, game_id: int) -> tuple[list[Game], list
             )
         )
     row = h.game_row(game_id)
+    assert row.seed is not None
     states = every_state(
         GameSettings.from_json(row.settings), row.seed, [dict(r.action) for r in logged]
     )
@@ -166,7 +174,7 @@ def test_mail_all_brings_back_a_mail_after_every_move(harness: Harness) -> None:
     player = h.player(pone_address)
     assert player is not None and player.mail_all
     assert h.count(pone_address) == before[pone_address] + 1  # the confirmation
-    assert "after every move" in str(h.latest(pone_address).get_body(("plain",)).get_content())
+    assert "after every move" in _body(h.latest(pone_address))
     h.move(game_id, player_view(h.game(game_id), pone).legal[0])
     # The mover now hears of their own move; the other player still does not.
     assert h.count(pone_address) == before[pone_address] + 2
@@ -176,7 +184,7 @@ def test_mail_all_brings_back_a_mail_after_every_move(harness: Harness) -> None:
     assert player is not None and not player.mail_all
     bad = h.count(pone_address)
     h.answer(pone_address, "mail")
-    text = str(h.latest(pone_address).get_body(("plain",)).get_content())
+    text = _body(h.latest(pone_address))
     assert h.count(pone_address) == bad + 1 and "mail all" in text and "refused" in text
 
 
@@ -187,12 +195,12 @@ def test_the_help_reply_and_the_first_mail_state_the_house_rules(harness: Harnes
     )
     h.step()
     rules = "to 61, muggins on, lurch under 31 (2 games), 3 players"
-    first = " ".join(str(h.latest(PEOPLE[2][0]).get_body(("plain",)).get_content()).split())
+    first = " ".join(_body(h.latest(PEOPLE[2][0])).split())
     assert f"House rules: {rules}" in first
     h.answer(PEOPLE[0][0], "help")
     helped = h.latest(PEOPLE[0][0])
     assert "How to play by mail" in str(helped["Subject"])
-    text = " ".join(str(helped.get_body(("plain",)).get_content()).split())
+    text = " ".join(_body(helped).split())
     assert f"House rules of this game: {rules}." in text
     assert h.game_row(game_id).action_count == 0
 
@@ -215,7 +223,7 @@ def test_archive_is_refused_before_the_end_of_the_game(harness: Harness) -> None
     h.answer(alice, "archive")
     assert h.count(alice) == before + 1
     reply = h.latest(alice)
-    text = " ".join(str(reply.get_body(("plain",)).get_content()).split())
+    text = " ".join(_body(reply).split())
     assert "[refused] archive" in text and "hidden" in text and "seed" in text
     attached = _attachment(reply, ".json")
     assert attached is not None and attached[0] == "view.json"  # the view, no archive
@@ -231,9 +239,9 @@ def test_a_finished_game_sends_its_archive_to_replay_and_verify(
     play_by_mail(h, game_id, "good")
     alice = PEOPLE[0][0]
     over = h.latest(alice)
-    text = str(over.get_body(("plain",)).get_content())
+    text = _body(over)
     assert "GAME OVER" in text and 'Reply "archive"' in text
-    assert "pbem " not in text and "pbem " not in str(over.get_body(("html",)).get_content())
+    assert "pbem " not in text and "pbem " not in _body(over, "html")
     before = h.count(alice)
     h.answer(alice, "archive")
     assert h.count(alice) == before + 1
@@ -242,7 +250,7 @@ def test_a_finished_game_sends_its_archive_to_replay_and_verify(
     found = _attachment(mail, f"cribbage-{game_id}.json")
     assert found is not None
     name, data = found
-    body = " ".join(str(mail.get_body(("plain",)).get_content()).split())
+    body = " ".join(_body(mail).split())
     assert f'"pbem game import {name}"' in body and '"pbem game replay N --verify"' in body
     # The attachment is exactly what `pbem game export` writes.
     env = cli_env(h.tmp_path, db_url)

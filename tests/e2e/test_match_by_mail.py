@@ -33,7 +33,7 @@ COMPUTER = "computer@pbem.test"
 
 
 def ask(h: Harness, sender: str, body: str) -> None:
-    h.deliver(plain_mail(sender, SERVICE_ADDRESS, body))  # type: ignore[arg-type]
+    h.deliver(plain_mail(sender, SERVICE_ADDRESS, body))
 
 
 def flat(msg: EmailMessage) -> str:

@@ -153,6 +153,7 @@ def test_a_whole_game_by_email(
         kinds = {a["type"] for a in actions}
         assert {"claim", "accept"} <= kinds or {"claim", "muggins"} <= kinds
 
+    assert row.seed is not None
     states = every_state(GameSettings.from_json(row.settings), row.seed, actions)
     total = 0
     for seat, (address, _) in enumerate(PEOPLE[:players]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,9 @@ from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, run_cli
 
 
 @pytest.fixture
-def fair(tmp_path: Path, db_url: str, db_engine: Engine) -> Harness:
+def fair(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
     harness = Harness.build(tmp_path, db_url, db_engine, fair_deals=True)
-    yield harness  # type: ignore[misc]
+    yield harness
     harness.close()
 
 
@@ -81,7 +82,7 @@ def test_a_running_fair_game_shows_no_seed(fair: Harness, db_url: str) -> None:
     fair.answer(ALICE[0], "cut")
     fair.answer(BOB[0], "cut")
     row = fair.game_row(game_id)
-    assert row.seed is not None
+    assert row.seed is not None and row.server_seed is not None
     for args in (("game", "show", str(game_id)), ("game", "show", str(game_id), "--as", "Bob")):
         out = run_cli(env, *args)
         assert out.exit_code == 0, out.output

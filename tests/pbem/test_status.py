@@ -84,13 +84,9 @@ def test_status_healthy_and_what_needs_attention(
         # Things that need attention: each makes the status 1 and is named.
         now = utcnow()
         with Session(db_engine) as session:
-            session.exec(  # type: ignore[call-overload]
-                update(m.Outbox).where(col(m.Outbox.id) == 1).values(status="failed")
-            )
+            session.exec(update(m.Outbox).where(col(m.Outbox.id) == 1).values(status="failed"))
             assert record_bounce(session, "bob@example.com", "550 no such user", now=now)
-            session.exec(  # type: ignore[call-overload]
-                update(m.Game).values(last_move_at=now - timedelta(days=3))
-            )
+            session.exec(update(m.Game).values(last_move_at=now - timedelta(days=3)))
             session.commit()
         record_transport_error(db_engine, OUTBOX, "connection refused by mx", now=now)
         text, data = _status(env)
@@ -110,9 +106,7 @@ def test_status_healthy_and_what_needs_attention(
 
         # Put right, it is healthy again; an inbox error then its recovery also count.
         with Session(db_engine) as session:
-            session.exec(  # type: ignore[call-overload]
-                update(m.Outbox).where(col(m.Outbox.id) == 1).values(status="sent")
-            )
+            session.exec(update(m.Outbox).where(col(m.Outbox.id) == 1).values(status="sent"))
             session.commit()
         record_transport_ok(db_engine, OUTBOX, now=utcnow())
         record_transport_error(db_engine, INBOX, "IMAP login refused", now=utcnow())

@@ -40,8 +40,8 @@ def open_page(browser: Any, path: Path, width: int = 1000, height: int = 900) ->
     and refused unless it is the file itself; page errors fail the test when read."""
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.requests = []  # type: ignore[attr-defined]
-    page.errors = []  # type: ignore[attr-defined]
+    page.requests = []
+    page.errors = []
     url = path.resolve().as_uri()
 
     def route(r: Any) -> None:

@@ -125,7 +125,7 @@ def test_every_state_step_by_step_matches_the_engine(
         for step in range(len(states) - 1, len(states) - 6, -1):
             assert _page_state(page)["step"] == step
             page.click("#prev")
-        assert page.errors == []  # type: ignore[attr-defined]
+        assert page.errors == []
     finally:
         context.close()
 
@@ -178,7 +178,7 @@ def test_keyboard_slider_and_hand_jumps(
         # A move in the list jumps to its step.
         page.click("#moves li[data-step='5']")
         assert _page_state(page) == _expected(states[5], 5)
-        assert page.errors == []  # type: ignore[attr-defined]
+        assert page.errors == []
     finally:
         context.close()
 
@@ -234,7 +234,7 @@ def test_nothing_is_fetched_from_the_network(
         page.keyboard.press("End")
         page.select_option("#view", "1")
         url = path.resolve().as_uri()
-        requests = page.requests  # type: ignore[attr-defined]
+        requests = page.requests
         assert requests and set(requests) == {url}
     finally:
         context.close()
@@ -268,7 +268,7 @@ def test_phone_width_has_no_horizontal_overflow(
 def _verdict(browser: Any, tmp_path: Path, name: str, html: str) -> tuple[str, str]:
     context, page = open_page(browser, _write(tmp_path, name, html))
     try:
-        assert page.errors == []  # type: ignore[attr-defined]
+        assert page.errors == []
         return page.get_attribute("#verify", "data-state"), page.inner_text("#verify")
     finally:
         context.close()
@@ -377,7 +377,12 @@ def test_partners_share_a_colour_and_names_stay_text(
     path = _write(tmp_path, "game.html", replay_page(archive).html)
     context, page = open_page(browser, path)
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d: Any) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     try:
         colour = lambda sel: page.eval_on_selector(sel, "e => getComputedStyle(e).color")  # noqa: E731
         assert colour("#seat-0 h3") == colour("#seat-2 h3") != colour("#seat-1 h3")
@@ -388,7 +393,7 @@ def test_partners_share_a_colour_and_names_stay_text(
         assert len(fills) == 2 and fills[0] != fills[1]
         assert evil in page.inner_text("#seat-1 h3")
         assert page.locator("img").count() == 0 and dialogs == []
-        assert page.errors == []  # type: ignore[attr-defined]
+        assert page.errors == []
     finally:
         context.close()
 
@@ -431,8 +436,11 @@ def test_a_hand_counted_in_a_muggins_show_stays_face_up(
         for e in game.events
         if e.kind == "claim" and e.hand == game.hand_no and e.seat != entry[0]
     )
+    assert counted is not None
     game = states[step]
-    viewer = next(s for s in range(3) if s != counted and s != game.show_entry()[0])  # type: ignore[index]
+    showing = game.show_entry()
+    assert showing is not None
+    viewer = next(s for s in range(3) if s != counted and s != showing[0])
     path = _write(tmp_path, "game.html", replay_page(archive).html)
     context, page = open_page(browser, path)
     try:
@@ -442,7 +450,7 @@ def test_a_hand_counted_in_a_muggins_show_stays_face_up(
             f"#seat-{counted} .card:not(.back)", "cs => cs.map(c => c.dataset.card)"
         )
         assert sorted(face_up) == sorted(c.ascii for c in game.kept(counted))
-        waiting = [s for s in range(3) if s not in (counted, game.show_entry()[0])]  # type: ignore[index]
+        waiting = [s for s in range(3) if s not in (counted, showing[0])]
         for seat in waiting:
             if seat != viewer:
                 assert page.locator(f"#seat-{seat} .card.back").count() == 4

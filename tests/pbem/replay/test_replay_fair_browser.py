@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,13 @@ from tests.pbem.replay.browser import launch, open_page
 from tests.pbem.replay.test_replay_mail import _replay_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+def _payload(part: Message) -> bytes:
+    """A (non-multipart) part's payload, its transfer encoding undone."""
+    data = part.get_payload(decode=True)
+    assert isinstance(data, bytes)
+    return data
 
 
 def test_the_game_over_mail_of_a_fair_game_verifies_in_the_browser(
@@ -39,7 +47,7 @@ def test_the_game_over_mail_of_a_fair_game_verifies_in_the_browser(
         assert data["deal_proof"]["server_seed"] and data["seed"] == game.seed
         deals = sum(1 for e in game.events if e.kind == "deal")
         html = next(
-            p.get_payload(decode=True).decode("utf-8")
+            _payload(p).decode("utf-8")
             for p in h.latest(BOB[0]).iter_attachments()
             if p.get_content_type() == "text/html"
         )

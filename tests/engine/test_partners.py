@@ -1,0 +1,103 @@
+"""The hard player's pegging at 4 players: the lookahead over the next seats' answers,
+my partner's among them (``engine.strategy.partners``)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine import Go, Play, new_game, player_view
+from engine.game import PEGGING, Game
+from engine.players import choose_action, play_values
+from engine.strategy import hard, partners
+
+from .test_hard import _scrambled
+
+FIVES = ((5, 4),)
+TENS = ((10, 4),)
+
+
+def test_an_opponent_fifteen_costs_and_a_partner_fifteen_pays() -> None:
+    # count 10: the next seat holds only fives, one card: it makes fifteen for sure
+    assert partners._ahead((10,), 10, ((FIVES, 1, -1.0),), None) == pytest.approx(-2.0)
+    assert partners._ahead((10,), 10, ((FIVES, 1, 1.0),), None) == pytest.approx(2.0)
+    # a seat that holds nothing passes the count to the next
+    assert partners._ahead((10,), 10, ((FIVES, 0, -1.0), (FIVES, 1, 1.0)), None) == 2.0
+
+
+def test_the_answers_follow_each_other_round_the_table() -> None:
+    # count 5 on a five: the next seat (tens only) makes fifteen (-2); my partner
+    # (fives only) takes it to 20 and the last seat (tens) to 30, scoring nothing;
+    # then my own answer: an ace makes 31 for two
+    seats = ((TENS, 1, -1.0), (FIVES, 1, 1.0), (TENS, 1, -1.0))
+    assert partners._ahead((5,), 5, seats, None) == pytest.approx(-2.0)
+    assert partners._ahead((5,), 5, seats, (1,)) == pytest.approx(-2.0 + 2.0)
+
+
+def test_thirty_one_ends_the_lookahead() -> None:
+    assert partners._ahead((10, 10, 10, 1), 31, ((FIVES, 4, -1.0),), (5,)) == 0.0
+
+
+def _four_player_pegging(seed: str) -> tuple[Game, int]:
+    game = new_game(4, seed=seed)
+    rng = random.Random(3)
+    while game.phase != PEGGING:
+        seat = game.to_act()[0]
+        game.apply(choose_action(game, seat, rng, "medium"))
+    return game, game.to_act()[0]
+
+
+def test_values_every_playable_card_and_the_forced_go() -> None:
+    game, seat = _four_player_pegging("partners-legal")
+    rng = random.Random(5)
+    checked = 0
+    while game.phase == PEGGING:
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        values = partners.play_values(view)
+        if view.must_go:
+            assert values == [(0.0, Go(seat))]
+        else:
+            assert sorted(a.card for _, a in values) == sorted(view.playable)  # type: ignore[union-attr]
+            assert all(isinstance(a, Play) for _, a in values)
+            checked += 1
+        game.apply(choose_action(game, seat, rng, "hard"))
+    assert checked >= 8
+
+
+def test_differs_from_medium_where_the_partner_answers() -> None:
+    """Over the plays of many hands the lookahead and medium's one card ahead
+    disagree somewhere, and hard at 4 players plays the lookahead's choice."""
+    differ = 0
+    for i in range(20):
+        game, _ = _four_player_pegging(f"partners-differ-{i}")
+        rng = random.Random(i)
+        while game.phase == PEGGING:
+            seat = game.to_act()[0]
+            view = player_view(game, seat)
+            if len(view.playable) > 1:
+                values = partners.play_values(view)
+                top = max(v for v, _ in values)
+                best = [a for v, a in values if v >= top - 1e-9]
+                medium_top = max(v for v, _ in play_values(view))
+                medium_best = [a for v, a in play_values(view) if v >= medium_top - 1e-9]
+                differ += not set(best) & set(medium_best)
+                assert hard.hard_action(view, random.Random(1)) in best
+            game.apply(choose_action(game, seat, rng, "medium"))
+    assert differ > 0
+
+
+def test_blind_to_the_hidden_cards() -> None:
+    """The values are the same when every card the seat cannot see is dealt again."""
+    for i in range(6):
+        game, _ = _four_player_pegging(f"partners-blind-{i}")
+        rng = random.Random(i)
+        while game.phase == PEGGING:
+            seat = game.to_act()[0]
+            view = player_view(game, seat)
+            if not view.must_go:
+                other = _scrambled(game, seat, random.Random(i))
+                again = player_view(other, seat)
+                assert partners.play_values(view) == partners.play_values(again)
+            game.apply(choose_action(game, seat, rng, "medium"))

@@ -154,14 +154,16 @@ OPEN_FIT = {
 against random hands, 40 deals an entry; a pair costs ``OPEN_PAIR``."""
 OPEN_PAIR = {True: -0.381, False: -0.296}
 MULTI_SAMPLES = 24
-"""Deals of the other seats' hidden cards per pegging decision, 3 and 4 players."""
+"""Deals of the other seats' hidden cards per pegging decision, 3 players (4 players:
+``FOUR_SAMPLES``)."""
 MULTI_LEAD_SAMPLES = 16
 """Fewer deals for the first two plays of a hand, when each deal's search is largest."""
 FOUR_LOOKAHEAD = True
 """4 players: peg by ``partners.play_values`` (the next seats' answers, my partner's
 among them) instead of the medium player's one-card lookahead."""
 FOUR_SAMPLES = {16: 48, 15: 64, 14: 64, 13: 64, 12: 96, 11: 96, 10: 128, 9: 128}
-"""4 players: deals per pegging decision by the cards still to play at the table."""
+"""4 players, when 4 is in ``MULTI_PEG`` (not by default): deals per pegging decision
+by the cards still to play at the table."""
 FOUR_FEW_SAMPLES = 192
 """4 players: deals when eight cards or fewer are left."""
 MULTI_SAMPLE_KEEP = 0.0

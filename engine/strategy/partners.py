@@ -7,8 +7,10 @@ either.  ``play_values`` follows the table round instead: for each card I may
 play, the next seat's answers as the medium player models them (each rank with
 the chance that the seat holds it and it is the best score it has,
 ``players._replies_by_rank``), for each of those my partner's answers the same
-way, and for each of those the expected points of the seat after my partner
-(``DEPTH`` seats in all); a seat that cannot play passes the count on.  Points
+way, for each of those the answers of the seat after my partner (``DEPTH``
+seats in all), and then my own best answer from the cards I hold (``ME_LAST``;
+without it the last seat counts by its expected points alone); a seat that
+cannot play passes the count on.  Points
 of my side count for me, the others' against me.  When no other seat can play
 after my card, I play on alone (``players._solo``).  The medium player's small
 tactical preferences (``players._tactics``) are added, and ties are broken the

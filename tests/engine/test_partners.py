@@ -4,13 +4,15 @@ my partner's among them (``engine.strategy.partners``)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
-from engine import Go, Play, new_game, player_view
+from engine import Action, Go, Play, new_game, player_view
 from engine.game import PEGGING, Game
 from engine.players import choose_action, play_values
 from engine.strategy import hard, partners
+from engine.view import PlayerView
 
 from .test_hard import _scrambled
 
@@ -39,30 +41,34 @@ def test_thirty_one_ends_the_lookahead() -> None:
     assert partners._ahead((10, 10, 10, 1), 31, ((FIVES, 4, -1.0),), (5,)) == 0.0
 
 
-def _four_player_pegging(seed: str) -> tuple[Game, int]:
+def _pegging_turns(seed: str, rng: random.Random, level: str) -> Iterator[tuple[Game, PlayerView]]:
+    """Every turn of the first hand's pegging of a 4-player game (discards by medium),
+    the seat to act and its view; after each, the seat plays as ``level``."""
     game = new_game(4, seed=seed)
-    rng = random.Random(3)
     while game.phase != PEGGING:
         seat = game.to_act()[0]
         game.apply(choose_action(game, seat, rng, "medium"))
-    return game, game.to_act()[0]
+    while game.phase == PEGGING:
+        seat = game.to_act()[0]
+        yield game, player_view(game, seat)
+        game.apply(choose_action(game, seat, rng, level))
+
+
+def _best(values: list[tuple[float, Action]]) -> set[Action]:
+    top = max(v for v, _ in values)
+    return {a for v, a in values if v >= top - 1e-9}
 
 
 def test_values_every_playable_card_and_the_forced_go() -> None:
-    game, seat = _four_player_pegging("partners-legal")
-    rng = random.Random(5)
     checked = 0
-    while game.phase == PEGGING:
-        seat = game.to_act()[0]
-        view = player_view(game, seat)
+    for _, view in _pegging_turns("partners-legal", random.Random(3), "hard"):
         values = partners.play_values(view)
         if view.must_go:
-            assert values == [(0.0, Go(seat))]
+            assert values == [(0.0, Go(view.seat))]
         else:
             assert sorted(a.card for _, a in values) == sorted(view.playable)  # type: ignore[union-attr]
             assert all(isinstance(a, Play) for _, a in values)
             checked += 1
-        game.apply(choose_action(game, seat, rng, "hard"))
     assert checked >= 8
 
 
@@ -71,33 +77,19 @@ def test_differs_from_medium_where_the_partner_answers() -> None:
     disagree somewhere, and hard at 4 players plays the lookahead's choice."""
     differ = 0
     for i in range(20):
-        game, _ = _four_player_pegging(f"partners-differ-{i}")
-        rng = random.Random(i)
-        while game.phase == PEGGING:
-            seat = game.to_act()[0]
-            view = player_view(game, seat)
+        for _, view in _pegging_turns(f"partners-differ-{i}", random.Random(i), "medium"):
             if len(view.playable) > 1:
-                values = partners.play_values(view)
-                top = max(v for v, _ in values)
-                best = [a for v, a in values if v >= top - 1e-9]
-                medium_top = max(v for v, _ in play_values(view))
-                medium_best = [a for v, a in play_values(view) if v >= medium_top - 1e-9]
-                differ += not set(best) & set(medium_best)
+                best = _best(partners.play_values(view))
+                differ += not best & _best(play_values(view))
                 assert hard.hard_action(view, random.Random(1)) in best
-            game.apply(choose_action(game, seat, rng, "medium"))
     assert differ > 0
 
 
 def test_blind_to_the_hidden_cards() -> None:
     """The values are the same when every card the seat cannot see is dealt again."""
     for i in range(6):
-        game, _ = _four_player_pegging(f"partners-blind-{i}")
-        rng = random.Random(i)
-        while game.phase == PEGGING:
-            seat = game.to_act()[0]
-            view = player_view(game, seat)
+        for game, view in _pegging_turns(f"partners-blind-{i}", random.Random(i), "medium"):
             if not view.must_go:
-                other = _scrambled(game, seat, random.Random(i))
-                again = player_view(other, seat)
+                other = _scrambled(game, view.seat, random.Random(i))
+                again = player_view(other, view.seat)
                 assert partners.play_values(view) == partners.play_values(again)
-            game.apply(choose_action(game, seat, rng, "medium"))

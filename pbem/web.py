@@ -8,20 +8,38 @@ It is meant to sit behind an HTTPS reverse proxy that forwards ``unsubscribe_url
 - ``POST`` (the mail client's one-click, body ``List-Unsubscribe=One-Click``) stops the
   seat's player as the mail command ``stop`` does, and answers 200 with a short page;
 - ``GET`` (a person following the link, or a link scanner) shows a page with a button
-  that POSTs; it never unsubscribes (RFC 8058 §3);
+  that POSTs; it never unsubscribes (RFC 8058 §3); ``HEAD`` answers as ``GET`` does,
+  without the page;
 - an unknown token is 404 without detail, any other path 404, any other method 405, a
-  body over `MAX_BODY` bytes 413, anything malformed 400.
+  body over `MAX_BODY` bytes 413, anything malformed 400 (two ``Content-Length``
+  headers, or one with two values, or one beside ``Transfer-Encoding``, included).
+
+HTTP/1.1 is parsed by h11; the connections are served by an asyncio loop in a thread of
+their own, one request a connection (every answer says ``Connection: close``). The
+token lookups, which read the database, run in a small pool of threads, so a slow
+database does not stall the loop. Limits against a client that would hold the listener:
+at most `MAX_CONNECTIONS` connections at once (one more is answered 503 and closed at
+once), `REQUEST_DEADLINE` seconds in all from the accept to the end of the body (then
+408 and the connection closed), `MAX_HEAD` bytes of request line and headers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import re
 import socket
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+import h11
 
 from pbem.config import split_listen
 from pbem.service import Service
@@ -29,11 +47,36 @@ from pbem.service.unsubscribe import TOKEN_RE, is_known
 
 log = logging.getLogger("pbem.web")
 
+T = TypeVar("T")
+
 MAX_BODY = 1024
 """The largest request body read (a one-click body is 26 bytes)."""
 
-TIMEOUT_SECONDS = 10.0
-"""How long a connection may take to send its request."""
+MAX_HEAD = 8 * 1024
+"""The largest request line and headers, together (more: 431)."""
+
+MAX_CONNECTIONS = 64
+"""Connections served at once; one more is answered 503 and closed at once."""
+
+REQUEST_DEADLINE = 10.0
+"""Seconds from the accept of a connection to the end of its request's body, in all
+(not a read's): then 408 and the connection is closed."""
+
+SEND_TIMEOUT = 10.0
+"""Seconds to hand the answer to a client that does not read it."""
+
+LINGER_SECONDS = 1.0
+"""After the answer, how long what the client still sends is read and dropped (at most
+`LINGER_BYTES`), so that closing with unread data does not reset the answer away."""
+
+LINGER_BYTES = 64 * 1024
+
+DB_THREADS = 4
+"""Threads for the database calls (the token lookup and the unsubscribe)."""
+
+READ_SIZE = 4096
+
+_ALLOW = "GET, HEAD, POST"
 
 _DONE = "You are unsubscribed: the service sends you no more mail but the answers to your own mail. Send 'start' to a game mail's address to get your mails again.\n"  # noqa: E501
 
@@ -46,157 +89,323 @@ own mail, and your games go on.</p>
 <button type="submit">Unsubscribe</button></form></body></html>
 """
 
+# A Content-Length header line in the raw head (h11 allows no space before the colon,
+# and reads a line that starts with a space as the previous one's continuation).
+_CONTENT_LENGTH_RE = re.compile(rb"\ncontent-length:([^\n]*)", re.IGNORECASE)
+_HEAD_END_RE = re.compile(rb"\n\r?\n")
+
 
 def mask_token(token: str) -> str:
     """A token fit for a log line: its first four characters, then "…"."""
     return token[:4] + "…"
 
 
-class UnsubscribeServer(ThreadingHTTPServer):
-    """A threading HTTP server that knows the service and the path it answers."""
+@dataclass(frozen=True)
+class Answer:
+    """A response: a status and a short text (nothing else: no detail of an error)."""
 
-    daemon_threads = True
-    block_on_close = False
+    status: HTTPStatus
+    text: str
+    kind: str = "text/plain"
+    extra: dict[str, str] = field(default_factory=dict)
 
-    def __init__(self, address: tuple[str, int], service: Service, prefix: str) -> None:
+    def encode(self, head_only: bool = False) -> bytes:
+        """The bytes on the wire: the body is left out for a ``HEAD``."""
+        data = self.text.encode("utf-8")
+        headers = [
+            ("Content-Type", f"{self.kind}; charset=utf-8"),
+            ("Content-Length", str(len(data))),
+            ("Cache-Control", "no-store"),
+            ("Connection", "close"),
+            *self.extra.items(),
+        ]
+        # A connection of its own: the answer does not depend on how far the request
+        # got (an error may come before h11 saw a request at all).
+        out = h11.Connection(h11.SERVER)
+        response = h11.Response(
+            status_code=int(self.status), reason=self.status.phrase, headers=headers
+        )
+        wire = out.send(response) or b""
+        if not head_only:
+            wire += out.send(h11.Data(data=data)) or b""
+        return wire
+
+
+def _plain(status: HTTPStatus, **extra: str) -> Answer:
+    return Answer(status, f"{status.phrase}\n", extra=extra)
+
+
+NOT_FOUND = Answer(HTTPStatus.NOT_FOUND, "Not found\n")
+BAD_REQUEST = Answer(HTTPStatus.BAD_REQUEST, "Bad request\n")
+TOO_LARGE = Answer(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "Too large\n")
+SERVER_ERROR = Answer(HTTPStatus.INTERNAL_SERVER_ERROR, "Server error\n")
+TIMED_OUT = _plain(HTTPStatus.REQUEST_TIMEOUT)
+HEAD_TOO_LARGE = _plain(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE)
+BUSY = _plain(HTTPStatus.SERVICE_UNAVAILABLE, **{"Retry-After": "1"})
+_CONTINUE = h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+NOT_ALLOWED = Answer(HTTPStatus.METHOD_NOT_ALLOWED, "Method not allowed\n", extra={"Allow": _ALLOW})
+
+
+class Refused(Exception):
+    """A request answered before its end (malformed, too large)."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(answer.status.phrase)
+        self.answer = answer
+
+
+@dataclass(frozen=True)
+class Request:
+    """A whole request, body included."""
+
+    method: str
+    target: str
+    body: bytes
+
+
+class UnsubscribeServer:
+    """The listening socket and the asyncio loop, in a daemon thread, that serves it."""
+
+    def __init__(self, sock: socket.socket, service: Service, prefix: str) -> None:
+        self.sock = sock
+        self._port = int(sock.getsockname()[1])
         self.service = service
         self.prefix = prefix
         self.thread: threading.Thread | None = None
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, UnsubscribeHandler)
+        self.active = 0
+        self._executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="pbem-unsubscribe-db")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._warned_at = -60.0
 
     @property
     def port(self) -> int:
-        return int(self.server_address[1])
+        return self._port
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A connection that failed (the client went away mid-answer): one debug line,
-        no traceback on stderr."""
-        log.debug("unsubscribe connection failed", exc_info=True)
+    # -- starting and stopping ---------------------------------------------------------
 
     def start(self) -> None:
-        """Serve in a daemon thread."""
-        self.thread = threading.Thread(
-            target=self.serve_forever, name="pbem-unsubscribe", daemon=True
-        )
+        """Serve in a daemon thread; back once the loop accepts."""
+        self.thread = threading.Thread(target=self._run, name="pbem-unsubscribe", daemon=True)
         self.thread.start()
+        self._ready.wait(10)
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self.thread is not None:
-            self.shutdown()
-            self.thread.join(5)
-            self.thread = None
-        self.server_close()
+        """Stop serving: close the socket and every connection."""
+        loop, stopping, thread = self._loop, self._stopping, self.thread
+        self.thread = None
+        if thread is not None:
+            if loop is not None and stopping is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is already closed
+                    loop.call_soon_threadsafe(stopping.set)
+            thread.join(5)
+        self.sock.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
-
-class UnsubscribeHandler(BaseHTTPRequestHandler):
-    server: UnsubscribeServer
-    server_version = "pbem"
-    sys_version = ""
-    protocol_version = "HTTP/1.0"
-    timeout = TIMEOUT_SECONDS
-
-    # -- the methods -------------------------------------------------------------------
-
-    def do_GET(self) -> None:
+    def _run(self) -> None:
         try:
-            token = self._token()
-            known = token is not None and is_known(self.server.service.db, token)
+            asyncio.run(self._main())
         except Exception:
-            log.exception("unsubscribe page failed")
-            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "Server error\n")
-            return
-        if not known:
-            self._send(HTTPStatus.NOT_FOUND, "Not found\n")
-        else:
-            self._send(HTTPStatus.OK, _FORM, "text/html")
+            log.exception("the unsubscribe listener failed")
+        finally:
+            self._ready.set()
 
-    def do_HEAD(self) -> None:
-        self.do_GET()
-
-    def do_POST(self) -> None:
+    async def _main(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_loop_error)
+        self._loop = loop
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(self._accept, sock=self.sock)
+        self._ready.set()
         try:
-            self._post()
+            await self._stopping.wait()
+        finally:
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await server.wait_closed()
+
+    # -- a connection ------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= MAX_CONNECTIONS:
+            now = time.monotonic()
+            if now - self._warned_at >= 60:  # one line a minute, however many are refused
+                self._warned_at = now
+                log.warning("unsubscribe listener busy: %d connections open", self.active)
+            writer.write(BUSY.encode())
+            writer.close()
+            return
+        self.active += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self._serve(reader, writer)
+        except asyncio.CancelledError:  # the listener stops: the task ends as any other
+            pass
+        except OSError as exc:  # the client went away: no traceback, even with -v
+            log.debug("unsubscribe connection failed: %r", exc)
+        except Exception:
+            log.exception("unsubscribe connection failed")
+        finally:
+            self.active -= 1
+            if task is not None:
+                self._tasks.discard(task)
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        request: Request | None = None
+        try:
+            async with asyncio.timeout(REQUEST_DEADLINE):
+                request = await self._read(conn, reader, writer)
+        except TimeoutError:
+            answer = TIMED_OUT
+        except Refused as exc:
+            answer = exc.answer
+        except h11.RemoteProtocolError as exc:
+            answer = HEAD_TOO_LARGE if exc.error_status_hint == 431 else BAD_REQUEST
+        else:
+            if request is None:  # closed without a request
+                return
+            answer = await self._answer(request)
+        await self._send(
+            reader, writer, answer.encode(request is not None and request.method == "HEAD")
+        )
+
+    async def _read(
+        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> Request | None:
+        """The whole request, or None when the client closed before sending any. Raises
+        Refused, or h11.RemoteProtocolError for what h11 finds malformed."""
+        raw = bytearray()  # the bytes up to the Request event, the head among them
+        start: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await reader.read(READ_SIZE)
+                if start is None:
+                    raw += data
+                conn.receive_data(data)
+            elif isinstance(event, h11.Request):
+                start = event
+                _check_framing(event, bytes(raw))
+                if conn.they_are_waiting_for_100_continue:
+                    writer.write(conn.send(_CONTINUE) or b"")
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > MAX_BODY:
+                    raise Refused(TOO_LARGE)
+            elif isinstance(event, h11.EndOfMessage):
+                assert start is not None
+                return Request(
+                    start.method.decode("ascii", "replace"),
+                    start.target.decode("ascii", "replace"),
+                    bytes(body),
+                )
+            elif isinstance(event, h11.ConnectionClosed):
+                return None
+            else:  # nothing else comes before the end of a request
+                raise Refused(BAD_REQUEST)
+
+    async def _send(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, wire: bytes
+    ) -> None:
+        """Write the answer, say the end, and drop what the client still sends for a
+        moment (a close with unread data would reset the answer away)."""
+        writer.write(wire)
+        try:
+            async with asyncio.timeout(SEND_TIMEOUT):
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+            async with asyncio.timeout(LINGER_SECONDS):
+                dropped = 0
+                while dropped < LINGER_BYTES:
+                    data = await reader.read(READ_SIZE)
+                    if not data:
+                        break
+                    dropped += len(data)
+        except TimeoutError:
+            pass
+
+    # -- the answers -------------------------------------------------------------------
+
+    async def _answer(self, request: Request) -> Answer:
+        if request.method not in ("GET", "HEAD", "POST"):
+            return NOT_ALLOWED
+        try:
+            if request.method == "POST":
+                return await self._post(request)
+            token = self._token(request.target)
+            if token is None or not await self._blocking(is_known, self.service.db, token):
+                return NOT_FOUND
+            return Answer(HTTPStatus.OK, _FORM, "text/html")
         except Exception:
             log.exception("unsubscribe request failed")
-            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "Server error\n")
+            return SERVER_ERROR
 
-    def _post(self) -> None:
-        token = self._token()
+    async def _post(self, request: Request) -> Answer:
+        token = self._token(request.target)
         if token is None:
-            self._send(HTTPStatus.NOT_FOUND, "Not found\n")
-            return
-        body = self._body()
-        if body is None:
-            return
+            return NOT_FOUND
+        body = request.body
         try:
             form = parse_qs(body.decode("ascii"), strict_parsing=bool(body), max_num_fields=10)
         except (UnicodeDecodeError, ValueError):
-            self._send(HTTPStatus.BAD_REQUEST, "Bad request\n")
-            return
+            return BAD_REQUEST
         if form.get("List-Unsubscribe") != ["One-Click"]:
-            self._send(HTTPStatus.BAD_REQUEST, "Bad request\n")
-            return
-        if not self.server.service.unsubscribe(token):
-            self._send(HTTPStatus.NOT_FOUND, "Not found\n")
-            return
+            return BAD_REQUEST
+        if not await self._blocking(self.service.unsubscribe, token):
+            return NOT_FOUND
         log.info("unsubscribed seat %s (one-click)", mask_token(token))
-        self._send(HTTPStatus.OK, _DONE)
+        return Answer(HTTPStatus.OK, _DONE)
 
-    def _other(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, "Method not allowed\n", allow="GET, POST")
-
-    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other
-
-    # -- reading and answering ---------------------------------------------------------
-
-    def _token(self) -> str | None:
+    def _token(self, target: str) -> str | None:
         """The token the path names, or None when the path is not ``PREFIX/TOKEN``."""
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        prefix = self.server.prefix
-        if not path.startswith(prefix + "/"):
+        path = target.split("?", 1)[0].split("#", 1)[0]
+        if not path.startswith(self.prefix + "/"):
             return None
-        token = path[len(prefix) + 1 :]
+        token = path[len(self.prefix) + 1 :]
         return token if TOKEN_RE.fullmatch(token) else None
 
-    def _body(self) -> bytes | None:
-        """The request body, or None after answering 400 or 413."""
-        if self.headers.get("Transfer-Encoding"):
-            self._send(HTTPStatus.BAD_REQUEST, "Bad request\n")
-            return None
-        length = self.headers.get("Content-Length", "0").strip()
-        if not length.isdigit():
-            self._send(HTTPStatus.BAD_REQUEST, "Bad request\n")
-            return None
-        if len(length) > 6 or int(length) > MAX_BODY:
-            self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "Too large\n")
-            return None
-        return self.rfile.read(int(length))
+    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the database threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
-    def _send(self, status: HTTPStatus, text: str, kind: str = "text/plain", **extra: str) -> None:
-        data = text.encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", f"{kind}; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Connection", "close")
-        for name, value in extra.items():
-            self.send_header(name.title(), value)
-        self.end_headers()
-        if getattr(self, "command", None) != "HEAD":
-            self.wfile.write(data)
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Malformed requests (a bad request line, headers too long): the status alone."""
-        try:
-            self._send(HTTPStatus(code), f"{HTTPStatus(code).phrase}\n")
-        except Exception:
-            self.close_connection = True
+def _check_framing(request: h11.Request, raw: bytes) -> None:
+    """Refuse a body whose length is not told once and plainly: h11 takes two equal
+    Content-Length headers as one and lets Transfer-Encoding override Content-Length,
+    where a proxy in front may read them otherwise. Refuse a body over `MAX_BODY` from
+    its Content-Length, before reading it."""
+    end = _HEAD_END_RE.search(raw)
+    head = raw[: end.end()] if end else raw
+    values = [v for line in _CONTENT_LENGTH_RE.findall(head) for v in line.split(b",")]
+    if len(values) > 1:
+        raise Refused(BAD_REQUEST)
+    length = None
+    chunked = False
+    for name, value in request.headers:
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = True
+    if length is not None and chunked:
+        raise Refused(BAD_REQUEST)
+    if length is not None and length > MAX_BODY:
+        raise Refused(TOO_LARGE)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Requests are not logged one by one (the path holds the token); see `_post`."""
+
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """What the loop itself reports (a transport that failed as the client went away, an
+    accept out of file descriptors): one debug line, no traceback on stderr."""
+    log.debug("unsubscribe loop: %s %r", context.get("message"), context.get("exception"))
 
 
 def start_listener(service: Service, listen: str, unsubscribe_url: str) -> UnsubscribeServer:
@@ -205,7 +414,9 @@ def start_listener(service: Service, listen: str, unsubscribe_url: str) -> Unsub
     address cannot be bound."""
     host, port = split_listen(listen)
     prefix = urlsplit(unsubscribe_url).path.rstrip("/")
-    server = UnsubscribeServer((host, port), service, prefix)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family, backlog=128)
+    server = UnsubscribeServer(sock, service, prefix)
     server.start()
     log.info(
         "one-click unsubscribe on %s:%d for %s",

@@ -1,8 +1,10 @@
 """RFC 8058 one-click unsubscribe (both backends): the headers when ``unsubscribe_url`` is
-set, and the listener of `pbem.web` on 127.0.0.1 (any free port), driven by urllib."""
+set, and the listener of `pbem.web` on 127.0.0.1 (any free port), driven by urllib and,
+for what urllib would not send (the attacks on the listener), by raw sockets."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import signal
@@ -12,13 +14,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
 from engine import players as computer
+from pbem import web
 from pbem.config import ConfigError, load_settings
 from pbem.web import UnsubscribeServer, start_listener
 from tests.cli_process import start_pbem
@@ -142,28 +145,248 @@ def test_bad_requests_change_nothing(one_click: Harness, listener: UnsubscribeSe
     assert player is not None and not player.stopped
     # Raw garbage on the socket: answered, and the listener goes on.
     with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
-        sock.sendall(b"\xff\x00 nonsense\r\n\r\n")  # two words: HTTP/0.9, no status line
-        assert sock.recv(100) == b"Bad Request\n"
+        sock.sendall(b"\xff\x00 nonsense\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 400 Bad Request\r\n")
     with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
-        try:  # a request line too long: 414, or the connection reset while sending
+        try:  # a request line too long: 431, or the connection reset while sending
             sock.sendall(b"GET /" + b"x" * 70000 + b" HTTP/1.0\r\n\r\n")
-            assert sock.recv(100).startswith(b"HTTP/1.0 414")
+            assert sock.recv(100).startswith(b"HTTP/1.1 431")
         except ConnectionError:
             pass
     post = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n".encode()
     with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
         sock.sendall(post)
-        assert sock.recv(100).startswith(b"HTTP/1.0 400")
-    for length in (b"9" * 5000, b"-1", b"1e3"):
+        assert sock.recv(100).startswith(b"HTTP/1.1 400")
+    for length in (b"9" * 5000, b"-1", b"1e3", b"99999"):
         post = f"POST {path} HTTP/1.0\r\nContent-Length: ".encode() + length + b"\r\n\r\n"
         with socket.create_connection(("127.0.0.1", listener.port), timeout=10) as sock:
             sock.sendall(post)
-            assert sock.recv(100)[:12] in (b"HTTP/1.0 400", b"HTTP/1.0 413"), length
+            assert sock.recv(100)[:12] in (b"HTTP/1.1 400", b"HTTP/1.1 413"), length
     for odd in ("//[/x", "/unsubscribe/%ff", "/unsubscribe/" + "a" * 100):
         assert request(listener, odd, ONE_CLICK)[0] == 404, odd
     assert request(listener, path, ONE_CLICK)[0] == 200
     player = h.player(B)
     assert player is not None and player.stopped
+
+
+# -- attacks on the listener -------------------------------------------------------------
+
+
+def exchange(
+    server: UnsubscribeServer, data: bytes, *, half_close: bool = False, wait: float = 5.0
+) -> tuple[bytes, float]:
+    """Send ``data`` on a raw connection (then shut its sending side when ``half_close``),
+    and read until the listener closes: what came back and how long it took."""
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=wait) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        got = b""
+        while chunk := sock.recv(4096):
+            got += chunk
+    return got, time.monotonic() - start
+
+
+def status_of(answer: bytes) -> int:
+    assert answer.startswith(b"HTTP/1.1 "), answer[:100]
+    return int(answer[9:12])
+
+
+def no_tracebacks(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> None:
+    """Nothing logged as an error, no traceback anywhere on stderr."""
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def post_head(path: str, *headers: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: pbem.example.org", *headers, "", ""]
+    return "\r\n".join(lines).encode()
+
+
+def test_the_body_length_must_be_told_once_and_plainly(
+    one_click: Harness,
+    listener: UnsubscribeServer,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+    n = len(ONE_CLICK)
+    framings = [
+        (f"Content-Length: {n}", "Content-Length: 0"),  # the first would unsubscribe
+        ("Content-Length: 0", f"Content-Length: {n}"),
+        (f"Content-Length: {n}", f"Content-Length: {n}"),  # the same twice: still two
+        (f"Content-Length: {n}, {n}",),
+        (f"Content-Length: {n}", "Transfer-Encoding: chunked"),
+        ("Transfer-Encoding: chunked", "Transfer-Encoding: chunked"),
+        ("Transfer-Encoding: chunked", "Transfer-Encoding: identity"),
+        ("Transfer-Encoding: gzip, chunked",),
+    ]
+    chunked = f"{n:x}\r\n".encode() + ONE_CLICK + b"\r\n0\r\n\r\n"
+    with caplog.at_level(logging.DEBUG, logger="pbem.web"):
+        for headers in framings:
+            body = chunked if "chunked" in " ".join(headers) else ONE_CLICK
+            answer, _ = exchange(listener, post_head(path, *headers) + body)
+            assert status_of(answer) == 400, headers
+            player = h.player(B)
+            assert player is not None and not player.stopped, headers
+        # Told once, either way, it is read.
+        answer, _ = exchange(listener, post_head(path, "Transfer-Encoding: chunked") + chunked)
+        assert status_of(answer) == 200 and answer.endswith(b"\n")
+        player = h.player(B)
+        assert player is not None and player.stopped
+        answer, _ = exchange(listener, post_head(path, f"Content-Length: {n}") + ONE_CLICK)
+        assert status_of(answer) == 200
+        # A chunked body over MAX_BODY: 413 once it is past.
+        big = b"".join(b"100\r\n" + b"x" * 256 + b"\r\n" for _ in range(5)) + b"0\r\n\r\n"
+        answer, _ = exchange(listener, post_head(path, "Transfer-Encoding: chunked") + big)
+        assert status_of(answer) == 413
+    no_tracebacks(caplog, capfd)
+
+
+def test_a_body_shorter_than_its_length_is_a_4xx_within_the_deadline(
+    one_click: Harness,
+    listener: UnsubscribeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+    short = post_head(path, f"Content-Length: {len(ONE_CLICK)}") + ONE_CLICK[:10]
+    monkeypatch.setattr(web, "REQUEST_DEADLINE", 1.0)
+    with caplog.at_level(logging.DEBUG, logger="pbem.web"):
+        # The client says it has sent all: 400 at once.
+        answer, took = exchange(listener, short, half_close=True)
+        assert status_of(answer) == 400 and took < 0.9
+        assert b"Traceback" not in answer and answer.endswith(b"Bad request\n")
+        # The client falls silent: 408 at the deadline.
+        answer, took = exchange(listener, short)
+        assert status_of(answer) == 408 and 0.9 < took < 3
+        assert b"Traceback" not in answer
+        # So is a head that never ends.
+        answer, took = exchange(listener, short.split(b"\r\n", 1)[0] + b"\r\n")
+        assert status_of(answer) == 408 and took < 3
+        answer, took = exchange(listener, short.split(b"\r\n", 1)[0], half_close=True)
+        assert status_of(answer) == 400 and took < 0.9
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    no_tracebacks(caplog, capfd)
+
+
+def test_a_trickling_client_is_closed_by_the_deadline(
+    one_click: Harness,
+    listener: UnsubscribeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+    monkeypatch.setattr(web, "REQUEST_DEADLINE", 1.0)
+    start = time.monotonic()
+    got = b""
+    with socket.create_connection(("127.0.0.1", listener.port), timeout=5) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\n".encode())
+        sock.settimeout(0.3)
+        line = 0
+        while time.monotonic() - start < 5:
+            try:
+                chunk = sock.recv(4096)
+            except TimeoutError:  # nothing yet: one more header line, as slowly
+                line += 1
+                with contextlib.suppress(OSError):  # the listener may have closed
+                    sock.sendall(f"X-Line-{line}: {line}\r\n".encode())
+                continue
+            if not chunk:
+                break
+            got += chunk
+    took = time.monotonic() - start
+    assert status_of(got) == 408 and 0.9 < took < 3, (got, took)
+    assert line >= 2  # it did trickle past a read's worth of time
+    player = h.player(B)
+    assert player is not None and not player.stopped
+    no_tracebacks(caplog, capfd)
+
+
+def test_connections_beyond_the_cap_are_refused_at_once(
+    one_click: Harness,
+    listener: UnsubscribeServer,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+
+    def until(check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 5
+        while not check():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(web.MAX_CONNECTIONS):
+            idle.append(socket.create_connection(("127.0.0.1", listener.port), timeout=5))
+        until(lambda: listener.active == web.MAX_CONNECTIONS)
+        for _ in range(5):
+            start = time.monotonic()
+            with socket.create_connection(("127.0.0.1", listener.port), timeout=5) as sock:
+                got = b""
+                while chunk := sock.recv(4096):
+                    got += chunk
+            assert status_of(got) == 503 and time.monotonic() - start < 1
+        assert listener.active == web.MAX_CONNECTIONS
+    finally:
+        for sock in idle:
+            sock.close()
+    until(lambda: listener.active == 0)
+    assert request(listener, path)[0] == 200
+    assert request(listener, path, ONE_CLICK)[0] == 200
+    no_tracebacks(caplog, capfd)
+
+
+def test_head_answers_as_get_without_the_page(
+    one_click: Harness, listener: UnsubscribeServer
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+    head = f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    answer, _ = exchange(listener, head)
+    assert status_of(answer) == 200 and answer.endswith(b"\r\n\r\n")
+    length = int(answer.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+    assert length == len(request(listener, path)[1].encode())
+    answer, _ = exchange(listener, head.replace(path.encode(), b"/unsubscribe/" + b"a" * 20))
+    assert status_of(answer) == 404 and answer.endswith(b"\r\n\r\n")
+    player = h.player(B)
+    assert player is not None and not player.stopped
+
+
+def test_a_server_error_is_logged_once_and_answered_without_detail(
+    one_click: Harness,
+    listener: UnsubscribeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    h = one_click
+    game_id = h.new_game((ALICE, BOB))
+    path = f"/unsubscribe/{h.token(game_id, 1)}"
+
+    def broken(token: str) -> bool:
+        raise RuntimeError("the database is gone")
+
+    monkeypatch.setattr(h.service, "unsubscribe", broken)
+    with caplog.at_level(logging.DEBUG, logger="pbem.web"):
+        assert request(listener, path, ONE_CLICK) == (500, "Server error\n")
+    failed = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(failed) == 1 and failed[0].exc_info is not None
+    assert request(listener, path)[0] == 200  # and the listener goes on
 
 
 # -- through the real pbem serve ---------------------------------------------------------

@@ -530,9 +530,10 @@ def parse_lobby_line(line: str) -> LobbyCommand | None:
     if not words:
         return None
     head, rest = words[0], words[1:]
-    if head in ("new", "start") and rest[:1] in ([], ["game"]):
+    # "start" is the setting that undoes "stop", never a game.
+    if head == "new" and rest[:1] in ([], ["game"]):
         verb, rest = "new", rest[1:] if rest[:1] == ["game"] else rest
-    elif head in ("new", "start"):
+    elif head == "new":
         verb = "new"
     elif head == "play" and "computer" in rest[:2]:
         verb, rest = "new", rest[rest.index("computer") + 1 :]
@@ -614,6 +615,11 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
         elif word in ("partners", "teams"):
             partners = True
         elif verb == "challenge" and _ADDRESS_RE.match(word):
+            if not word.isascii():
+                raise InvalidSyntaxError(
+                    f"{word}: only plain ASCII addresses can be invited "
+                    "(an international domain in its xn-- form)"
+                )
             if word not in invitees:
                 invitees.append(word)
         elif word in ("and", "game", "with", "against", "vs", "computer", "for"):

@@ -18,9 +18,9 @@ __all__ = [
     "without_tag",
 ]
 
-_LOCAL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010ffff-]+"
+_LOCAL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _LOCAL = re.compile(rf"{_LOCAL_ATOM}(?:\.{_LOCAL_ATOM})*")
-_LABEL = re.compile(r"(?!-)[A-Za-z0-9\u0080-\U0010ffff-]{1,63}(?<!-)")
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 @lru_cache(maxsize=4096)  # the stdlib's address parser is slow; the same values recur
@@ -43,15 +43,17 @@ def normalize_address(value: str | None) -> str:
 def is_valid_address(value: str) -> bool:
     """Whether ``value`` is one plain address ``local@domain`` we can send to.
 
-    Accepts dot-atom local parts (UTF-8 allowed) and domains of letters, digits
-    and hyphens, including single-label ones such as ``localhost`` used on a
-    test mail stack. Rejects display names, quoted local parts, IP literals,
-    whitespace and anything over the RFC 5321 lengths.
+    Accepts dot-atom local parts and domains of letters, digits and hyphens, including
+    single-label ones such as ``localhost`` used on a test mail stack, all in plain
+    ASCII: an international domain is written in its ``xn--`` form, and an address with
+    other characters (which needs SMTPUTF8, and which no header of ours could carry) is
+    refused. Rejects display names, quoted local parts, IP literals, whitespace and
+    anything over the RFC 5321 lengths.
     """
-    if not value or len(value) > 254 or value != value.strip():
+    if not value or len(value) > 254 or value != value.strip() or not value.isascii():
         return False
     local, at, domain = value.rpartition("@")
-    if not at or not local or not domain or len(local.encode("utf-8")) > 64:
+    if not at or not local or not domain or len(local) > 64:
         return False
     if not _LOCAL.fullmatch(local):
         return False

@@ -17,6 +17,7 @@ from typing import Any
 
 from pbem.mail.address import is_valid_address
 from pbem.mail.autoreply import LOOP_HEADER
+from pbem.names import clean_name
 
 __all__ = ["MAX_REFERENCES", "compose", "reply_reference"]
 
@@ -24,6 +25,9 @@ __all__ = ["MAX_REFERENCES", "compose", "reply_reference"]
 MAX_REFERENCES = 20
 
 _HEADER_NAME = re.compile(r"[!-9;-~]+")  # printable ASCII except ":"
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+#: The longest display name put in an address header (longer ones are cut).
+_DISPLAY_NAME_MAX = 64
 _MESSAGE_ID = re.compile(r"[!-;=?-~]{1,900}")  # printable ASCII except "<" and ">"
 _RESERVED = {
     "from",
@@ -65,7 +69,7 @@ _SMTP = _policy()
 
 
 def _one_line(value: str) -> str:
-    return " ".join(value.split())
+    return " ".join(_CONTROLS.sub(" ", value).split())
 
 
 def reply_reference(message_id: str | None) -> str | None:
@@ -85,10 +89,14 @@ def _bracketed(value: str, what: str) -> str:
 
 
 def _address(addr: str, name: str | None, what: str) -> Address:
+    """``addr`` with ``name`` cleaned (`pbem.names.clean_name`: one line of visible text,
+    no encoded-word markers). Raises ValueError unless ``addr`` is a plain ASCII address
+    (`pbem.mail.address.is_valid_address`)."""
     if not is_valid_address(addr):
         raise ValueError(f"not a valid {what} address: {addr!r}")
     local, _, domain = addr.rpartition("@")
-    return Address(display_name=_one_line(name or ""), username=local, domain=domain)
+    shown = clean_name(name or "", _DISPLAY_NAME_MAX)
+    return Address(display_name=shown, username=local, domain=domain)
 
 
 def _set_text(msg: EmailMessage, text: str, subtype: str, alternative: bool) -> None:
@@ -104,20 +112,34 @@ def _set_text(msg: EmailMessage, text: str, subtype: str, alternative: bool) -> 
         msg.set_content(text, **kwargs)
 
 
-def _format_address(addr: Address) -> str:
-    """An address header value, the display name RFC 2047-encoded when not ASCII."""
+def _format_address(addr: Address, field: str) -> str:
+    """The value of the address header ``field``: the address alone, or the display name
+    (a quoted string when it holds specials; RFC 2047 encoded-words, folded, when it is
+    not ASCII) and the address in angle brackets, on a line of its own when the line
+    would pass 78 characters. The address is plain ASCII (`_address` checked it), so
+    this never raises."""
     bare = f"{addr.username}@{addr.domain}"
     if not addr.display_name:
         return bare
-    return formataddr((addr.display_name, bare), charset="utf-8")
+    if addr.display_name.isascii():
+        name = formataddr((addr.display_name, bare)).rpartition(" <")[0]
+    else:
+        name = Header(addr.display_name, "utf-8", header_name=field).encode(linesep="\r\n")
+    _, folded, last = name.rpartition("\r\n")
+    used = len(last) if folded else len(field) + 2 + len(name)
+    if used + len(bare) + 3 <= 78:
+        return f"{name} <{bare}>"
+    return f"{name}\r\n <{bare}>"
 
 
 def _header(name: str, value: str) -> str:
     """``Name: value``, RFC 2047-encoded and folded when needed (no line over 78)."""
     line = f"{name}: {value}"
-    if value.isascii() and len(line) <= 78:
+    # Plain ASCII goes as it is, but for text that looks like an encoded-word ("=?"),
+    # which a reader would decode: that is encoded, so it reads back as written.
+    if value.isascii() and "=?" not in value and len(line) <= 78:
         return line
-    if value.isascii():
+    if value.isascii() and "=?" not in value:
         return f"{name}: " + Header(value, "us-ascii", header_name=name).encode(linesep="\r\n")
     return f"{name}: " + "\r\n ".join(_encoded_words(value, 78 - len(name) - 2))
 
@@ -257,7 +279,9 @@ def compose(
     With ``html`` the body is multipart/alternative (text/plain then text/html,
     both UTF-8); without it, a single text/plain part. ASCII text with short lines is
     7bit; other text, and attachments, quoted-printable or base64, whichever is smaller.
-    A non-ASCII subject or name is RFC 2047-encoded. Every message carries ``Auto-Submitted:
+    A non-ASCII subject or name is RFC 2047-encoded, and so is a subject holding "=?"
+    (so that it reads back as written); display names are cleaned first
+    (`pbem.names.clean_name`). Every message carries ``Auto-Submitted:
     auto-generated`` (so well-behaved autoresponders stay silent) and
     ``X-PBEM-Loop: loop_value`` (so we recognise our own mail coming back).
     ``References`` keeps the first and the newest ids, at most
@@ -284,11 +308,11 @@ def compose(
     own_id = _bracketed(message_id, "this message")
     refs = _trim_references([_bracketed(ref, "References") for ref in references])
     headers: list[str] = [
-        f"From: {_format_address(from_addr)}",
-        f"To: {_format_address(to_addr)}",
+        f"From: {_format_address(from_addr, 'From')}",
+        f"To: {_format_address(to_addr, 'To')}",
     ]
     if reply_addr is not None:
-        headers.append(f"Reply-To: {_format_address(reply_addr)}")
+        headers.append(f"Reply-To: {_format_address(reply_addr, 'Reply-To')}")
     headers += [
         _header("Subject", _one_line(subject)),
         f"Date: {format_datetime(when)}",

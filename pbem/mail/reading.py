@@ -27,6 +27,7 @@ from pbem.mail.decoding import (
     raw_headers,
 )
 from pbem.mail.quotes import strip_quoted
+from pbem.names import NAME_LIMIT, clean_name
 
 __all__ = ["IncomingMail", "clean_subject", "find_body", "read_message", "reply_subject"]
 
@@ -36,9 +37,11 @@ class IncomingMail:
     """One inbound message as the service sees it.
 
     Addresses are normalized (bare, lowercased); Message-IDs have no angle
-    brackets. ``body`` is the whole decoded text (text/plain preferred, else
-    the HTML converted to text); ``reply_text`` is what the sender wrote, with
-    quoted history, attribution, signature and mobile footer removed. ``auto``
+    brackets; ``sender_name``, the From's display name, is cleaned
+    (`pbem.names.clean_name`, at most `pbem.names.NAME_LIMIT` characters). ``body`` is
+    the whole decoded text (text/plain preferred, else the HTML converted to text);
+    ``reply_text`` is what the sender wrote, with quoted history, attribution,
+    signature and mobile footer removed. ``auto``
     names the machine that sent the message, if any, with ``auto_reason``;
     ``bounce`` is filled for bounces. ``problem`` is None for a readable message.
     ``auth_results`` holds the raw Authentication-Results values, topmost first.
@@ -251,7 +254,7 @@ def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> Incom
     return IncomingMail(
         message_id=ids[0] if ids else None,
         sender=sender,
-        sender_name=printable(sender_name).replace("\n", " "),
+        sender_name=clean_name(sender_name, NAME_LIMIT),
         reply_to=reply_to[0] if reply_to else None,
         to=_addresses(msg, "To"),
         cc=_addresses(msg, "Cc"),

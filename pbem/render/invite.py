@@ -1,7 +1,8 @@
 """The invitation mail: someone asked for a game with the recipient, who may not know us.
 
 It says what this is, who invited them (their name and address, escaped and cut short —
-nothing else the inviter wrote reaches the invitee), the house rules, and how to answer.
+nothing else the inviter wrote reaches the invitee, and no other invitee is named), the
+house rules, how to answer, and what may follow when they do not.
 """
 
 from __future__ import annotations
@@ -13,17 +14,26 @@ from pbem.render.mail import _render
 from pbem.render.page import Page
 from pbem.render.words import clean_name, phrase
 
+SUBJECT = "[Cribbage] An invitation to a game by email"
+"""The invitation's subject: the same for every invitation, naming no one."""
+
 
 def render_invite(
     inviter_name: str,
     inviter_address: str,
-    others: tuple[str, ...],
     rules: str,
     expires: str,
     templates: Path | None = None,
     commitment: str | None = None,
+    quiet_days: int = 30,
 ) -> RenderedMail:
-    """An invitation to a game by mail, answered with ``accept`` or ``decline``."""
+    """An invitation to a game by mail, answered with ``accept`` or ``decline``.
+
+    It names the challenger alone (never another invitee); its subject names no one (a
+    name is the challenger's to choose, and a subject is what a mail client shows
+    first); its footer says what may follow: the invitation lapses on ``expires``, the
+    address is not invited again for ``quiet_days`` days after that, and ``never`` ends
+    invitations from the service for good."""
     who = clean_name(inviter_name, 40)
     address = clean_name(inviter_address, 80)
     inviter = f"{who} <{address}>" if who and who != address else address
@@ -33,9 +43,6 @@ def render_invite(
             "where each move is a short email reply; you need nothing else."
         )
     ]
-    if others:
-        names = ", ".join(clean_name(o, 80) for o in others)
-        intro.append(phrase(f"Also invited: {names}."))
     if commitment:
         intro.append(
             phrase(
@@ -44,15 +51,18 @@ def render_invite(
                 "revealed when the game is over, so anyone can check every deal."
             )
         )
+    when = clean_name(expires, 40)
     page = Page(
         kind="invite",
-        subject=f"[Cribbage] {who or address} invites you to a game",
+        subject=SUBJECT,
         title=phrase("An invitation to play cribbage by email"),
         matchup="",
         intro=tuple(intro),
         footer=(
-            "If you do not know this person, ignore this mail: nothing more will be sent.",
+            f"If you do not answer, this invitation lapses on {when} and you will not be "
+            f"invited again for {quiet_days:g} days; reply 'never' to get no more "
+            "invitations from this service.",
             "Sent automatically; your replies are read by a program.",
         ),
     )
-    return _render(page, "invite", templates, rules=rules, expires=expires)
+    return _render(page, "invite", templates, rules=rules, expires=when)

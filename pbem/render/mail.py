@@ -265,9 +265,8 @@ def render_talk(ctx: MailContext, templates: Path | None = None) -> RenderedMail
     """The short mail that relays table talk (``ctx.talk``) at once: who said what, and
     how to answer — no cards, no board (it is built without a view, so it shows no
     hand)."""
-    said = ctx.talk[0] if ctx.talk else None
-    who = clean_name(said.name, 30) if said is not None else "A player"
-    subject = f"{subject_tag(ctx)} {who} says: {clean_name(said.text if said else '', 40)}"
+    # The subject names no one and quotes nothing: who said what is in the body.
+    subject = f"{subject_tag(ctx)} Table talk"
     intro = tuple(
         phrase(f"{clean_name(s.name)} says: \u201c{clean_name(s.text, TALK_LIMIT)}\u201d")
         for s in ctx.talk
@@ -278,7 +277,7 @@ def render_talk(ctx: MailContext, templates: Path | None = None) -> RenderedMail
     )
     page = Page(
         kind="talk",
-        subject=subject.rstrip(),
+        subject=subject,
         title=phrase(f"Cribbage · game {ctx.game_id} · table talk"),
         matchup="",
         intro=(*intro, hint),

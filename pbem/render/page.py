@@ -180,13 +180,15 @@ def subject_tag(ctx: MailContext | None, label: str | None = None) -> str:
     return f"[Cribbage {ctx.game_id}]"
 
 
-def _short(name: str) -> str:
-    return clean_name(name, 20)
-
-
 def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
+    """The state of the game after the tag, naming no one: "Hand 3 — your turn: play",
+    "Hand 3 — waiting for another player", "Game over — you win". (Names are the
+    players' own to choose; a subject, shown first and everywhere, carries none.)"""
     if view.outcome is not None:
-        return f"Game over — {_short(p.side_wins(view.outcome.winner))}"
+        if p.me not in range(p.players):  # an observer
+            return "Game over"
+        won = p.me in p.side_seats(view.outcome.winner)
+        return f"Game over — {'you win' if won else 'you lose'}"
     if ctx.paused:
         return f"Hand {view.hand_no} — paused"
     if view.my_turn and view.legal:
@@ -199,12 +201,12 @@ def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
         else:
             what = f"count your {view.show_entry[1] if view.show_entry else 'hand'}"
         return f"Hand {view.hand_no} — your turn: {what}"
-    names = [_short(p.who(s)) for s in view.to_act if s != p.me]
-    if not names:
+    waiting = [s for s in view.to_act if s != p.me]
+    if not waiting:
         return f"Hand {view.hand_no}"
-    if len(names) > 2:
-        names = [*names[:1], f"{len(names) - 1} others"]
-    return f"Hand {view.hand_no} — waiting for {join_words(names)}"
+    if len(waiting) == 1:
+        return f"Hand {view.hand_no} — waiting for another player"
+    return f"Hand {view.hand_no} — waiting for {len(waiting)} players"
 
 
 # -- assembling -------------------------------------------------------------------------

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from engine import Card, PlayerView
+from pbem.names import clean_name
 from pbem.render.context import MailContext
 
 Part = str | Card
 Phrase = tuple[Part, ...]
+
+__all__ = [
+    "Part",
+    "People",
+    "Phrase",
+    "cap",
+    "clean_name",
+    "either",
+    "join_words",
+    "phrase",
+    "plain",
+    "seats_of",
+]
 
 
 def phrase(*parts: Part | Iterable[Part] | None) -> Phrase:
@@ -44,15 +57,6 @@ def either(cards: Sequence[Card], word: str = "or") -> Phrase:
             out.append(f" {word} " if i == len(cards) - 1 else ", ")
         out.append(card)
     return tuple(out)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-
-
-def clean_name(name: str, limit: int = 40) -> str:
-    """A display name safe for one line: no control characters, not too long."""
-    text = " ".join(_CONTROL.sub(" ", name).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def join_words(words: Sequence[str]) -> str:

@@ -49,6 +49,7 @@ from pbem.service.context import (
     Seated,
     ServiceError,
     display_name,
+    public_name,
     utcnow,
 )
 from pbem.service.games import DEFAULT_REASONS
@@ -69,5 +70,6 @@ __all__ = [
     "archive_bytes",
     "describe_legal",
     "display_name",
+    "public_name",
     "utcnow",
 ]

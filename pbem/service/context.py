@@ -22,6 +22,7 @@ from engine import Settings as GameSettings
 from engine.levels import ALIASES, all_names
 from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
+from pbem.names import NAME_LIMIT, clean_name
 from pbem.renderer import MailMaker
 from pbem.store import models as m
 from pbem.store.games import load_actions, seat_players
@@ -64,14 +65,31 @@ class Seated:
 
     @property
     def name(self) -> str:
-        return display_name(self.player)
+        """The seat's player as the other players and everyone else see them
+        (`public_name`)."""
+        return public_name(self.player)
 
 
 def display_name(player: m.Player) -> str:
-    if player.display_name:
-        return player.display_name
+    """``player``'s name in mail to ``player`` themself (the greeting, the To): their
+    chosen name, cleaned, or the local part of their own address, capitalised. Never
+    shown to anyone else: see `public_name`."""
+    chosen = clean_name(player.display_name or "", NAME_LIMIT)
+    if chosen:
+        return chosen
     local = player.email.split("@", 1)[0]
     return local[:1].upper() + local[1:]
+
+
+def public_name(player: m.Player) -> str:
+    """``player``'s name as anyone but ``player`` sees it (the other players' mails, the
+    observers', the standings, the site, the archives): their chosen name, cleaned, or
+    a neutral "Player 12" (their id) — never a part of their address, so a chosen name
+    that holds an address (an "@") is not shown either."""
+    chosen = clean_name(player.display_name or "", NAME_LIMIT)
+    if chosen and "@" not in chosen:
+        return chosen
+    return f"Player {player.id}" if player.id is not None else "A player"
 
 
 Table = tuple[m.Game, list[Seated], int]

@@ -115,6 +115,11 @@ def start_game(
 
     emails = [normalize_address(e) for e, _ in players]
     for (raw, _), email in zip(players, emails, strict=True):
+        if email and not email.isascii():
+            raise ServiceError(
+                f"{raw!r}: only plain ASCII addresses can be mailed "
+                "(an international domain in its xn-- form)"
+            )
         if not email or not is_valid_address(email):
             raise ServiceError(f"{raw!r} is not an email address")
     if len(set(emails)) != len(emails):

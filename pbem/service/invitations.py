@@ -207,11 +207,9 @@ def send_invitations(
         )
         session.add(invitation)
         session.flush()
-        others = tuple(a for a in invitees if a != address)
         invite = render_invite(
             challenger_name or display_name(challenger),
             challenger.email,
-            others,
             rules,
             expires.strftime("%Y-%m-%d"),
             commitment=commitment(str(settings["server_seed"]))

@@ -47,6 +47,7 @@ from pbem.service.context import (
     display_name,
     is_computer,
     load_game,
+    public_name,
     seat_names,
     seats_of,
 )
@@ -635,14 +636,14 @@ def tell_away(
     """Tell the other players of each game of ``player``'s in progress that they are
     away until when (``verb`` "away"), or back ("back"): a short status mail."""
     assert player.id is not None
+    who = public_name(player)  # told to the other players: never a part of the address
     if verb == "away":
         assert player.away_until is not None
         said = (
-            f"{display_name(player)} is away until {when(player.away_until)}: their clock "
-            "stands still until then."
+            f"{who} is away until {when(player.away_until)}: their clock stands still until then."
         )
     else:
-        said = f"{display_name(player)} is back: their clock runs again."
+        said = f"{who} is back: their clock runs again."
     for game_row in games_for_player(session, player.id):
         if game_row.status not in IN_PROGRESS or game_row.id is None:
             continue

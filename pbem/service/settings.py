@@ -18,15 +18,12 @@ from sqlmodel import Session
 
 from engine import InvalidSyntaxError
 from pbem.commands import Command, mail_frequency, mail_parts, mail_replay
+from pbem.names import NAME_LIMIT, clean_name
 from pbem.render import Notice
 from pbem.service.away import come_back, go_away
 from pbem.service.context import Context
 from pbem.store import models as m
 from pbem.store._sql import update_row
-from pbem.store.text import db_text
-
-NAME_LIMIT = 60
-"""The longest display name kept (longer ones are cut, ending in "…")."""
 
 _PARTS_WORDS = {
     "text": "Your mails will carry plain text only (no HTML part).",
@@ -121,11 +118,19 @@ def set_mail(session: Session, player: m.Player, cmd: Command) -> Notice:
 
 
 def set_name(session: Session, player: m.Player, cmd: Command) -> Notice:
-    """``name Alice Smith``: the display name, control characters removed, spaces
-    collapsed, cut to `NAME_LIMIT` characters."""
-    given = " ".join(cmd.args)
-    name = db_text(" ".join(given.split()), NAME_LIMIT) or ""
-    if not name.strip():
+    """``name Alice Smith``: the display name, cleaned as every name is
+    (`pbem.names.clean_name`: control, format and invisible characters removed, spaces
+    collapsed, no encoded-word markers), cut to `NAME_LIMIT` characters. Nothing left,
+    or an address (an "@"), is refused."""
+    name = clean_name(" ".join(cmd.args), NAME_LIMIT)
+    if not name:
         return Notice("refused", str(cmd), "name what? e.g. 'name Alice Smith'", "name Alice Smith")
+    if "@" in name:
+        return Notice(
+            "refused",
+            f"name {name}",
+            "a name, not an address: the other players never see your address",
+            "name Alice Smith",
+        )
     update_row(session, player, display_name=name)
     return Notice("applied", f"name {name}", f"Your name is now {name}.")

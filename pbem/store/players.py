@@ -7,9 +7,10 @@ from datetime import datetime
 from sqlalchemy import bindparam
 from sqlmodel import Session, select
 
+from pbem.names import NAME_LIMIT, clean_name
 from pbem.store._sql import upsert
 from pbem.store.models import Player
-from pbem.store.text import NAME_MAX, REASON_MAX, db_text
+from pbem.store.text import REASON_MAX, db_text
 
 
 def normalize_email(email: str) -> str:
@@ -42,11 +43,13 @@ def get_or_create_player(
 ) -> Player:
     """The player with this address, created if new.
 
-    A display name fills in a missing one but never replaces an existing one. Safe
+    A display name fills in a missing one but never replaces an existing one; it is
+    cleaned first (`pbem.names.clean_name`: one line of visible text, at most
+    `pbem.names.NAME_LIMIT` characters), and one with nothing left is none. Safe
     against a concurrent creation of the same address.
     """
     normalized = normalize_email(email)
-    display_name = db_text(display_name, NAME_MAX)
+    display_name = clean_name(display_name or "", NAME_LIMIT) or None
     statement = (
         upsert(session, Player)
         .values(email=normalized, display_name=display_name, created_at=now, bounce_count=0)

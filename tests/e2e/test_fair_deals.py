@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 
 from engine.fairness import commitment, derive_seed, entropy_text, verify_archive
 from pbem.bots import text_of
+from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service import ServiceError
 from pbem.service.cutting import NOT_NEEDED
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
@@ -175,7 +176,7 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
 
     fair.new_game(seed="known")  # Alice plays already (the lobby is invite-only)
     fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
-    (invite,) = [m for m in fair.received(BOB[0]) if "invites you" in str(m["Subject"])]
+    (invite,) = [m for m in fair.received(BOB[0]) if str(m["Subject"]) == INVITE_SUBJECT]
     text = text_of(invite).replace("\n", " ")
     assert "Deal commitment (pbem-deal/1):" in text
     fair.deliver(reply(invite, BOB[0], "Bob", "accept"))

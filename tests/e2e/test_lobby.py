@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from pbem.bots import text_of
+from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service import InjectedFault, Service
 from pbem.store import models as m
 from tests.e2e.helpers import (
@@ -275,7 +276,7 @@ def invitations(h: Harness) -> list[m.Invitation]:
 
 
 def invite_to(h: Harness, address: str) -> list[EmailMessage]:
-    return [msg for msg in h.received(address) if "invites you" in str(msg["Subject"])]
+    return [msg for msg in h.received(address) if str(msg["Subject"]) == INVITE_SUBJECT]
 
 
 def answer_invite(h: Harness, address: str, body: str, name: str = "") -> None:
@@ -327,13 +328,20 @@ def test_the_invitation_names_only_the_inviter(harness: Harness) -> None:
         plain_mail(
             f'"<script>x</script>{"Z" * 80}" <{A}>',
             SERVICE_ADDRESS,
-            "challenge bob@example.org\nBuy cheap pills at http://spam.example",
+            "challenge bob@example.org carol@example.net\nBuy cheap pills at http://spam.example",
         )
     )
     (invite,) = invite_to(h, B)
     text = text_of(invite)
     assert "spam.example" not in text and "pills" not in text
     assert "Z" * 80 not in text
+    # No other invitee is named, and the subject names no one.
+    assert C not in text and "carol" not in text.lower() and "Also invited" not in text
+    assert str(invite["Subject"]) == INVITE_SUBJECT
+    # What may follow, said truthfully: the lapse, the quiet days, and 'never'.
+    flat_text = " ".join(text.split())
+    assert "lapses on" in flat_text and "not be invited again for 30 days" in flat_text
+    assert "reply 'never'" in flat_text and "nothing more will be sent" not in flat_text
     html_part = invite.get_body(("html",))
     assert html_part is not None and "<script>" not in html_part.get_content()
 

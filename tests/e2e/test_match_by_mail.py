@@ -16,6 +16,7 @@ from sqlmodel import Session, col, select
 
 from engine import Game
 from pbem.bots import command_for, text_of
+from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.store import models as m
 from tests.e2e.helpers import (
     ALICE,
@@ -52,7 +53,7 @@ def game_mails(h: Harness, address: str, game_id: int) -> list[EmailMessage]:
 
 
 def answer_invite(h: Harness, address: str, body: str) -> None:
-    invites = [msg for msg in h.received(address) if "invites you" in str(msg["Subject"])]
+    invites = [msg for msg in h.received(address) if str(msg["Subject"]) == INVITE_SUBJECT]
     h.deliver(reply(invites[-1], address, address.split("@")[0].title(), body))
 
 
@@ -300,7 +301,7 @@ def test_a_rematch_waits_for_the_answer_and_is_asked_once(
     reply_in(h, B, game_id, "rematch\nsay good game, again?")
     assert h.last_inbound().status == "applied"
     assert any("Bob says: “good game, again?”" in flat(msg) for msg in h.received(A)[-2:])
-    invites = [msg for msg in h.received(A) if "invites you" in str(msg["Subject"])]
+    invites = [msg for msg in h.received(A) if str(msg["Subject"]) == INVITE_SUBJECT]
     assert len(invites) == 1 and f"a rematch of game {game_id}" in flat(invites[0])
     reply_in(h, A, game_id, "rematch")  # the other player asks too: one is waiting
     assert "already waiting" in refusal(h, A)
@@ -324,7 +325,7 @@ def test_no_rematch_invitation_to_a_player_who_said_stop(
     ask(h, B, "stop")
     reply_in(h, A, game_id, "rematch")
     assert f"{B} cannot be invited now" in refusal(h, A)
-    assert not [msg for msg in h.received(B) if "invites you" in str(msg["Subject"])]
+    assert not [msg for msg in h.received(B) if str(msg["Subject"]) == INVITE_SUBJECT]
 
 
 def test_rematch_over_the_open_invitations_limit(
@@ -382,8 +383,9 @@ def test_say_is_relayed_and_never_read_as_a_move(harness: Harness) -> None:
     assert h.count(speaker) == before  # a say that went through is not answered
     relay = h.latest(listener)
     name = "Alice" if speaker == A else "Bob"
-    assert f"{name} says" in str(relay["Subject"])
+    assert str(relay["Subject"]) == f"[Cribbage {game_id}] Table talk"  # no name, no talk
     text = flat(relay)
+    assert f"{name} says" in text
     assert f"“play {card.ascii}; go then resign”" in text and "“<b>gg</b> & more”" in text
     assert "&lt;b&gt;gg&lt;/b&gt; &amp; more" in html_of(relay)
     assert "<b>gg</b>" not in html_of(relay)

@@ -39,8 +39,8 @@ def test_a_challenge_accepted_and_played_over_imap_and_smtp(
     alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
     carol = real.player("carol", "Carol")
     alice.send(plain_mail(alice.address, real.address, f"challenge {bob.address} to 61"))
-    invitation = wait_for_mail(real, bob, "invites you")
-    assert "Alice" in str(invitation["Subject"])
+    invitation = wait_for_mail(real, bob, "An invitation to a game")
+    assert "Alice" not in str(invitation["Subject"])  # a subject names no one
     assert f"{real.local_part}+" in str(invitation["Reply-To"])
     assert view_of(invitation) is None  # an invitation shows no game yet
     bob.send(quoted_reply(invitation, bob.address, bob.name, "accept", utcnow()))

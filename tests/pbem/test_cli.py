@@ -92,11 +92,12 @@ def test_game_new_list_show_and_show_as(harness: Harness, env: dict[str, str | N
     assert [r.recipient for r in h.outbox()] == [A, B]
 
     listed = ok(run_cli(env, "game", "list"))
-    assert re.search(r"1\s*│\s*active\s*│\s*Alice, Bob\s*│\s*61\s*│\s*0", listed), listed
+    # Bob chose no name: he is shown by his player number, never by his address.
+    assert re.search(r"1\s*│\s*active\s*│\s*Alice, Player 2\s*│\s*61\s*│\s*0", listed), listed
     assert "Alice" not in ok(run_cli(env, "game", "list", "--status", "finished"))
 
     shown = ok(run_cli(env, "game", "show", "1"))
-    assert A in shown and B in shown and "waiting for Alice, Bob" in shown
+    assert A in shown and B in shown and "waiting for Alice, Player 2" in shown
     assert "seed cli-1" in shown
 
     game = h.game(1)
@@ -121,6 +122,8 @@ def test_game_new_list_show_and_show_as(harness: Harness, env: dict[str, str | N
         ((A, B, "--to", "100"), "a game is to 61 or 121, not 100"),
         ((A, B, "--players", "3"), "--players 3 but 2 players were named"),
         ((A, B, "--skunk", "maybe"), "skunk"),
+        (("üser@idn.test", B), "'üser@idn.test': only plain ASCII addresses can be mailed"),
+        ((A, "Zoë=zoë@exämple.com"), "only plain ASCII addresses can be mailed"),
     ],
 )
 def test_game_new_refuses_bad_requests_in_one_line(

@@ -35,7 +35,7 @@ def test_the_lobby_demo_starts_the_game_by_mail_and_plays_it(tmp_path: Path) -> 
     assert "Traceback" not in done.stderr
     out = done.stdout
     assert "Alice writes to cribbage@pbem.localhost:  challenge bob@example.com to 61" in out
-    assert re.search(r"Bob gets:\s+\[Cribbage\] Alice invites you", out), out
+    assert re.search(r"Bob gets:\s+\[Cribbage\] An invitation to a game by email", out), out
     assert re.search(r"Bob replies to .*cribbage\+\w+@pbem\.localhost.*accept", out), out
     assert "The service starts game 1" in out
     assert re.search(r"(Alice|Bob) \d+ — (Alice|Bob) \d+ \((Alice|Bob) wins\)", out), out

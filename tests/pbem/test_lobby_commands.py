@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import InvalidSyntaxError
-from pbem.commands import LobbyCommand, parse_lobby
+from pbem.commands import Command, LobbyCommand, parse_lobby, parse_reply
 
 
 @pytest.mark.parametrize(
@@ -16,7 +16,7 @@ from pbem.commands import LobbyCommand, parse_lobby
         ("play computer to 61 muggins", "new", {"target": 61, "muggins": True}),
         ("play against the computer, no skunk", "new", {"skunk": "none"}),
         ("new lurch 3 players", "new", {"skunk": "lurch", "players": 3}),
-        ("start a game, 4 players", "new", {"players": 4}),
+        ("new game, 4 players", "new", {"players": 4}),
         (
             "challenge bob@example.org carol@example.net to 61",
             "challenge",
@@ -49,6 +49,14 @@ def test_lobby_commands(text: str, verb: str, fields: dict[str, object]) -> None
         ("challenge bob@example.org partners", "partners play four"),
         ("challenge a@x.org b@x.org c@x.org d@x.org", "at most 3"),
         ("challenge bob@example.org tomorrow", "'tomorrow' is not an option"),
+        (
+            "challenge üser@idn.test",
+            "üser@idn.test: only plain ASCII addresses can be invited",
+        ),
+        (
+            "challenge bob@example.org Zoë@Exämple.com",
+            "zoë@exämple.com: only plain ASCII addresses can be invited",
+        ),
     ],
 )
 def test_lobby_commands_it_cannot_read(text: str, error: str) -> None:
@@ -67,10 +75,26 @@ def test_lobby_commands_it_cannot_read(text: str, error: str) -> None:
         "play computer now",
         "cancel my subscription",
         "hello",
+        # "start" is only the setting that undoes "stop": it starts no game.
+        "start",
+        "start game",
+        "start a game, 4 players",
     ],
 )
 def test_not_lobby_commands(text: str) -> None:
     assert parse_lobby(text) is None
+
+
+def test_start_is_the_setting_and_new_the_game() -> None:
+    assert parse_reply("start").commands == (Command("start", (), "start"),)
+    found = parse_lobby("new")
+    assert isinstance(found, LobbyCommand) and found.verb == "new"
+
+
+def test_an_international_domain_in_its_ascii_form_may_be_invited() -> None:
+    found = parse_lobby("challenge user@xn--bcher-kva.example")
+    assert isinstance(found, LobbyCommand)
+    assert found.invitees == ("user@xn--bcher-kva.example",)
 
 
 def test_the_subject_is_read_first() -> None:

@@ -97,8 +97,9 @@ def test_table_talk_in_the_news_escaped_and_capped() -> None:
 
 def test_the_relay_mail_shows_the_talk_and_no_card() -> None:
     mail = render_talk(ctx(1, talk=(Said("Alice", "nice\x00 crib\r\nSubject: x"),)))
-    assert mail.subject.startswith("[Cribbage 7] Alice says: nice crib")
-    assert "\n" not in mail.subject and "\r" not in mail.subject
+    # The subject names no one and quotes nothing: the talk is in the body only.
+    assert mail.subject == "[Cribbage 7] Table talk"
+    assert "Alice says: “nice crib Subject: x”" in " ".join(mail.text.split())
     # Made without a view: no hand, no board, not one card.
     assert not any(suit in mail.text + mail.html for suit in "♣♦♥♠")
     assert "Your cards" not in mail.text and "Scores" not in mail.text

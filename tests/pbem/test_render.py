@@ -55,11 +55,13 @@ from pbem.render import (
     MailContext,
     Notice,
     RenderedMail,
+    Said,
     render_archive,
     render_error,
     render_help,
     render_history,
     render_reminder,
+    render_talk,
     render_turn,
 )
 from pbem.render.board import house_rules
@@ -421,13 +423,44 @@ def test_subjects_name_the_hand_and_what_the_recipient_must_do() -> None:
     game = new_game(2, seed="subjects", first_dealer=0)
     assert subject(game, 1) == "[Cribbage 12] Hand 1 — your turn: discard"
     game.apply(game.legal_actions(1)[0])
-    assert subject(game, 1) == "[Cribbage 12] Hand 1 — waiting for Alice"
+    # Subjects name no one: a name is the player's to choose.
+    assert subject(game, 1) == "[Cribbage 12] Hand 1 — waiting for another player"
     assert subject(game, 0) == "[Cribbage 12] Hand 1 — your turn: discard"
     rng = random.Random(1)
     _until(game, rng, lambda g: g.phase == PEGGING and not g.forced_action())
     turn = game.to_act()[0]
     assert subject(game, turn) == "[Cribbage 12] Hand 1 — your turn: play"
-    assert subject(game, 1 - turn) == f"[Cribbage 12] Hand 1 — waiting for {NAMES[turn]}"
+    assert subject(game, 1 - turn) == "[Cribbage 12] Hand 1 — waiting for another player"
+
+
+def test_a_subject_waiting_for_several_players_counts_them() -> None:
+    game = new_game(3, seed="subjects-3")
+    game.apply(game.legal_actions(0)[0])
+    assert subject(game, 0) == "[Cribbage 12] Hand 1 — waiting for 2 players"
+
+
+HOSTILE = ("PayPal Security <security@paypal.com>\u202e", "=?utf-8?b?RXZpbA0K?=", "C", "D")
+
+
+def test_no_subject_names_a_player_or_quotes_their_talk() -> None:
+    game = new_game(2, seed="subjects-hostile", first_dealer=0)
+    rng = random.Random(3)
+    seen = set()
+    while True:
+        for seat in range(2):
+            view = player_view(game, seat)
+            for mail in (
+                render_turn(view, ctx_for(game, seat, names=HOSTILE)),
+                render_reminder(view, ctx_for(game, seat, names=HOSTILE), "2 days"),
+                render_talk(ctx_for(game, seat, names=HOSTILE, talk=(Said(HOSTILE[0], "hi"),))),
+            ):
+                seen.add(mail.subject)
+                for word in ("PayPal", "paypal", "\u202e", "=?", "Evil", "hi"):
+                    assert word not in mail.subject, mail.subject
+        if game.is_over:
+            break
+        game.apply(choose(game, rng))
+    assert any("Game over" in subject for subject in seen) and len(seen) > 5
 
 
 def test_subject_for_a_go_and_for_muggins() -> None:
@@ -457,7 +490,7 @@ def test_game_over_subject_and_result() -> None:
     assert outcome is not None
     winner, loser = outcome.winner, 1 - outcome.winner
     mail = render_turn(player_view(game, loser, last.since), ctx_for(game, loser, last.since))
-    assert mail.subject == f"[Cribbage 12] Game over — {NAMES[winner]} wins"
+    assert mail.subject == "[Cribbage 12] Game over — you lose"
     assert f"GAME OVER: {NAMES[winner]} wins {outcome.label}" in mail.text
     hint = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
     assert hint in " ".join(mail.text.split()) and "archive" in mail.html
@@ -491,7 +524,7 @@ def test_skunks_and_lurches_in_words(skunk: str, value: int, words: str) -> None
     view = _with_outcome(player_view(game, 2), outcome, skunk)
     mail = render_turn(view, ctx_for(game, 2))
     assert f"GAME OVER: {words}" in mail.text
-    assert mail.subject == "[Cribbage 12] Game over — Alice wins"
+    assert mail.subject == "[Cribbage 12] Game over — you lose"
 
 
 def test_resignation_is_told() -> None:
@@ -499,10 +532,10 @@ def test_resignation_is_told() -> None:
     since = len(game.events)
     game.apply(Resign(1))
     mail = render_turn(player_view(game, 0, since), ctx_for(game, 0, since))
-    assert mail.subject == "[Cribbage 12] Game over — you and Carol win"
+    assert mail.subject == "[Cribbage 12] Game over — you win"
     assert "Bob resigned." in mail.text
     other = render_turn(player_view(game, 3, since), ctx_for(game, 3, since))
-    assert other.subject == "[Cribbage 12] Game over — Alice and Carol win"
+    assert other.subject == "[Cribbage 12] Game over — you lose"
 
 
 # -- content ----------------------------------------------------------------------------

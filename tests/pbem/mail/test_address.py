@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail.address import is_valid_address, normalize_address, parse_addresses
+from pbem.mail.address import from_mailbox, is_valid_address, normalize_address, parse_addresses
 
 
 @pytest.mark.parametrize(
@@ -34,8 +34,8 @@ def test_normalize_address(value: str | None, expected: str) -> None:
         "bob.smith+cribbage@mail.example.co.uk",
         "o'hara@example.ie",
         "alice@localhost",
-        "zoë@exämple.com",
         "a@b-c.example",
+        "user@xn--bcher-kva.example",  # an international domain, in its ASCII form
     ],
 )
 def test_valid(value: str) -> None:
@@ -63,6 +63,12 @@ def test_valid(value: str) -> None:
         "x" * 65 + "@example.com",
         "bob@" + "a" * 64 + ".com",
         "bob@example.com\n",
+        # Only plain ASCII: no header of ours could carry these (nor SMTP without SMTPUTF8).
+        "zoë@example.com",
+        "user@bücher.example",
+        "üser@idn.test",
+        "bob@example.com\u202e",
+        "bob\u200b@example.com",
     ],
 )
 def test_invalid(value: str) -> None:
@@ -72,3 +78,16 @@ def test_invalid(value: str) -> None:
 def test_parse_addresses_decodes_names_after_splitting() -> None:
     values = ["=?utf-8?q?Smith=2C_Bob?= <Bob@x.org>, carol@y.org", "bob@x.org"]
     assert parse_addresses(values) == [("Smith, Bob", "bob@x.org"), ("", "carol@y.org")]
+
+
+@pytest.mark.parametrize("value", ["üser@idn.test", "Üser <üser@idn.test>", "a@bücher.example"])
+def test_a_from_with_a_non_ascii_address_is_no_sender(value: str) -> None:
+    assert from_mailbox([value]) == ("", "", "the From address is not a plain address")
+
+
+def test_a_from_with_a_punycode_domain_is_a_sender() -> None:
+    assert from_mailbox(["Ann <ann@xn--bcher-kva.example>"]) == (
+        "Ann",
+        "ann@xn--bcher-kva.example",
+        None,
+    )

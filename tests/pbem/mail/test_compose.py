@@ -10,11 +10,15 @@ from email.policy import default
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pbem.mail.address import is_valid_address
 from pbem.mail.autoreply import AutoKind
 from pbem.mail.compose import MAX_REFERENCES, compose
 from pbem.mail.reading import read_message
 from pbem.mail.tokens import find_tokens, message_id, reply_address
+from pbem.names import clean_name
 
 DOMAIN = "cribbage.example.org"
 TOKEN = "k5x2ablq7vrm4ysoyhd3"
@@ -317,3 +321,75 @@ def test_html_only_without_html_keeps_the_text() -> None:
 def test_parts_must_be_a_known_choice() -> None:
     with pytest.raises(ValueError, match="not a choice of parts"):
         build(parts="pdf")
+
+
+# -- addresses and names that strangers choose ------------------------------------------
+
+# Addresses is_valid_address accepts: dot-atoms of every character it allows, domains of
+# letters, digits and hyphens (punycode included).
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,12}"
+_LABEL = r"(?:xn--)?[a-z0-9](?:[a-z0-9-]{0,8}[a-z0-9])?"
+VALID_ADDRESSES = st.from_regex(
+    rf"\A{_ATOM}(?:\.{_ATOM}){{0,2}}@{_LABEL}(?:\.{_LABEL}){{0,2}}\Z"
+).filter(is_valid_address)
+
+
+def _header_lines(raw: bytes) -> list[bytes]:
+    return raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(to=VALID_ADDRESSES, name=st.text(max_size=100))
+def test_any_valid_address_with_any_name_composes_and_reads_back(to: str, name: str) -> None:
+    raw = build(to=to, to_name=name, sender_name=name)
+    assert raw.isascii()
+    long_ids = (b"In-Reply-To:", b"References:", b" <")  # ids are never split
+    assert all(len(line) <= 78 or line.startswith(long_ids) for line in _header_lines(raw))
+    msg = email.message_from_bytes(raw, policy=default)
+    header = msg["To"]
+    assert not header.defects
+    assert [a.addr_spec for a in header.addresses] == [to]
+    shown = header.addresses[0].display_name
+    # The name as cleaned (adjacent encoded-words of a long name read back with a space
+    # between them by the standard library's parser).
+    assert shown.replace(" ", "") == clean_name(name, 64).replace(" ", "")
+    assert [a.addr_spec for a in msg["From"].addresses] == [f"play@{DOMAIN}"]
+
+
+@pytest.mark.parametrize("to", ["üser@idn.test", "zoe@exämple.com", "bob@example.com\u202e"])
+def test_a_non_ascii_address_is_refused_not_a_crash(to: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        build(to=to)
+    assert type(refused.value) is ValueError  # not UnicodeEncodeError
+    assert "not a valid recipient address" in str(refused.value)
+
+
+def _ew(text: str) -> str:
+    return "=?utf-8?b?" + base64.b64encode(text.encode()).decode() + "?="
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        _ew("Evil\r\nBcc: eve@evil.test"),
+        "PayPal Security <security@paypal.com>\u202e",
+        f"Zoë {_ew('x')}",
+        "\u202eAnn\u200b\u2066 \x00\x1b[31m",
+    ],
+)
+def test_a_name_never_reaches_the_to_as_an_encoded_word_or_control(name: str) -> None:
+    raw = build(to_name=name)
+    msg = email.message_from_bytes(raw, policy=default)
+    (address,) = msg["To"].addresses
+    assert address.addr_spec == "zoe@example.com"
+    assert address.display_name == clean_name(name, 64)
+    for bad in ("\r", "\n", "\u202e", "\u200b", "\u2066", "\x00", "\x1b", "=?", "?="):
+        assert bad not in address.display_name
+    assert msg["Bcc"] is None
+
+
+def test_a_subject_that_looks_encoded_reads_back_as_written() -> None:
+    subject = f"[Cribbage 12] {_ew('Evil')}"
+    raw = build(subject=subject)
+    assert f"Subject: {subject}".encode() not in raw
+    assert email.message_from_bytes(raw, policy=default)["Subject"] == subject

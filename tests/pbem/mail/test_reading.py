@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.mail.reading import IncomingMail, clean_subject, read_message
+from pbem.names import NAME_LIMIT
 
 HEADERS = (
     "Return-Path: <Bob.Smith@Gmail.com>\n"
@@ -84,6 +85,34 @@ def test_display_name_with_8bit_and_encoded_words() -> None:
     raw = "From: Zoë Ünal <zoe@example.com>\nSubject: café\n\ngo\n".encode()
     mail = read_message(raw)
     assert (mail.sender_name, mail.sender, mail.subject) == ("Zoë Ünal", "zoe@example.com", "café")
+
+
+@pytest.mark.parametrize(
+    ("from_header", "name"),
+    [
+        # Encoded controls, decoded by the header parser: whitespace folds, the rest goes.
+        ("=?utf-8?b?RXZpbAtCY2M6CWV2ZRtbMG0=?= <zoe@example.com>", "Evil Bcc: eve[0m"),
+        # An encoded word inside the encoded word: its markers go.
+        ("=?utf-8?q?=3D=3Futf-8=3Fq=3FBob=3F=3D?= <zoe@example.com>", "utf-8?q?Bob"),
+        # Bidi overrides, zero-width and invisible characters go.
+        ("=?utf-8?q?PayPal_Security=E2=80=AE=E2=80=8B?= <zoe@example.com>", "PayPal Security"),
+        ("=?utf-8?q?=E3=85=A4?= <zoe@example.com>", ""),
+    ],
+)
+def test_the_display_name_is_cleaned_where_it_is_read(from_header: str, name: str) -> None:
+    mail = read_message(f"From: {from_header}\nSubject: x\n\ngo\n".encode())
+    assert (mail.sender_name, mail.sender) == (name, "zoe@example.com")
+
+
+def test_an_encoded_line_break_in_the_display_name_is_no_sender_not_a_crash() -> None:
+    raw = b"From: =?utf-8?b?RXZpbA0KQmNjOiBldmVAZXZpbC50ZXN0?= <zoe@example.com>\n\ngo\n"
+    mail = read_message(raw)
+    assert mail.sender == "" and mail.problem is not None and "From" in mail.problem
+
+
+def test_a_display_name_is_cut_to_the_name_limit() -> None:
+    mail = read_message(f"From: {'N' * 300} <zoe@example.com>\n\ngo\n".encode())
+    assert len(mail.sender_name) == NAME_LIMIT and mail.sender_name.endswith("…")
 
 
 @pytest.mark.parametrize(

@@ -56,8 +56,8 @@ class Settings(BaseSettings):
     trusted_authserv_id: str = Field(
         "",
         description="the authserv-id of the provider whose Authentication-Results header "
-        "is trusted; moves then need its DMARC pass (or an aligned DKIM or SPF pass). "
-        "Empty: off",
+        "is trusted; every mail then needs its DMARC pass (or an aligned DKIM or SPF "
+        "pass), and a mail without one is not acted on nor answered. Empty: off",
     )
     lobby: str = Field(
         "invite-only",
@@ -74,10 +74,19 @@ class Settings(BaseSettings):
         "revealed at game over (pbem verify checks it); off: the service picks the seed",
     )
     max_open_invitations: int = Field(5, ge=0, description="open invitations per player")
-    max_new_games_per_day: int = Field(10, ge=0, description="games a player starts a day")
+    max_new_games_per_day: int = Field(
+        10, ge=0, description="games started by mail in one mailbox's name in a (UTC) day"
+    )
+    max_invitations_per_address_per_day: int = Field(
+        2, ge=0, description="invitations one mailbox may get in a (UTC) day, from anyone"
+    )
     invitation_days: float = Field(7.0, gt=0, description="an invitation expires after this")
     invitation_quiet_days: float = Field(
-        30.0, ge=0, description="an address that let an invitation expire gets none for this"
+        30.0,
+        ge=0,
+        description="a mailbox that never confirmed gets at most one unasked mail in this "
+        "many days (an invitation, a confirmation request…); one that declined or let an "
+        "invitation lapse is not invited for this long",
     )
     max_says_per_game_per_hour: int = Field(
         10, ge=0, description="table talk (say) a player may send to one game in an hour"

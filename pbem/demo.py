@@ -6,8 +6,9 @@ email into the service's inbox.  Alice's emails are printed as they arrive.
 
 ``pbem demo --lobby`` starts the game the way players do, by mail through the lobby
 (``lobby = open``): Alice writes ``challenge bob@example.com`` to the plain service
-address, Bob answers the invitation with ``accept``, and the game the service then
-starts is played by email as above.
+address and confirms her address when the service asks (she never wrote before), Bob
+answers the invitation with ``accept``, and the game the service then starts is played
+by email as above.
 """
 
 from __future__ import annotations
@@ -174,6 +175,11 @@ def _challenge(
     console.print(Rule("the lobby: a game started by mail"))
     console.print(f"Alice writes to {service_address}:  {line}", highlight=False)
     alice.deliver(_plain_mail(ALICE, service_address, line))
+    # Alice never wrote before: the service first asks her to confirm her address.
+    asking = _wait_for(lambda: alice.read_new(), deadline, "Alice's confirmation request")[0]
+    console.print(f"Alice gets:  {asking['Subject']}", highlight=False, markup=False)
+    console.print(f"Alice replies to {asking['Reply-To']}:  yes", highlight=False)
+    alice.deliver(quoted_reply(asking, ALICE[0], ALICE[1], "yes", datetime.now(UTC)))
     invitation = _wait_for(lambda: bob.read_new(), deadline, "Bob's invitation")[0]
     console.print(f"Bob gets:  {invitation['Subject']}", highlight=False, markup=False)
     console.print(f"Bob replies to {invitation['Reply-To']}:  accept", highlight=False)

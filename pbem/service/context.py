@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import IntEnum
 from typing import Any
 
 from sqlalchemy import Engine
@@ -51,6 +52,31 @@ class Outcome:
     reason: str
     game_id: int | None = None
     applied: tuple[str, ...] = ()
+
+
+class Proof(IntEnum):
+    """How well a mail shows who wrote it (`pbem.service.policy` decides what each is
+    enough for)."""
+
+    NONE = 0
+    """The trusted server did not vouch for its From (or could not be read): it may be
+    forged, and nothing it asks is done."""
+    FROM = 1
+    """Its From alone: anyone can write any From."""
+    TOKEN = 2
+    """A reply token mailed to that very mailbox, from that mailbox — or the trusted
+    server's DMARC (or aligned DKIM or SPF) pass."""
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who wrote a mail, as intake found it: the From address, its mailbox (folded as
+    the policy folds addresses) and how well the mail proves it."""
+
+    address: str
+    mailbox: str
+    proof: Proof
+    how: str
 
 
 ALREADY_PROCESSED = Outcome("ignored", "already processed")
@@ -140,6 +166,9 @@ class Context:
     # In a batch: its messages read, and the tables their tokens name.
     mails: dict[int, IncomingMail] | None = None
     tables: dict[str, tuple[m.Game, list[tuple[m.Seat, m.Player]], int]] | None = None
+    # Who wrote each message taken in this transaction, and how well it proves it
+    # (set by intake; the policy reads it to tell an answer from unasked mail).
+    senders: dict[int, Sender] = field(default_factory=dict)
 
 
 def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:

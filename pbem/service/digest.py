@@ -24,6 +24,7 @@ from sqlmodel import Session, col, select
 
 from pbem.mail.compose import compose
 from pbem.render.games import GameLine, render_digest
+from pbem.service import policy
 from pbem.service.context import Context, display_name
 from pbem.store import models as m
 from pbem.store.games import games_for_player
@@ -86,6 +87,8 @@ def send_digest(
     lines = [game_line(ctx, session, g, player) for g in games]
     waiting: list[GameLine] = [line for line in lines if line.turn.startswith("your turn")]
     others = [line for line in lines if not line.turn.startswith("your turn")]
+    if not policy.may_mail(ctx, session, player.email, policy.Why.GAME, now):
+        return 0
     mail = render_digest(day, waiting, others)
     # One id a player a day: a second insert of the same day's digest cannot happen.
     msg_id = f"<digest.{player.id}.{day}@{ctx.settings.domain}>"

@@ -16,7 +16,7 @@ from pbem.commands import computer_level
 from pbem.mail.tokens import new_token
 from pbem.render import Notice, render_turn
 from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
-from pbem.service import notify, play
+from pbem.service import notify, play, policy
 from pbem.service.context import (
     DEFAULT_LEVEL,
     Context,
@@ -93,6 +93,7 @@ def start_game(
     match_id: int | None = None,
     match_info: dict[str, Any] | None = None,
     rematch_of: int | None = None,
+    joined: Sequence[str] | None = None,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
     ``ServiceError`` for bad addresses, settings or levels, before writing anything.
@@ -110,7 +111,12 @@ def start_game(
     mail asks every human seat to cut; no engine game exists until they all have. A
     ``seed`` given (the admin's ``--seed``, for tests and demos) makes a game whose
     deals are not verifiable. ``match_id``, ``match_info``: the game is one game of that
-    match (`pbem.service.matches`); ``rematch_of``: the finished game it follows."""
+    match (`pbem.service.matches`); ``rematch_of``: the finished game it follows.
+
+    ``joined``: the addresses whose players joined the game themself (None: everyone — the
+    admin seated them, and their mailboxes count as confirmed); the other seats get the
+    game's first mail and no other until their player answers it with the seat's token
+    (`pbem.service.policy`)."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -167,6 +173,16 @@ def start_game(
         # A game against the computer may be watched; a human game when all agree.
         game_row.observers = True
         session.add(game_row)
+    if joined is None:
+        humans = [e for seat, e in enumerate(emails) if seat not in set(computer)]
+        policy.seated_by_admin(session, humans, now)
+    else:
+        came = {normalize_address(a) for a in joined}
+        for seated in seats_of(session, game_row.id):
+            if seated.player.email not in came:
+                seated.seat.joined = False
+                session.add(seated.seat)
+        session.flush()
     if answering is not None and answering[1]:
         for seated in seats_of(session, game_row.id):
             if seated.player.email == normalize_address(answering[0]):

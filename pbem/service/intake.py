@@ -18,15 +18,15 @@ from sqlmodel import Session
 
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Parsed, parse_lobby, parse_reply
 from pbem.mail.address import without_tag
-from pbem.mail.authresults import from_verdict
 from pbem.mail.autoreply import AutoKind, BounceInfo
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import find_tokens, reply_address
 from pbem.render import GameLine, Notice, render_help_games, render_which_game
-from pbem.service import invitations, lobby, notify, observe, watch
+from pbem.service import confirm, invitations, lobby, notify, observe, policy, watch
 from pbem.service.context import (
     Context,
     Outcome,
+    Proof,
     Seated,
     Table,
     finish,
@@ -36,7 +36,7 @@ from pbem.service.context import (
 from pbem.service.play import Known
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
-from pbem.store._sql import is_postgresql
+from pbem.store._sql import is_postgresql, update_row
 from pbem.store.games import games_for_player, table_by_token, tables_by_tokens
 from pbem.store.inbound import count_recent_from, count_recent_many
 from pbem.store.outbox import sent_recipients
@@ -63,7 +63,22 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         return finish(ctx, session, row, "ignored", reason, sender=sender)
     if not sender:
         return finish(ctx, session, row, "ignored", mail.problem or "no sender address")
+    if ctx.settings.trusted_authserv_id:
+        # The trusted server's verdict counts for every mail: without its pass the From
+        # may be forged, and nothing is done or answered.
+        vouched = policy.prove(ctx, mail, None)
+        if vouched.proof == Proof.NONE:
+            ctx.senders[row.id] = vouched
+            return finish(
+                ctx,
+                session,
+                row,
+                "rejected",
+                f"{vouched.how}: nothing done, no reply",
+                sender=sender,
+            )
     if row.source.endswith(":oversize") or len(row.raw) > ctx.settings.max_message_bytes:
+        ctx.senders[row.id] = policy.prove(ctx, mail, None)
         player = get_player_by_email(session, sender)
         if player is not None:
             limit = ctx.settings.max_message_bytes // 1000
@@ -113,7 +128,19 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         tokens = find_tokens(mail, ctx.settings.local_part, ctx.settings.domain)
         invitation = invitations.invitation_for(session, tokens)
         if invitation is not None:
+            ctx.senders[row.id] = policy.prove(ctx, mail, invitation.invitee)
             return invitations.answer(ctx, session, row, mail, invitation, now)
+        request = confirm.confirmation_for(session, tokens)
+        if request is not None:
+            ctx.senders[row.id] = policy.prove(ctx, mail, request.address)
+            confirmed = confirm.answer(ctx, session, row, mail, request, player, now)
+            if isinstance(confirmed, Outcome):
+                return confirmed
+            return lobby.handle(ctx, session, row, confirmed.mail, player, confirmed.asked, now)
+        ctx.senders[row.id] = policy.prove(ctx, mail, None)
+        quieted = quieten(ctx, session, row, mail, player, now)
+        if quieted is not None:
+            return quieted
         if not tokens:
             asked = parse_lobby(mail.reply_text or "", reply_subject(mail.subject or ""))
             if asked is not None:
@@ -132,6 +159,9 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         if isinstance(table_or_outcome, Outcome):
             return table_or_outcome
         table = table_or_outcome
+    else:
+        game_row, seats, seat = table
+        ctx.senders[row.id] = policy.prove(ctx, mail, seats[seat].player.email)
     game_row, seats, seat = table
     if seats[seat].player.blocked:
         return finish(
@@ -189,20 +219,22 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             sender=sender,
             game_id=game_row.id,
         )
-    if ctx.settings.trusted_authserv_id:
-        verdict = from_verdict(mail.auth_results, ctx.settings.trusted_authserv_id, sender)
-        if not verdict.passed:
-            # No reply: the From may be forged, and the player did not write.
-            return finish(
-                ctx,
-                session,
-                row,
-                "rejected",
-                f"From {sender} not vouched for: {verdict.reason}; no move made, no reply",
-                sender=sender,
-                game_id=game_row.id,
-            )
     parsed = read_commands(mail)
+    writer = ctx.senders[row.id]
+    seated = seats[seat]
+    decision = policy.decide(ctx, session, writer, "move", seat=seated.seat)
+    if not decision.allowed:
+        # Not answered: its From may be forged.
+        return finish(
+            ctx, session, row, "ignored", decision.reason, sender=sender, game_id=game_row.id
+        )
+    if writer.proof >= Proof.TOKEN:
+        # A proven mail of the seat's player: the seat is joined, the mailbox confirmed,
+        # and its bounces so far forgiven.
+        if not seated.seat.joined:
+            update_row(session, seated.seat, joined=True)
+            policy.confirm(ctx, session, writer, now)
+        policy.reset_bounces(session, seated.player)
     return Known(
         game_row,
         seats,
@@ -213,6 +245,46 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         tokenless=tokenless,
         inbound_id=row.id,
         message_id=mail.message_id,
+    )
+
+
+def quieten(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    player: m.Player | None,
+    now: datetime,
+) -> Outcome | None:
+    """``never`` / ``unsubscribe`` from anyone, and ``stop`` from someone who is no
+    player, to any address of the service that names no game: the mailbox goes on the
+    suppression list (`pbem.service.policy.suppress`) and nothing is answered (it asked
+    for no mail). None when the mail says none of these."""
+    assert row.id is not None
+    word = policy.quiet_word(mail)
+    writer = ctx.senders[row.id]
+    if word == "start" and policy.is_suppressed(session, mail.sender, now):
+        # Mail again after "never": only the mailbox itself, proven, may ask for it.
+        decision = policy.decide(ctx, session, writer, "unquieten")
+        if decision.verdict == policy.Verdict.CONFIRM:
+            return confirm.request(ctx, session, row, mail, "start", now)
+        if not decision.allowed:
+            return finish(ctx, session, row, "ignored", decision.reason, sender=mail.sender)
+        policy.lift(ctx, session, mail.sender)
+        return finish(ctx, session, row, "applied", "start: off the suppression list")
+    if word not in policy.QUIETEN_VERBS and not (word == "stop" and player is None):
+        return None
+    decision = policy.decide(ctx, session, writer, "quieten")
+    if not decision.allowed:
+        return finish(ctx, session, row, "ignored", decision.reason, sender=mail.sender)
+    policy.suppress(ctx, session, mail.sender, word, now, days=None)
+    return finish(
+        ctx,
+        session,
+        row,
+        "applied",
+        f"{word}: {writer.mailbox} gets no more mail it does not ask for; no reply",
+        sender=mail.sender,
     )
 
 
@@ -290,6 +362,9 @@ def without_token(
             return game_row, [Seated(s, p) for s, p in seated], seat
     if verbs and verbs <= set(SETTING_VERBS):
         # Only the player's own settings: no game needed.
+        decision = policy.decide(ctx, session, ctx.senders[row.id], "settings")
+        if not decision.allowed:
+            return finish(ctx, session, row, "ignored", decision.reason, sender=player.email)
         notices = [apply_setting(ctx, session, player, c, now) for c in parsed.commands]
         applied = [n.command for n in notices if n.status == "applied"]
         for cmd, notice in zip(parsed.commands, notices, strict=True):

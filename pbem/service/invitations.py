@@ -8,18 +8,18 @@ everyone) when every invitee accepted; a decline cancels the rest (everyone told
 challenger's ``cancel`` withdraws their open invitations; the timers expire invitations
 nobody answered (`pbem.service.timers.expire_invitations`), telling the challenger.
 
-Who may be invited: not the challenger, not a blocked address, not one that bounced
-(``bounce_count``) or asked for no mail (``stop``: the ``stopped`` flag), only the
-``lobby_domains`` when set, and not an address that let an invitation
-expire in the last ``invitation_quiet_days`` — the challenger is told only "that address
-cannot be invited now".
+Who may be invited, and whether an invitation or a note may go, the policy decides
+(`pbem.service.policy.may_invite`, `policy.may_mail`); the challenger is told only "that
+address cannot be invited now". A decline keeps the mailbox from invitations for
+``invitation_quiet_days``; ``never`` (or ``stop``) in answer, or the invitation's
+``List-Unsubscribe``, for good. The invitation names the challenger and no one else.
 """
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,7 +33,7 @@ from pbem.mail.tokens import new_token, reply_address
 from pbem.render import Notice
 from pbem.render.board import house_rules
 from pbem.render.invite import render_invite
-from pbem.service import notify
+from pbem.service import notify, policy
 from pbem.service.context import Context, Outcome, ServiceError, display_name, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
@@ -72,6 +72,7 @@ def challenge(
 ) -> Outcome:
     """Store and mail the invitations of ``asked``; answer the challenger."""
     assert row.id is not None
+    writer = ctx.senders[row.id]
     challenger = player or get_or_create_player(session, mail.sender, mail.sender_name, now=now)
     sender = challenger.email  # the address they play as (+tags matched)
     assert challenger.id is not None
@@ -90,6 +91,12 @@ def challenge(
         )
         return finish(ctx, session, row, "rejected", f"challenge: {reason}", sender=sender)
 
+    mailboxes = [policy.mailbox_of(a) for a in asked.invitees]
+    if len(set(mailboxes)) != len(mailboxes):
+        return refuse(
+            "Each person is invited once: two of those addresses are one mailbox.",
+            "one mailbox named twice",
+        )
     open_now = open_count(session, challenger)
     if open_now + len(asked.invitees) > ctx.settings.max_open_invitations:
         return refuse(
@@ -104,8 +111,9 @@ def challenge(
                 "Write 'cancel' to withdraw your open invitations.",
                 f"{address} invited already",
             )
-        if not may_invite(ctx, session, challenger, address, now):
-            return refuse(f"{address} cannot be invited now.", f"{address} cannot be invited")
+        allowed, why = policy.may_invite(ctx, session, challenger, address, now)
+        if not allowed:
+            return refuse(f"{address} cannot be invited now.", f"{address}: {why}")
     settings: dict[str, Any] = {
         "players": len(asked.invitees) + 1,
         "target": asked.target,
@@ -113,15 +121,21 @@ def challenge(
         "skunk": asked.skunk,
         "partners": len(asked.invitees) == 3,
         "challenge": secrets.token_hex(6),
+        # Whether the challenger's seat is joined from the start: their challenge was
+        # proven (a token, or the trusted server's pass), not only their From.
+        "challenger_joined": writer.proof >= policy.Proof.TOKEN,
     }
     if asked.best_of is not None:
         settings["best_of"] = asked.best_of
     rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
     if asked.best_of is not None:
         rules += f"; a match, best of {asked.best_of}"
-    send_invitations(
+    sent = send_invitations(
         ctx, session, row, challenger, mail.sender_name, asked.invitees, settings, rules, now
     )
+    if not sent:
+        return refuse("Those addresses cannot be invited now.", "no invitation could go")
+    asked = replace(asked, invitees=tuple(sent))
     tell(
         ctx,
         session,
@@ -161,18 +175,15 @@ def open_count(session: Session, challenger: m.Player) -> int:
 
 
 def waiting_for(session: Session, challenger: m.Player, address: str) -> bool:
-    """Whether ``challenger`` has an invitation to ``address`` still waiting for an answer
-    (a second one would only mail the same person again)."""
-    return (
-        session.exec(
-            select(m.Invitation.id).where(
-                m.Invitation.challenger_id == challenger.id,
-                m.Invitation.invitee == address,
-                m.Invitation.status == PENDING,
-            )
-        ).first()
-        is not None
-    )
+    """Whether ``challenger`` has an invitation to ``address``'s mailbox (any spelling of
+    it) still waiting for an answer (a second one would only mail the same person again)."""
+    box = policy.mailbox_of(address)
+    waiting = session.exec(
+        select(m.Invitation.invitee).where(
+            m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING
+        )
+    ).all()
+    return any(policy.mailbox_of(invitee) == box for invitee in waiting)
 
 
 def send_invitations(
@@ -185,16 +196,21 @@ def send_invitations(
     settings: dict[str, Any],
     rules: str,
     now: datetime,
-) -> None:
+) -> list[str]:
     """Store one invitation per address of ``invitees`` to the game of ``settings``
-    (``rules`` in words), and mail each its invitation with its own reply token."""
+    (``rules`` in words), and mail each its invitation with its own reply token, where
+    the policy lets it go (`policy.may_mail`, which counts it); the addresses invited."""
     assert row.id is not None and challenger.id is not None
     if ctx.settings.fair_deals and "server_seed" not in settings:
         # pbem-deal/1: the invitations already carry the commitment of the game's
         # secret server seed (kept with the invitations, never mailed, until game over).
         settings["server_seed"] = secrets.token_hex(32)
     expires = now + timedelta(days=ctx.settings.invitation_days)
+    sent: list[str] = []
     for address in invitees:
+        if not policy.may_mail(ctx, session, address, policy.Why.INVITE, now):
+            continue
+        sent.append(address)
         invitation = m.Invitation(
             settings=settings,
             challenger_id=challenger.id,
@@ -215,8 +231,10 @@ def send_invitations(
             commitment=commitment(str(settings["server_seed"]))
             if "server_seed" in settings
             else None,
+            quiet_days=round(ctx.settings.invitation_quiet_days),
         )
         msg_id = f"<inv.{invitation.id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
+        reply_to = reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain)
         raw = compose(
             sender=ctx.settings.address,
             sender_name=ctx.settings.from_name,
@@ -228,43 +246,27 @@ def send_invitations(
             message_id=msg_id,
             in_reply_to=None,
             references=[],
-            reply_to=reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain),
+            reply_to=reply_to,
             loop_value=ctx.settings.loop_value,
             date=now,
+            extra_headers=never_headers(ctx.settings.unsubscribe_url, invitation.token, reply_to),
         )
         enqueue_outbox(session, msg_id, address, ctx.settings.address, "invite", raw, None, now=now)
+    return sent
 
 
-def may_invite(
-    ctx: Context, session: Session, challenger: m.Player, address: str, now: datetime
-) -> bool:
-    """Whether ``address`` may get an invitation from ``challenger`` now."""
-    from pbem.mail.address import is_valid_address
-
-    if address == challenger.email or not is_valid_address(address):
-        return False
-    local, _, domain = address.rpartition("@")
-    if domain == ctx.settings.domain.lower():
-        # The service's own mailbox (a loop) and its computer seats' addresses; other
-        # people at the service's domain (a club's own domain) may be invited.
-        own = ctx.settings.local_part.lower()
-        if local == own or local.startswith(own + "+") or re.fullmatch(r"computer\d*", local):
-            return False
-    domains = [d.lower() for d in ctx.settings.lobby_domains]
-    if domains and address.rsplit("@", 1)[-1] not in domains:
-        return False
-    known = get_player_by_email(session, address)
-    if known is not None and (known.blocked or known.bounce_count > 0 or known.stopped):
-        return False
-    quiet = now - timedelta(days=ctx.settings.invitation_quiet_days)
-    lapsed = session.exec(
-        select(m.Invitation.id).where(
-            m.Invitation.invitee == address,
-            m.Invitation.status == m.InvitationStatus.EXPIRED.value,
-            col(m.Invitation.expires_at) >= quiet,
-        )
-    ).first()
-    return lapsed is None
+def never_headers(unsubscribe_url: str, token: str, reply_to: str) -> dict[str, str]:
+    """The ``List-Unsubscribe`` headers of an invitation: ``never`` by mail to its own
+    reply address (RFC 2369), and with ``unsubscribe_url`` set RFC 8058's one-click URI
+    ending in the invitation's token (`pbem.web`): either puts the mailbox on the
+    suppression list."""
+    mailto = f"<mailto:{reply_to}?subject=never>"
+    if not unsubscribe_url:
+        return {"List-Unsubscribe": mailto}
+    return {
+        "List-Unsubscribe": f"<{unsubscribe_url}/{token}>, {mailto}",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
 
 
 def invitation_for(session: Session, tokens: list[str]) -> m.Invitation | None:
@@ -299,18 +301,34 @@ def answer(
     """An invitee's answer (``accept`` / ``decline``) to their invitation."""
     assert row.id is not None
     sender = mail.sender
-    if sender != invitation.invitee:
+    writer = ctx.senders[row.id]
+    decision = policy.decide(ctx, session, writer, "answer")
+    if not decision.allowed or writer.mailbox != policy.mailbox_of(invitation.invitee):
         return finish(
             ctx,
             session,
             row,
             "ignored",
-            "invitation token used by another address: no reply",
+            f"invitation token used by another address ({decision.reason}): no reply",
             sender=sender,
         )
-    said = first_word(mail.reply_text or "")
+    sender = invitation.invitee  # the address invited (the same mailbox)
+    # The invitee answered the invitation from its mailbox: it reads the service's mail.
+    policy.confirm(ctx, session, writer, now)
+    said = policy.quiet_word(mail)
     accepted = said in ("accept", "accepted", "yes", "ok", "okay")
-    declined = said in ("decline", "declined", "no", "reject")
+    never = said in ("never", "stop", "unsubscribe")
+    declined = never or said in ("decline", "declined", "no", "reject")
+    if declined:
+        # No invitation for the quiet period, from anyone ("never": until "start").
+        policy.suppress(
+            ctx,
+            session,
+            sender,
+            said if never else "declined",
+            now,
+            days=None if never else ctx.settings.invitation_quiet_days,
+        )
     everyone = group(session, invitation)  # locked, and read again: another answer may
     # have changed them since the token was looked up
     if invitation.status != PENDING:
@@ -363,7 +381,7 @@ def answer(
                     row.id,
                     "invite-off",
                     "The game is off",
-                    f"{sender} declined, so the game will not start.",
+                    "Someone invited to it declined, so the game will not start.",
                     now,
                 )
         tell(
@@ -383,7 +401,15 @@ def answer(
             row.id,
             "invite-bye",
             "Declined",
-            "You declined; nothing more will be sent about this game.",
+            (
+                "You declined: nothing more will be sent about this game, and nobody can "
+                "invite you for "
+                f"{ctx.settings.invitation_quiet_days:g} days. Reply 'never' to get no "
+                "invitations from this service at all."
+            )
+            if not never
+            else "You will get no more invitations or other mail from this service "
+            "unless you ask for it: write 'start' to it if you change your mind.",
             now,
             mail.message_id,
         )
@@ -399,7 +425,7 @@ def answer(
             row.id,
             "invite-wait",
             "Accepted",
-            f"Thank you. The game starts when {', '.join(waiting)} accepted too.",
+            "Thank you. The game starts when everyone invited has accepted.",
             now,
             mail.message_id,
         )
@@ -425,6 +451,8 @@ def answer(
             computer=[int(s) for s in rules.get("computer", ())],
             levels=levels_of(rules),
             first_dealer=rules.get("first_dealer"),
+            joined=[i.invitee for i in everyone]
+            + ([challenger.email] if rules.get("challenger_joined", True) else []),
             **rematch_and_match(session, rules, now),
         )
     except ServiceError as exc:
@@ -517,7 +545,7 @@ def cancel(
             row.id,
             "invite-off",
             "Invitation withdrawn",
-            f"{player.email} withdrew the invitation; nothing more will be sent.",
+            f"{player.email} withdrew the invitation to a game of cribbage by email.",
             now,
         )
     tell(
@@ -539,12 +567,3 @@ def cancel(
         f"cancel: {len(mine)} invitations withdrawn",
         sender=player.email,
     )
-
-
-def first_word(text: str) -> str:
-    """The first word of a reply's text, lowercase, without punctuation."""
-    for line in text.splitlines():
-        words = line.strip().lower().split()
-        if words:
-            return words[0].strip(".,;:!")
-    return ""

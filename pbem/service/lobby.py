@@ -15,9 +15,9 @@ Anyone on the internet can write, so the ``lobby`` setting says who may start ga
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from engine import InvalidSyntaxError
 from pbem.commands import LobbyCommand
@@ -25,7 +25,7 @@ from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
 from pbem.render import Notice
 from pbem.render.games import render_my_games
-from pbem.service import invitations, notify, watch
+from pbem.service import confirm, invitations, notify, policy, watch
 from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.games import start_game
 from pbem.store import models as m
@@ -65,6 +65,9 @@ def handle(
         )
     if isinstance(asked, LobbyCommand) and asked.verb in ("watch", "unwatch"):
         # Watching starts no game: a closed lobby does not stop it.
+        held = ask_policy(ctx, session, row, mail, asked, now)
+        if held is not None:
+            return held
         return watch.handle(ctx, session, row, mail, player, asked, now)
     if player is not None and mode == "closed":
         refuse(
@@ -84,6 +87,9 @@ def handle(
         assert player is not None
         refuse(ctx, session, player, row, mail, "lobby-syntax", "Not understood", str(asked), now)
         return finish(ctx, session, row, "rejected", f"lobby: {asked}", sender=sender)
+    held = ask_policy(ctx, session, row, mail, asked, now)
+    if held is not None:
+        return held
     if asked.verb == "new":
         return new_against_computer(ctx, session, row, mail, player, asked, now)
     if asked.verb == "games":
@@ -117,6 +123,39 @@ def handle(
     return invitations.cancel(ctx, session, row, mail, player, now)
 
 
+def ask_policy(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    asked: LobbyCommand,
+    now: datetime,
+) -> Outcome | None:
+    """The policy's word on ``asked`` from this mail's sender: None to go on, else the
+    message's final state (refused without a reply, or held for their confirmation)."""
+    assert row.id is not None
+    action = ACTIONS.get(asked.verb, "query")
+    decision = policy.decide(ctx, session, ctx.senders[row.id], action)
+    if decision.verdict == policy.Verdict.CONFIRM:
+        return confirm.request(ctx, session, row, mail, action, now)
+    if not decision.allowed:
+        return finish(ctx, session, row, "ignored", decision.reason, sender=mail.sender)
+    return None
+
+
+ACTIONS = {
+    "new": "new",
+    "challenge": "challenge",
+    "rematch": "rematch",
+    "cancel": "cancel",
+    "watch": "watch",
+    "unwatch": "unwatch",
+    "games": "query",
+    "standings": "query",
+}
+"""The policy's action (`pbem.service.policy.RULES`) of each lobby verb."""
+
+
 def new_against_computer(
     ctx: Context,
     session: Session,
@@ -128,9 +167,22 @@ def new_against_computer(
 ) -> Outcome:
     """Start a game of the sender against the computer; its first mail answers them."""
     sender = player.email if player is not None else mail.sender  # (+tags matched)
-    if player is not None and started_today(session, sender, now) >= (
-        ctx.settings.max_new_games_per_day
-    ):
+    assert row.id is not None
+    writer = ctx.senders[row.id]
+    if writer.proof < policy.Proof.TOKEN and not policy.reachable(ctx, session, sender, now):
+        # Its first mail could not go (a mailbox that never confirmed, mailed unasked in
+        # the quiet period, or one that said "never"): no game is made.
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            "lobby: the game's first mail may not go to this mailbox now; no game, no reply",
+            sender=sender,
+        )
+    if not policy.take_new_game(ctx, session, writer, now):
+        if player is None:
+            return finish(ctx, session, row, "ignored", "lobby: over the daily limit of new games")
         refuse(
             ctx,
             session,
@@ -164,6 +216,7 @@ def new_against_computer(
             computer=range(1, seats),
             answering=(sender, mail.message_id),
             level=asked.level,
+            joined=policy.joined_seats(writer, [p for p, _ in people]),
             **matches.new_match(session, asked.best_of, now),
         )
     except ServiceError as exc:
@@ -257,19 +310,6 @@ def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
     if info:
         line += f" (match best of {info.get('best_of')}, game {info.get('game')})"
     return line
-
-
-def started_today(session: Session, sender: str, now: datetime) -> int:
-    """How many games ``sender`` started by mail in the day before ``now``."""
-    return session.exec(
-        select(func.count())
-        .select_from(m.Inbound)
-        .where(
-            m.Inbound.sender == sender,
-            col(m.Inbound.received_at) >= now - timedelta(days=1),
-            col(m.Inbound.reason).startswith(STARTED),
-        )
-    ).one()
 
 
 def refuse(

@@ -129,10 +129,13 @@ def start_again(ctx: Context, session: Session, game_row: m.Game, game: Game, **
     rematch against the computer). ``extra``: more `start_game` arguments."""
     assert game_row.id is not None
     settings = game.settings
+    seats = seats_of(session, game_row.id)
+    # Who joined the game before joins this one; the others still get one mail only.
+    extra.setdefault("joined", [s.player.email for s in seats if s.seat.joined])
     return start_game(
         ctx,
         session,
-        [(s.player.email, s.player.display_name) for s in seats_of(session, game_row.id)],
+        [(s.player.email, s.player.display_name) for s in seats],
         target=settings.target,
         muggins=settings.muggins,
         skunk=settings.skunk,
@@ -195,10 +198,14 @@ def request(
 ) -> Outcome:
     """A player asks for a rematch of ``game_id`` (a match of ``length`` games when
     given): started at once against the computer, else the others are invited."""
-    from pbem.service.lobby import STARTED, started_today
+    from pbem.service import policy
+    from pbem.service.lobby import STARTED
 
     assert row.id is not None and player.id is not None
     now = ctx.clock()
+    writer = ctx.senders.get(row.id) or policy.Sender(
+        player.email, policy.mailbox_of(player.email), policy.Proof.FROM, "From alone"
+    )
     if ctx.settings.lobby == "closed":
         return refuse(
             ctx,
@@ -273,7 +280,7 @@ def request(
     dealer = first_dealer_after(game)
     others = [s for s in seats if s.seat.seat not in robots and s.player.id != player.id]
     if not others:
-        if started_today(session, player.email, now) >= ctx.settings.max_new_games_per_day:
+        if not policy.take_new_game(ctx, session, writer, now):
             return refuse(
                 ctx,
                 session,
@@ -292,6 +299,7 @@ def request(
                 game_row,
                 game,
                 answering=(player.email, answering),
+                joined=policy.joined_seats(writer, [s.player.email for s in seats]),
                 **new_match(session, length, now),
             )
         except ServiceError as exc:
@@ -320,7 +328,8 @@ def request(
             game_id,
         )
     for seated in others:
-        if not invitations.may_invite(ctx, session, player, seated.player.email, now):
+        allowed, why = policy.may_invite(ctx, session, player, seated.player.email, now)
+        if not allowed:
             return refuse(
                 ctx,
                 session,
@@ -328,7 +337,7 @@ def request(
                 player,
                 answering,
                 f"{seated.player.email} cannot be invited now.",
-                f"{seated.player.email} cannot be invited",
+                f"{seated.player.email}: {why}",
                 game_id,
             )
     rules = house_rules(settings.players, settings.target, settings.muggins, settings.skunk)
@@ -348,9 +357,22 @@ def request(
         "computer": robots,
         "levels": game_row.settings.get("levels") or {},
         "best_of": length,
+        "challenger_joined": writer.proof >= policy.Proof.TOKEN,
     }
-    invited = [s.player.email for s in others]
-    invitations.send_invitations(ctx, session, row, player, None, invited, stored, rules, now)
+    invited = invitations.send_invitations(
+        ctx, session, row, player, None, [s.player.email for s in others], stored, rules, now
+    )
+    if not invited:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            answering,
+            "Those players cannot be invited now.",
+            "no invitation could go",
+            game_id,
+        )
     invitations.tell(
         ctx,
         session,

@@ -39,7 +39,7 @@ from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
-from pbem.service import hints, observe, talk
+from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (
     Context,
@@ -173,6 +173,8 @@ def turn_mails(
             or worth_mailing(view, seated.seat.mailed_state)
         ):
             continue  # nothing new for them: their last mail still says it all
+        if not may_mail_seat(ctx, session, seated, now):
+            continue  # a seat not joined: the game's first mail went already
         update_row(
             session,
             seated.seat,
@@ -285,6 +287,8 @@ def send_archive(
     data = archive_bytes(game_archive(game_row, game, seats))
     about = mail_context(game_row, seats, seat, [], len(game.events))
     mail = render_archive(about, name)
+    if not may_mail_seat(ctx, session, seats[seat], now):
+        return
     envelope = envelope_for(
         ctx, session, game_row, seats[seat], "archive", f"x{inbound_id}", now, None
     )
@@ -403,6 +407,10 @@ def answer(
         session, player.email, kind, now, content=mail.subject + "\n" + mail.text
     ):
         return
+    if not policy.may_mail(
+        ctx, session, player.email, policy.Why.ANSWER, now, inbound_id=inbound_id
+    ):
+        return
     # A random part: the id cannot be guessed, so a forged bounce cannot name it.
     msg_id = f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
     ref = reply_reference(answering)
@@ -447,9 +455,19 @@ def enqueue(
         return  # the computer plays in-process; it has no mailbox
     if unsolicited and seated.player.stopped:
         return
+    if not may_mail_seat(ctx, session, seated, now):
+        return
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, kind, game_row.id, raw, now)
+
+
+def may_mail_seat(ctx: Context, session: Session, seated: Seated, now: datetime) -> bool:
+    """Whether a game mail may go to ``seated`` (`pbem.service.policy`: a joined seat
+    always; one not joined, its first mail only)."""
+    return policy.may_mail(
+        ctx, session, seated.player.email, policy.Why.GAME, now, seat=seated.seat
+    )
 
 
 def envelope_for(
@@ -483,7 +501,7 @@ def envelope_for(
         "sender": ctx.settings.address,
         "sender_name": ctx.settings.from_name,
         "to": seated.player.email,
-        "to_name": seated.name,
+        "to_name": display_name(seated.player),  # their own name, for their own To
         "message_id": msg_id,
         "in_reply_to": f"<{previous}>" if previous else (references[0] if references else None),
         "references": references,

@@ -31,7 +31,7 @@ from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
-from pbem.service import hints, talk
+from pbem.service import hints, policy, talk
 from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
 from pbem.service.observe import set_observers
@@ -203,7 +203,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
         if game.is_over:
             notices.append(Notice("refused", str(cmd), "The game is over."))
             continue
-        if cmd.verb == "resign" and known.tokenless and not ctx.settings.trusted_authserv_id:
+        if cmd.verb == "resign" and not may_resign(ctx, session, known):
             notices.append(
                 Notice(
                     "refused",
@@ -235,6 +235,14 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     for line in list(known.ignored)[:5]:
         notices.append(Notice("ignored", line, "not a command, ignored"))
     return move
+
+
+def may_resign(ctx: Context, session: Session, known: Known) -> bool:
+    """Whether the mail of ``known`` is proven enough to resign (`policy.RULES`)."""
+    writer = ctx.senders.get(known.inbound_id) if known.inbound_id is not None else None
+    if writer is None:  # a mail not taken in by intake (a test's own Known): its token
+        return not known.tokenless
+    return policy.decide(ctx, session, writer, "resign").allowed
 
 
 def record(

@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
 from pbem.render import Notice, render_reminder
-from pbem.service import notify, play
+from pbem.service import notify, play, policy
 from pbem.service.away import clock_start
 from pbem.service.context import Context, Seated, load_game, seats_of
 from pbem.service.digest import send_digests
@@ -177,6 +177,10 @@ def expire_invitations(ctx: Context, session: Session, now: datetime) -> int:
     for invitation in lapsed:
         invitation.status = m.InvitationStatus.EXPIRED.value
         session.add(invitation)
+        # An invitation left unanswered: no other for the quiet period, from anyone.
+        policy.suppress(
+            ctx, session, invitation.invitee, "lapsed", now, days=ctx.settings.invitation_quiet_days
+        )
         if invitation.inbound_id in told:
             continue
         told.add(invitation.inbound_id)

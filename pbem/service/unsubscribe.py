@@ -1,9 +1,10 @@
-"""unsubscribe: RFC 8058's one-click unsubscribe, by the seat token in the URI.
+"""unsubscribe: RFC 8058's one-click unsubscribe, by the token in the URI.
 
-A POST to ``unsubscribe_url/TOKEN`` (see `pbem.web`) stops the player of the seat with
-that token exactly as the mail command ``stop`` does (`pbem.service.settings`): no mail
-from the service but the answers to the player's own mail. No mail is written: the
-player asked for none.
+A POST to ``unsubscribe_url/TOKEN`` (see `pbem.web`) with a seat's token stops the seat's
+player exactly as the mail command ``stop`` does (`pbem.service.settings`): no mail from
+the service but the answers to the player's own mail. With an invitation's token (its
+``List-Unsubscribe``), the invited mailbox goes on the suppression list as ``never`` by
+mail does (`pbem.service.policy.suppress`). No mail is written: they asked for none.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from pbem.commands import Command
+from pbem.service import policy
 from pbem.service.context import Context
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
@@ -26,11 +28,14 @@ STOP = Command("stop", (), "stop")
 
 
 def is_known(db: Engine, token: str) -> bool:
-    """Whether a seat has ``token`` (a read: nothing changes)."""
+    """Whether a seat or an invitation has ``token`` (a read: nothing changes)."""
     if not TOKEN_RE.fullmatch(token):
         return False
     with Session(db) as session:
-        return session.exec(select(m.Seat.id).where(col(m.Seat.token) == token)).first() is not None
+        if session.exec(select(m.Seat.id).where(col(m.Seat.token) == token)).first():
+            return True
+        found = session.exec(select(m.Invitation.id).where(col(m.Invitation.token) == token))
+        return found.first() is not None
 
 
 def unsubscribe(ctx: Context, token: str) -> bool:
@@ -44,7 +49,13 @@ def unsubscribe(ctx: Context, token: str) -> bool:
             .join(m.Seat, col(m.Seat.player_id) == col(m.Player.id))
             .where(col(m.Seat.token) == token)
         ).first()
-        if player is None:
+        if player is not None:
+            apply_setting(ctx, session, player, STOP, ctx.clock())
+            return True
+        invitee = session.exec(
+            select(m.Invitation.invitee).where(col(m.Invitation.token) == token)
+        ).first()
+        if invitee is None:
             return False
-        apply_setting(ctx, session, player, STOP, ctx.clock())
+        policy.suppress(ctx, session, invitee, "unsubscribe", ctx.clock(), days=None)
     return True

@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text
+from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text, true
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
@@ -169,6 +169,15 @@ class Seat(SQLModel, table=True):
     heard_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     # The seat's player said "observers on" (a human game opens to observers when all did).
     allows_observers: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # Whether the seat's player joined the game themself: the admin seated them, or a
+    # mail of theirs proven by a token (or the trusted DMARC verdict) asked for it or
+    # answered its mail. A seat made by a mail proven by its From alone (a game started
+    # or a challenge sent to the plain address) is not joined until its player answers
+    # with the seat's token; until then it gets the game's first mail and no other
+    # (`pbem.service.policy`).
+    joined: bool = Field(default=True, sa_column_kwargs={"server_default": true()})
+    # How many mails went to the seat while it was not joined.
+    unjoined_mails: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class MatchStatus(StrEnum):
@@ -250,6 +259,60 @@ class Invitation(SQLModel, table=True):
     token: str = Field(unique=True)
     status: str = Field(default=InvitationStatus.PENDING.value, index=True)
     inbound_id: int | None = Field(default=None, foreign_key="inbound.id", sa_type=ID_TYPE)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+    answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class Consent(SQLModel, table=True):
+    """What one mailbox agreed to, and what was sent to it unasked (`pbem.service.policy`).
+
+    ``mailbox`` is the address folded as the policy folds it: lowercase, without a
+    ``+tag``. A mailbox is ``confirmed`` once it proved it reads the service's mail (it
+    answered with a token mailed to it, the trusted server vouched for it, or the admin
+    seated it); ``suppressed`` (why: "never", "declined", "stop", "unsubscribe") until
+    ``suppressed_until`` (None: until it says ``start``). ``last_unsolicited_at``: the last
+    mail it got without having confirmed. The day's counters (``day``, UTC) cap what
+    anyone may make the service send it, or start in its name, in one day."""
+
+    __tablename__ = "consent"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    mailbox: str = Field(unique=True)
+    confirmed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    suppressed: str | None = None
+    suppressed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    suppressed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_unsolicited_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    day: str | None = None
+    invitations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    games_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    confirmations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+
+
+class ConfirmationStatus(StrEnum):
+    """Where a confirmation request stands."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    REFUSED = "refused"
+    EXPIRED = "expired"
+
+
+class Confirmation(SQLModel, table=True):
+    """A request the service could not act on before its sender proved their address:
+    the mail that asked (``inbound_id``) is acted on when ``address`` answers the
+    confirmation mail, whose reply address carries ``token``."""
+
+    __tablename__ = "confirmation"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    token: str = Field(unique=True)
+    address: str
+    mailbox: str = Field(index=True)
+    action: str
+    inbound_id: int = Field(foreign_key="inbound.id", sa_type=ID_TYPE)
+    status: str = Field(default=ConfirmationStatus.PENDING.value)
     created_at: datetime = Field(sa_type=UTCDateTime)
     expires_at: datetime = Field(sa_type=UTCDateTime)
     answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

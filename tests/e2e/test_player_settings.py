@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from engine import players as computer
 from pbem.bots import text_of
+from pbem.service.policy import is_suppressed
 from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, plain_mail
 
 A, B = ALICE[0], BOB[0]
@@ -202,11 +204,20 @@ def test_settings_to_the_plain_address_need_no_game(harness: Harness) -> None:
 
 
 def test_settings_from_a_stranger_change_nothing(harness: Harness) -> None:
+    """A stranger's settings touch no player; their ``stop`` only keeps the service from
+    mailing them unasked (the suppression list), and is not answered."""
     h = harness
     h.new_game((ALICE, BOB))
     before = len(h.outbox())
-    h.deliver(plain_mail("mallory@evil.test", SERVICE, "stop"))
+    h.deliver(plain_mail("mallory@evil.test", SERVICE, "name Mallory"))
     assert h.last_inbound().status == "ignored"
+    assert h.player("mallory@evil.test") is None
+    h.deliver(plain_mail("mallory@evil.test", SERVICE, "stop"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert "no reply" in (h.last_inbound().reason or "")
+    assert h.player("mallory@evil.test") is None
+    with Session(h.db) as session:
+        assert is_suppressed(session, "Mallory+x@evil.test", h.clock())
     assert len(h.outbox()) == before
 
 

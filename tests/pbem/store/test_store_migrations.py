@@ -43,6 +43,8 @@ TABLES = {
     "game_match",
     "talk",
     "watcher",
+    "consent",
+    "confirmation",
 }
 
 

@@ -1,0 +1,266 @@
+"""confirm: requests done only once their sender proves the address they wrote from.
+
+A From can be forged. When the policy answers a request with "confirm"
+(`pbem.service.policy.decide`: ``watch``, a ``challenge`` from a mailbox that never
+confirmed, ``start`` after ``never``), `request` stores a `m.Confirmation` naming the mail
+that asked and sends one short mail (`policy.Why.CONFIRM`: counted as the mailbox's one
+unasked mail when it never confirmed) whose reply address carries a fresh token. Any
+reply from that mailbox to it (`answer`) proves the address: the mailbox is confirmed and
+the stored request is done as if it had come with a token. ``never`` / ``stop`` /
+``no`` in reply refuse it (``never`` and ``stop`` also put the mailbox on the suppression
+list). A mailbox has one request waiting at a time; a request lapses after
+``invitation_days``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, col, select
+
+from engine import InvalidSyntaxError
+from pbem.commands import LobbyCommand, parse_lobby
+from pbem.mail.compose import compose, reply_reference
+from pbem.mail.reading import IncomingMail, read_message, reply_subject
+from pbem.mail.tokens import new_token, reply_address
+from pbem.render import MailContext, Notice, render_error
+from pbem.service import notify, policy
+from pbem.service.context import Context, Outcome, Proof, Sender, finish
+from pbem.store import models as m
+from pbem.store.outbox import outbox_row, queue_mails
+
+PENDING = m.ConfirmationStatus.PENDING.value
+
+WHAT = {
+    "watch": "to watch a game",
+    "challenge": "to invite others to a game",
+    "rematch": "to invite others to a rematch",
+    "start": "to get the service's mail again",
+}
+"""What each kind of request is, in the confirmation mail's words."""
+
+
+def confirmation_for(session: Session, tokens: list[str]) -> m.Confirmation | None:
+    """The confirmation request one of ``tokens`` names."""
+    if not tokens:
+        return None
+    return session.exec(select(m.Confirmation).where(col(m.Confirmation.token).in_(tokens))).first()
+
+
+def request(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    action: str,
+    now: datetime,
+) -> Outcome:
+    """Hold ``row``'s request (``action``) until its sender confirms; mail them one
+    confirmation request if the policy lets it go. The message's final state."""
+    assert row.id is not None
+    writer = ctx.senders[row.id]
+    waiting = session.exec(
+        select(m.Confirmation.id).where(
+            m.Confirmation.mailbox == writer.mailbox,
+            m.Confirmation.status == PENDING,
+            col(m.Confirmation.expires_at) > now,
+        )
+    ).first()
+    if waiting is not None:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"{action}: a confirmation request to {writer.mailbox} waits already; no mail",
+            sender=mail.sender,
+        )
+    token = new_token()
+    session.add(
+        m.Confirmation(
+            token=token,
+            address=mail.sender,
+            mailbox=writer.mailbox,
+            action=action,
+            inbound_id=row.id,
+            status=PENDING,
+            created_at=now,
+            expires_at=now + timedelta(days=ctx.settings.invitation_days),
+        )
+    )
+    session.flush()
+    if not policy.may_mail(ctx, session, mail.sender, policy.Why.CONFIRM, now):
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"{action}: held for confirmation, but {writer.mailbox} may get no "
+            "confirmation request now (see the policy); no mail",
+            sender=mail.sender,
+        )
+    send_request(ctx, session, mail.sender, action, token, row.id, mail.message_id, now)
+    return finish(
+        ctx,
+        session,
+        row,
+        "ignored",
+        f"{action}: held until {writer.mailbox} confirms (confirmation request sent)",
+        sender=mail.sender,
+    )
+
+
+def send_request(
+    ctx: Context,
+    session: Session,
+    address: str,
+    action: str,
+    token: str,
+    inbound_id: int,
+    answering: str | None,
+    now: datetime,
+) -> None:
+    """The confirmation request: what was asked, how to confirm, and how to refuse."""
+    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
+    what = WHAT.get(action, "a request")
+    about = MailContext(
+        game_id=0,
+        names=("",),
+        recipient_seat=0,
+        reply_hint="",
+        notices=(
+            Notice(
+                "info",
+                "",
+                f"A mail from this address asked the cribbage-by-email service {what}. "
+                "If it was you, reply to this mail (any words will do) and it is done.",
+            ),
+            Notice(
+                "info",
+                "",
+                "If it was not you, ignore this mail: the request lapses and nothing more "
+                "is sent about it. Reply 'never' to get no mail from this service at all.",
+            ),
+        ),
+    )
+    mail = render_error(about, None, "Please confirm your request")
+    msg_id = f"<confirm.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
+    ref = reply_reference(answering)
+    raw = compose(
+        sender=ctx.settings.address,
+        sender_name=ctx.settings.from_name,
+        to=address,
+        to_name=None,
+        subject=mail.subject,
+        text=mail.text,
+        html=mail.html,
+        message_id=msg_id,
+        in_reply_to=ref,
+        references=[ref] if ref else [],
+        reply_to=reply_to,
+        loop_value=ctx.settings.loop_value,
+        date=now,
+        extra_headers={"List-Unsubscribe": f"<mailto:{reply_to}?subject=never>"},
+    )
+    queue_mails(
+        session,
+        [outbox_row(msg_id, address, ctx.settings.address, "confirm", raw, None, now=now)],
+    )
+
+
+REFUSALS = ("never", "stop", "unsubscribe", "no")
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """A held request its sender confirmed: the mail that asked, and what it asks (for
+    the lobby to do, as if it had come with a token)."""
+
+    mail: IncomingMail
+    asked: LobbyCommand | InvalidSyntaxError
+
+
+def answer(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    held: m.Confirmation,
+    player: m.Player | None,
+    now: datetime,
+) -> Outcome | Confirmed:
+    """A reply to a confirmation request: the message's final state when it is refused
+    or ends here, else the confirmed request (``ctx.senders`` then holds its sender,
+    proven)."""
+    assert row.id is not None
+    writer = ctx.senders[row.id]
+    decision = policy.decide(ctx, session, writer, "answer")
+    if not decision.allowed or writer.mailbox != held.mailbox:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"confirmation token used by another address ({decision.reason}): no reply",
+            sender=mail.sender,
+        )
+    held = session.exec(
+        select(m.Confirmation)
+        .where(m.Confirmation.id == held.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).one()
+    word = policy.quiet_word(mail)
+    if held.status != PENDING or held.expires_at <= now:
+        return finish(
+            ctx,
+            session,
+            row,
+            "ignored",
+            f"confirmation {held.id} is no longer open ({held.status}): no reply",
+            sender=mail.sender,
+        )
+    held.answered_at = now
+    if word in REFUSALS:
+        held.status = m.ConfirmationStatus.REFUSED.value
+        session.add(held)
+        if word != "no":
+            policy.suppress(ctx, session, mail.sender, word, now, days=None)
+        return finish(
+            ctx,
+            session,
+            row,
+            "applied",
+            f"confirmation refused ({word}); no reply",
+            sender=mail.sender,
+        )
+    held.status = m.ConfirmationStatus.CONFIRMED.value
+    session.add(held)
+    policy.confirm(ctx, session, writer, now)
+    if held.action == "start":
+        policy.lift(ctx, session, mail.sender)
+        notify.error_reply(
+            ctx,
+            session,
+            player or m.Player(email=mail.sender, created_at=now),
+            row.id,
+            "start",
+            "Mail again",
+            [Notice("applied", "start", "You will get the service's mail again.")],
+            now,
+            answering=mail.message_id,
+        )
+        return finish(ctx, session, row, "applied", "start: off the suppression list")
+    asked_row = session.get(m.Inbound, held.inbound_id)
+    assert asked_row is not None
+    asked_mail = read_message(
+        asked_row.raw, our_addresses={ctx.settings.address}, loop_value=ctx.settings.loop_value
+    )
+    asked = parse_lobby(asked_mail.reply_text or "", reply_subject(asked_mail.subject or ""))
+    if asked is None:
+        return finish(ctx, session, row, "ignored", "the confirmed mail asks nothing now")
+    # The request is done as if it had come with a token: its sender has shown it.
+    ctx.senders[row.id] = Sender(asked_mail.sender, writer.mailbox, Proof.TOKEN, "confirmed")
+    return Confirmed(asked_mail, asked)

@@ -18,6 +18,7 @@ import json
 import mailbox
 import os
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -90,24 +91,30 @@ def text_of(msg: email.message.Message) -> str:
     return ""
 
 
+def unfold(value: object) -> str:
+    """A header value as read with its folds (RFC 5322 §2.2.3: a line break before white
+    space) taken out, as a mail client shows it and copies it into a reply."""
+    return re.sub(r"\r?\n(?=[ \t])", "", str(value or "")).strip()
+
+
 def quoted_reply(
     original: email.message.Message, sender: str, sender_name: str, body: str, now: datetime
 ) -> bytes:
     """A reply as a mail client writes it: Re: subject, threading headers, quoted history."""
     reply = EmailMessage(policy=email.policy.SMTP)
     reply["From"] = f"{sender_name} <{sender}>"
-    reply["To"] = original.get("Reply-To") or original.get("From") or ""
-    subject = str(original.get("Subject", ""))
+    reply["To"] = unfold(original.get("Reply-To") or original.get("From") or "")
+    subject = unfold(original.get("Subject", ""))
     reply["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     reply["Date"] = format_datetime(now)
     reply["Message-ID"] = make_msgid(domain=sender.split("@", 1)[-1])
-    original_id = original.get("Message-ID")
+    original_id = unfold(original.get("Message-ID", ""))
     if original_id:
         reply["In-Reply-To"] = original_id
         refs = str(original.get("References", "")).split()
-        reply["References"] = " ".join([*refs, str(original_id)])
-    when = str(original.get("Date", "a moment ago"))
-    who = str(original.get("From", "Cribbage"))
+        reply["References"] = " ".join([*refs, original_id])
+    when = unfold(original.get("Date", "a moment ago"))
+    who = unfold(original.get("From", "Cribbage"))
     quoted = "\n".join("> " + line if line else ">" for line in text_of(original).splitlines())
     reply.set_content(f"{body}\n\nOn {when}, {who} wrote:\n{quoted}\n")
     return reply.as_bytes()

@@ -63,6 +63,9 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
         return finish(ctx, session, row, "ignored", reason, sender=sender)
     if not sender:
         return finish(ctx, session, row, "ignored", mail.problem or "no sender address")
+    if policy.is_service_mailbox(ctx, sender):
+        # Its own address or a computer seat's: never a person, never answered.
+        return finish(ctx, session, row, "ignored", "From the service's own address", sender=sender)
     if ctx.settings.trusted_authserv_id:
         # The trusted server's verdict counts for every mail: without its pass the From
         # may be forged, and nothing is done or answered.
@@ -235,6 +238,8 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             update_row(session, seated.seat, joined=True)
             policy.confirm(ctx, session, writer, now)
         policy.reset_bounces(session, seated.player)
+        if any(c.verb == "start" for c in parsed.commands):
+            policy.lift(ctx, session, sender)  # back from "never", by a proven mail
     return Known(
         game_row,
         seats,

@@ -313,9 +313,10 @@ def answer(
             sender=sender,
         )
     sender = invitation.invitee  # the address invited (the same mailbox)
-    # The invitee answered the invitation from its mailbox: it reads the service's mail.
-    policy.confirm(ctx, session, writer, now)
     said = policy.quiet_word(mail)
+    if said == "start":
+        # Back from "never": a reply to the service's own mail proves the mailbox.
+        policy.lift(ctx, session, sender)
     accepted = said in ("accept", "accepted", "yes", "ok", "okay")
     never = said in ("never", "stop", "unsubscribe")
     declined = never or said in ("decline", "declined", "no", "reject")
@@ -416,6 +417,8 @@ def answer(
         return finish(ctx, session, row, "applied", "invitation declined", sender=sender)
     invitation.status = m.InvitationStatus.ACCEPTED.value
     session.add(invitation)
+    # Accepted from the invited mailbox: it asked to play, and reads the service's mail.
+    policy.confirm(ctx, session, writer, now)
     waiting = [i.invitee for i in everyone if i.status == PENDING and i.id != invitation.id]
     if waiting:
         tell(

@@ -148,8 +148,9 @@ RULES: dict[str, Rule] = {
     "answer": Rule(Proof.TOKEN),
     # Less mail ("never", "stop" from a non-player): a From is enough, it only quietens.
     "quieten": Rule(Proof.FROM),
-    # More mail again after "never" or a stop ("start" from a non-player).
-    "unquieten": Rule(Proof.TOKEN, confirm=True),
+    # More mail again after "never" or a non-player's stop: only a proven "start" (a
+    # reply to one of the service's mails to that mailbox, or the trusted server's pass).
+    "unquieten": Rule(Proof.TOKEN),
 }
 
 
@@ -376,6 +377,8 @@ def _may_mail(
         session.add(box)
         return True, "the first mail of a seat not joined"
     if why == Why.CONFIRM:
+        if hard:
+            return False, f"suppressed ({box.suppressed})"
         if box.confirmations_today >= CONFIRMATIONS_PER_DAY:
             return False, "as many confirmation requests today as one mailbox may get"
         if not trusted and not _unasked(ctx, box, now):
@@ -444,11 +447,19 @@ def reachable(ctx: Context, session: Session, address: str, now: datetime) -> bo
 
 def take_new_game(ctx: Context, session: Session, sender: Sender, now: datetime) -> bool:
     """Count one game started by mail in ``sender``'s name today; False (nothing counted)
-    when the mailbox started ``max_new_games_per_day`` today already."""
+    when the mailbox started ``max_new_games_per_day`` today already — or, for a mail
+    proven by its From alone, while a game started that way in its name waits for its
+    player to answer its first mail (one at a time, for ``invitation_days`` at most: a
+    forged From starts one game, not one a mail)."""
     box = locked_consent(session, sender.mailbox)
     _new_day(box, now)
     if box.games_today >= ctx.settings.max_new_games_per_day:
         return False
+    if sender.proof < Proof.TOKEN:
+        waiting = timedelta(days=ctx.settings.invitation_days)
+        if box.unjoined_since is not None and now - box.unjoined_since < waiting:
+            return False
+        box.unjoined_since = now
     box.games_today += 1
     session.add(box)
     session.flush()

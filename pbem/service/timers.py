@@ -16,12 +16,13 @@ from engine import players as computer
 from pbem.render import Notice, render_reminder
 from pbem.service import notify, play, policy
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, load_game, seats_of
+from pbem.service.context import Context, Seated, is_computer, load_game, seats_of
 from pbem.service.digest import send_digests
 from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.db import session_scope
+from pbem.store.outbox import cancel_game_mail
 from pbem.store.players import get_player
 
 
@@ -119,6 +120,21 @@ def timeout(
     ctx: Context, session: Session, game_row: m.Game, game: Game, seats: list[Seated], now: datetime
 ) -> int:
     assert game_row.id is not None
+    if not any(s.seat.joined for s in seats if not is_computer(game_row, s.seat.seat)):
+        # Started in the name of someone who never answered its mail (a From alone can
+        # be forged): dropped quietly, nobody mailed.
+        reason = "nobody joined the game: its player never answered its mail"
+        cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
+        update_row(
+            session,
+            game_row,
+            status=m.GameStatus.ABORTED.value,
+            status_reason=reason,
+            next_reminder_at=None,
+            deadline_at=None,
+            updated_at=now,
+        )
+        return 1
     action_kind = ctx.settings.timeout_action
     if action_kind == "none":
         game_row.deadline_at = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import or_
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import upsert
@@ -46,11 +47,13 @@ def confirm_mailboxes(session: Session, mailboxes: list[str], now: datetime) -> 
         )
     rows = session.exec(
         select(Consent).where(
-            col(Consent.mailbox).in_(mailboxes), col(Consent.confirmed_at).is_(None)
+            col(Consent.mailbox).in_(mailboxes),
+            or_(col(Consent.confirmed_at).is_(None), col(Consent.unjoined_since).is_not(None)),
         )
     ).all()
     for row in rows:
-        row.confirmed_at = now
+        row.confirmed_at = row.confirmed_at or now
+        row.unjoined_since = None  # its player answered: a game it waited for is joined
         session.add(row)
     if rows:
         session.flush()

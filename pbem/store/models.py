@@ -288,6 +288,9 @@ class Consent(SQLModel, table=True):
     invitations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     games_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     confirmations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    # When a game was started in its name by a mail proven by its From alone, until its
+    # player answers one of the service's mails (one such game at a time).
+    unjoined_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ConfirmationStatus(StrEnum):

@@ -56,6 +56,7 @@ def upgrade() -> None:
         sa.Column("invitations_today", sa.Integer(), nullable=False, server_default=sa.text("0")),
         sa.Column("games_today", sa.Integer(), nullable=False, server_default=sa.text("0")),
         sa.Column("confirmations_today", sa.Integer(), nullable=False, server_default=sa.text("0")),
+        sa.Column("unjoined_since", sa.DateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_consent"),
         sa.UniqueConstraint("mailbox", name="uq_consent_mailbox"),
     )

@@ -143,6 +143,19 @@ def ask_policy(
     return None
 
 
+def limit_words(ctx: Context, over: str) -> str:
+    """What a player is told when `policy.take_new_game` says no (``over``)."""
+    if over.startswith("over the daily limit"):
+        return (
+            f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
+            "as many as one may; try again tomorrow."
+        )
+    return (
+        "Games you started by mail to this address still wait for your first answer: "
+        "answer one of their mails first (a reply to it shows it was you who asked)."
+    )
+
+
 ACTIONS = {
     "new": "new",
     "challenge": "challenge",
@@ -180,9 +193,10 @@ def new_against_computer(
             "lobby: the game's first mail may not go to this mailbox now; no game, no reply",
             sender=sender,
         )
-    if not policy.take_new_game(ctx, session, writer, now):
+    over = policy.take_new_game(ctx, session, writer, now)
+    if over is not None:
         if player is None:
-            return finish(ctx, session, row, "ignored", "lobby: over the daily limit of new games")
+            return finish(ctx, session, row, "ignored", f"lobby: {over}")
         refuse(
             ctx,
             session,
@@ -190,14 +204,11 @@ def new_against_computer(
             row,
             mail,
             "lobby-limit",
-            "No more games today",
-            f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
-            "as many as one may; try again tomorrow.",
+            "No more games now",
+            limit_words(ctx, over),
             now,
         )
-        return finish(
-            ctx, session, row, "rejected", "lobby: over the daily limit of new games", sender=sender
-        )
+        return finish(ctx, session, row, "rejected", f"lobby: {over}", sender=sender)
     seats = asked.players or 2
     people: list[tuple[str, str | None]] = [(sender, mail.sender_name or None)]
     for n in range(1, seats):

@@ -280,17 +280,12 @@ def request(
     dealer = first_dealer_after(game)
     others = [s for s in seats if s.seat.seat not in robots and s.player.id != player.id]
     if not others:
-        if not policy.take_new_game(ctx, session, writer, now):
+        over = policy.take_new_game(ctx, session, writer, now)
+        if over is not None:
+            from pbem.service.lobby import limit_words
+
             return refuse(
-                ctx,
-                session,
-                row,
-                player,
-                answering,
-                f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
-                "as many as one may; try again tomorrow.",
-                "over the daily limit of new games",
-                game_id,
+                ctx, session, row, player, answering, limit_words(ctx, over), over, game_id
             )
         try:
             new_id = start_again(

@@ -445,25 +445,32 @@ def reachable(ctx: Context, session: Session, address: str, now: datetime) -> bo
     return box.confirmed_at is not None or _unasked(ctx, box, now, take=False)
 
 
-def take_new_game(ctx: Context, session: Session, sender: Sender, now: datetime) -> bool:
-    """Count one game started by mail in ``sender``'s name today; False (nothing counted)
-    when the mailbox started ``max_new_games_per_day`` today already — or, for a mail
-    proven by its From alone, while a game started that way in its name waits for its
-    player to answer its first mail (one at a time, for ``invitation_days`` at most: a
-    forged From starts one game, not one a mail)."""
+UNJOINED_AT_ONCE = 3
+"""Games started by a From alone in one mailbox's name that may wait at once for its
+player's first answer (within ``invitation_days``): a forged From starts a few games,
+not one a mail, while a player who starts games by plain mail hardly notices."""
+
+
+def take_new_game(ctx: Context, session: Session, sender: Sender, now: datetime) -> str | None:
+    """Count one game started by mail in ``sender``'s name; None when it may start, else
+    why not (nothing counted): the mailbox started ``max_new_games_per_day`` today, or —
+    for a mail proven by its From alone — `UNJOINED_AT_ONCE` games started that way in
+    its name still wait for their player's first answer."""
     box = locked_consent(session, sender.mailbox)
     _new_day(box, now)
     if box.games_today >= ctx.settings.max_new_games_per_day:
-        return False
+        return "over the daily limit of new games"
     if sender.proof < Proof.TOKEN:
-        waiting = timedelta(days=ctx.settings.invitation_days)
-        if box.unjoined_since is not None and now - box.unjoined_since < waiting:
-            return False
-        box.unjoined_since = now
+        window = timedelta(days=ctx.settings.invitation_days)
+        if box.unjoined_since is None or now - box.unjoined_since >= window:
+            box.unjoined_since, box.unjoined_games = now, 0
+        if box.unjoined_games >= UNJOINED_AT_ONCE:
+            return f"{UNJOINED_AT_ONCE} games started in its name wait for its first answer"
+        box.unjoined_games += 1
     box.games_today += 1
     session.add(box)
     session.flush()
-    return True
+    return None
 
 
 def may_invite(

@@ -53,7 +53,8 @@ def confirm_mailboxes(session: Session, mailboxes: list[str], now: datetime) -> 
     ).all()
     for row in rows:
         row.confirmed_at = row.confirmed_at or now
-        row.unjoined_since = None  # its player answered: a game it waited for is joined
+        # Its player answered: the games that waited for them are theirs.
+        row.unjoined_since, row.unjoined_games = None, 0
         session.add(row)
     if rows:
         session.flush()

@@ -288,9 +288,10 @@ class Consent(SQLModel, table=True):
     invitations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     games_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     confirmations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
-    # When a game was started in its name by a mail proven by its From alone, until its
-    # player answers one of the service's mails (one such game at a time).
+    # Games started in its name by mails proven by their From alone since
+    # ``unjoined_since``, until its player answers one of the service's mails.
     unjoined_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    unjoined_games: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class ConfirmationStatus(StrEnum):

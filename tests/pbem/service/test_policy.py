@@ -169,25 +169,29 @@ def test_new_games_are_counted_per_mailbox(desk: Desk) -> None:
     with session_scope(ctx.db) as session:
         for n in range(6):
             who = sender(f"A+{n}@play.example", Proof.TOKEN)
-            taken.append(policy.take_new_game(ctx, session, who, NOW))
+            taken.append(policy.take_new_game(ctx, session, who, NOW) is None)
     assert taken == [True, True, True, False, False, False]
     with session_scope(ctx.db) as session:
         who = sender("a@play.example", Proof.TOKEN)
-        assert policy.take_new_game(ctx, session, who, NOW + timedelta(days=1))
+        assert policy.take_new_game(ctx, session, who, NOW + timedelta(days=1)) is None
 
 
-def test_a_from_alone_starts_one_game_at_a_time(desk: Desk) -> None:
-    """A From can be forged: by it alone, one game waits for its player at a time, until
-    they answer its mail or ``invitation_days`` pass."""
+def test_a_from_alone_starts_a_few_games_until_they_are_answered(desk: Desk) -> None:
+    """A From can be forged: by it alone, `UNJOINED_AT_ONCE` games wait for their player
+    at once, until they answer one of their mails or ``invitation_days`` pass."""
     ctx = with_settings(desk, max_new_games_per_day=10, invitation_days=7.0)
     who = sender("a@play.example", Proof.FROM)
     with session_scope(ctx.db) as session:
-        assert policy.take_new_game(ctx, session, who, NOW)
-        assert not policy.take_new_game(ctx, session, who, NOW + timedelta(days=1))
-        assert policy.take_new_game(ctx, session, who, NOW + timedelta(days=8))
-        # The player answers the game's mail: the next one may start at once.
+        for _ in range(policy.UNJOINED_AT_ONCE):
+            assert policy.take_new_game(ctx, session, who, NOW) is None
+        over = policy.take_new_game(ctx, session, who, NOW + timedelta(days=1))
+        assert over is not None and "first answer" in over
+        assert policy.take_new_game(ctx, session, who, NOW + timedelta(days=8)) is None
+        # The player answers a game's mail: the games waiting are theirs.
         policy.confirm(ctx, session, sender("a+x@play.example", Proof.TOKEN), NOW)
-        assert policy.take_new_game(ctx, session, who, NOW + timedelta(days=8, hours=1))
+        later = NOW + timedelta(days=8, hours=1)
+        for _ in range(policy.UNJOINED_AT_ONCE):
+            assert policy.take_new_game(ctx, session, who, later) is None
 
 
 def test_a_seat_not_joined_gets_its_first_game_mail_only(desk: Desk) -> None:

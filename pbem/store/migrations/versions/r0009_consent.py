@@ -57,6 +57,7 @@ def upgrade() -> None:
         sa.Column("games_today", sa.Integer(), nullable=False, server_default=sa.text("0")),
         sa.Column("confirmations_today", sa.Integer(), nullable=False, server_default=sa.text("0")),
         sa.Column("unjoined_since", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("unjoined_games", sa.Integer(), nullable=False, server_default=sa.text("0")),
         sa.PrimaryKeyConstraint("id", name="pk_consent"),
         sa.UniqueConstraint("mailbox", name="uq_consent_mailbox"),
     )

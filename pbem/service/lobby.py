@@ -204,7 +204,7 @@ def new_against_computer(
             row,
             mail,
             "lobby-limit",
-            "No more games now",
+            "No more games today" if "daily" in over else "Answer your new games first",
             limit_words(ctx, over),
             now,
         )

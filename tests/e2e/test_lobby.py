@@ -368,7 +368,12 @@ def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
     ask(h, A, "cancel")
     assert h.last_inbound().status == "applied"
     assert [r.status for r in invitations(h)] == ["cancelled"]
-    assert "withdrawn" in str(h.latest(C)["Subject"]).lower()
+    # Carol never answered: the invitation was her one mail, no "withdrawn" note follows.
+    assert h.count(C) == 1
+    # Bob plays here (he answered the service's mail): he is told.
+    ask(h, A, "challenge bob@example.org")
+    ask(h, A, "cancel")
+    assert "withdrawn" in str(h.latest(B)["Subject"]).lower()
     ask(h, A, "cancel")
     assert h.last_inbound().status == "rejected"
     assert "Nothing to cancel" in str(h.latest(A)["Subject"])
@@ -429,10 +434,16 @@ def test_a_second_invitation_to_the_same_address_is_refused(harness: Harness) ->
     assert h.last_inbound().status == "rejected"
     assert "still waits for an answer" in text_of(h.latest(A))
     assert len(invitations(h)) == 1 and h.count("carol@example.net") == 1
-    # Withdrawn, the address may be invited again.
+    # Withdrawn, the address is not invited again while its one unasked mail is recent
+    # (it never answered), by anyone; after the quiet period it may be.
     ask(h, A, "cancel")
     ask(h, A, "challenge carol@example.net")
+    assert h.last_inbound().status == "rejected"
+    assert "cannot be invited now" in text_of(h.latest(A))
+    h.clock.advance(timedelta(days=h.settings.invitation_quiet_days + 1))
+    ask(h, A, "challenge carol@example.net")
     assert h.last_inbound().status == "applied"
+    assert h.count(C) == 2
 
 
 @pytest.mark.parametrize("db_url", ["postgres"], indirect=True)
@@ -640,7 +651,12 @@ def test_open_lobby_lets_a_stranger_challenge(open_lobby: Harness) -> None:
     ask(h, STRANGER, "games")  # nothing to tell a stranger
     assert h.last_inbound().status == "ignored" and h.count(STRANGER) == 0
     ask(h, STRANGER, "challenge bob@example.org")
-    assert h.last_inbound().status == "applied"
+    # A stranger's From proves nothing: the invitation goes once they confirm it.
+    assert h.last_inbound().status == "ignored" and len(invite_to(h, B)) == 0
+    (asking,) = h.received(STRANGER)
+    assert "confirm" in str(asking["Subject"]).lower()
+    h.deliver(reply(asking, STRANGER, "Mallory", "yes, that was me"))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert len(invite_to(h, B)) == 1
     assert STRANGER in text_of(invite_to(h, B)[0])
     answer_invite(h, B, "yes")

@@ -48,6 +48,7 @@ from pbem.service.context import (
     is_computer,
     load_game,
     public_name,
+    seat_levels,
     seat_names,
     seats_of,
 )
@@ -87,7 +88,8 @@ def mail_context(
         over = game_row.status == m.GameStatus.FINISHED.value
     return MailContext(
         game_id=game_row.id,
-        names=seat_names(game_row, seats),
+        names=seat_names(seats),
+        levels=seat_levels(game_row, seats),
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         notices=tuple(notices),

@@ -38,6 +38,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
+from pbem.render.page import lobby_footer
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
@@ -396,7 +397,8 @@ def error_reply(
     answering: str | None = None,
 ) -> None:
     """A reply to a known player whose mail named no game of theirs (throttled),
-    threaded after that mail (its Message-ID: ``answering``)."""
+    threaded after that mail (its Message-ID: ``answering``). Its footer offers what
+    works outside a game (`outside_footer`)."""
     about = MailContext(
         game_id=0,
         names=(display_name(player),),
@@ -404,8 +406,14 @@ def error_reply(
         reply_hint="",
         notices=tuple(notices),
     )
-    mail = render_error(about, None, title)
+    mail = render_error(about, None, title, footer=outside_footer(ctx))
     answer(ctx, session, player, inbound_id, kind, mail, now, answering)
+
+
+def outside_footer(ctx: Context) -> tuple[str, ...]:
+    """The footer of a mail outside any game: "games" and "help", and "new" unless the
+    lobby is closed (the admin alone starts games then)."""
+    return lobby_footer(new_games=ctx.settings.lobby != "closed")
 
 
 def answer(

@@ -33,7 +33,7 @@ from pbem.render import (
 )
 from pbem.render.mail import observer_footer
 from pbem.render.page import lobby_footer
-from pbem.render.words import they_do
+from pbem.render.words import join_words, they_do
 from pbem.service.context import Context, Seated, display_name, seat_levels, seat_names
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -256,6 +256,23 @@ def set_observers(
         ]
         if waiting:
             each = "each replies" if len(waiting) > 1 else "by replying"
+            seconded = any(
+                s.seat.allows_observers for s in seats if s.seat.seat not in (seat, *computer)
+            )
+            if asked_before:
+                tell = None  # the others were told the first time
+            elif seconded:
+                tell = (
+                    f"{me} agreed to observers too; game {game_row.id} opens to them once "
+                    f"every player has (waiting for {join_words(waiting)}: reply "
+                    "'observers on')."
+                )
+            else:
+                tell = (
+                    f"{me} would like game {game_row.id} open to observers: anyone could "
+                    "then watch its public board after every move (never a hidden card). "
+                    "Reply 'observers on' to agree; it opens once every player agrees."
+                )
             return ObserversChange(
                 Notice(
                     "applied",
@@ -263,11 +280,7 @@ def set_observers(
                     f"You agree to observers; game {game_row.id} opens to them when "
                     f"{they_do(waiting, 'agrees', 'agree')} too ({each} 'observers on').",
                 ),
-                None
-                if asked_before
-                else f"{me} would like game {game_row.id} open to observers: anyone could "
-                "then watch its public board after every move (never a hidden card). "
-                "Reply 'observers on' to agree; it opens once every player agrees.",
+                tell,
             )
         update_row(session, game_row, observers=True)
         watch = (

@@ -173,14 +173,23 @@ def test_agreement_waits_on_one_player_or_on_several(harness: Harness) -> None:
         f"game {game_id} opens to them when Bob and Carol agree too (each replies "
         "'observers on')" in said(h.latest(A))
     )
+    assert f"Alice would like game {game_id} open to observers" in said(h.latest(C))
     h.answer(B, "observers on")
     assert (
         f"game {game_id} opens to them when Carol agrees too (by replying 'observers on')"
         in said(h.latest(B))
     )
+    assert "Bob agreed to observers too" in said(h.latest(C))
+    assert "waiting for Carol: reply 'observers on'" in said(h.latest(A))
     before = h.count(C)
     h.answer(A, "observers on")  # asked already: Carol is not told twice
     assert h.count(C) == before
+    h.answer(C, "observers on")
+    assert h.game_row(game_id).observers is True
+    for address in (A, B):
+        assert f"Carol agreed too: game {game_id} is open to observers now" in said(
+            h.latest(address)
+        )
 
 
 def test_a_mail_outside_any_game_offers_only_what_works_there(harness: Harness) -> None:

@@ -14,9 +14,11 @@ address it played from; when one pseudo-player sits at two places of a game, the
 place's update counts.
 
 Beside the rating: games, wins, skunks (games won by a skunk or better, and lost by
-one: ``skunked``), and the average points per hand of each kind, from the engine's
-events — pegging (the play, go and last card, his heels), hand, crib (shown or, in
-muggins games, claimed) — counted for the player who scored them.
+one: ``skunked``), and the average points of each kind, from the engine's events —
+pegging (the play, go and last card, his heels) and hand per hand played, crib (shown
+or, in muggins games, claimed) per crib the player owned and counted (a player owns
+one crib in two hands, three or four: averaged per hand it would look a third or a
+half of what it is) — counted for the player who scored them.
 
 Recompute from all finished games, ordered by (end time, game id), and the result is
 the same every time.
@@ -34,7 +36,7 @@ from openskill.models import PlackettLuce
 from engine import Game
 
 KINDS = ("pegging", "hand", "crib")
-"""The kinds of points the standings average per hand."""
+"""The kinds of points the standings average: pegging and hand per hand, crib per crib."""
 
 _PEGGING = {"play", "count_end", "heels"}
 
@@ -66,6 +68,7 @@ class GameRecord:
     values: dict[int, int]  # each losing side's game value (2: skunked, 4: double)
     hands: int
     points: tuple[dict[str, int], ...]  # by seat: points of each kind
+    cribs: tuple[int, ...]  # by seat: the cribs it owned that were counted
 
 
 def points_of(game: Game) -> tuple[dict[str, int], ...]:
@@ -82,6 +85,17 @@ def points_of(game: Game) -> tuple[dict[str, int], ...]:
         if kind is not None:
             out[event.seat][kind] += event.points
     return out
+
+
+def cribs_of(game: Game) -> tuple[int, ...]:
+    """How many cribs each seat owned that were counted (shown, or claimed in muggins
+    games): the dealer's, once per hand that reached the crib's count."""
+    out = [0] * game.players
+    for event in game.events:
+        crib = event.kind in ("show", "claim") and event.detail.startswith("crib")
+        if crib and event.seat is not None:
+            out[event.seat] += 1
+    return tuple(out)
 
 
 def record_of(
@@ -102,6 +116,7 @@ def record_of(
         values=dict(outcome.game_values),
         hands=game.hand_no,
         points=points_of(game),
+        cribs=cribs_of(game),
     )
 
 
@@ -130,6 +145,7 @@ class Standing:
     skunks: int = 0
     skunked: int = 0
     hands: int = 0
+    cribs: int = 0
     points: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     rank: int = 0
 
@@ -139,7 +155,16 @@ class Standing:
         return self.mu - 3 * self.sigma
 
     def per_hand(self, kind: str) -> float:
+        """The points of ``kind`` per hand played."""
         return self.points[kind] / self.hands if self.hands else 0.0
+
+    def per_crib(self) -> float:
+        """The crib's points per crib owned (and counted)."""
+        return self.points["crib"] / self.cribs if self.cribs else 0.0
+
+    def average(self, kind: str) -> float:
+        """What the table shows for ``kind``: pegging and hand per hand, crib per crib."""
+        return self.per_crib() if kind == "crib" else self.per_hand(kind)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,7 +180,9 @@ class Standing:
             "skunks": self.skunks,
             "skunked": self.skunked,
             "hands": self.hands,
-            "per_hand": {kind: round(self.per_hand(kind), 3) for kind in KINDS},
+            "cribs": self.cribs,
+            "per_hand": {kind: round(self.per_hand(kind), 3) for kind in KINDS if kind != "crib"},
+            "per_crib": round(self.per_crib(), 3),
         }
 
 
@@ -214,6 +241,7 @@ def compute_standings(records: Iterable[GameRecord]) -> Standings:
                 for kind in KINDS:
                     row.points[kind] += record.points[seat][kind]
                 row.hands += record.hands
+                row.cribs += record.cribs[seat] if seat < len(record.cribs) else 0
                 if row.key in counted:
                     continue
                 counted.add(row.key)

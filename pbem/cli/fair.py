@@ -65,7 +65,7 @@ def standings(
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the first N.")] = None,
 ) -> None:
     """The ratings table from every finished game (OpenSkill), with games, wins, skunks
-    and average points per hand (pegging, hand, crib)."""
+    and average points: pegging and hand per hand, crib per crib owned."""
     from pbem.render.standings import text_table
     from pbem.service.standings import current_standings
 

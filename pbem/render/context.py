@@ -49,9 +49,13 @@ class MailContext:
     ``paused`` marks a game on hold; ``deal_lines`` are the game's verifiable-deal
     lines (its commitment, and the server seed once the game is over), printed in
     every mail of the game.
-    ``paused`` marks a game on hold; ``talk`` is the table talk the recipient has not
-    seen in a game mail yet (in a history mail: all of it); ``match`` is the game's
-    match, when it is one game of a match.
+    ``talk`` is the table talk the recipient has not seen in a game mail yet (in a
+    history mail: all of it), shown under its own heading; ``match`` is the game's
+    match, when it is one game of a match. ``levels`` holds, per seat, the level of a
+    computer seat ("" for a person): the names stay short ("Computer") in every line
+    and table, and the header alone says the level ("Computer (hard)").
+    ``first_mail``: the recipient's first mail of the game (an observer's, say), whose
+    news tells the game (or the hand) so far rather than "since your last mail".
     """
 
     game_id: int
@@ -65,6 +69,8 @@ class MailContext:
     deal_lines: tuple[str, ...] = ()
     talk: tuple[Said, ...] = ()
     match: MatchInfo | None = None
+    levels: tuple[str, ...] = ()
+    first_mail: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,15 @@ from engine import Card, Event, PlayerView, Suit
 from pbem.render.board import Board
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.page import (
-    TALK_LIMIT,
     Page,
     build_page,
     footer_lines,
+    lobby_footer,
     notice_views,
+    notices_title,
     state_subject,
     subject_tag,
+    talk_lines,
 )
 from pbem.render.words import Part, People, Phrase, clean_name, phrase, plain
 
@@ -146,6 +148,7 @@ def _environment(folder: str) -> Environment:
     env.globals["label_width"] = _label_width
     env.globals["memo"] = _memo
     env.globals["RED"] = RED
+    env.globals["notices_title"] = notices_title
     return env
 
 
@@ -220,9 +223,16 @@ def observer_footer(game_id: int) -> tuple[str, ...]:
 
 
 def render_error(
-    ctx: MailContext, view: PlayerView | None, title: str, templates: Path | None = None
+    ctx: MailContext,
+    view: PlayerView | None,
+    title: str,
+    templates: Path | None = None,
+    footer: Sequence[str] | None = None,
 ) -> RenderedMail:
-    """A reply to a known player whose mail could not be applied; the notices say why."""
+    """A reply to a known player whose mail could not be applied; the notices say why.
+
+    Without a view the mail stands outside any game: its ``footer`` (by default
+    `lobby_footer`) offers only what works there, never "history" or "hand"."""
     subject = f"{subject_tag(ctx)} {clean_name(title, 60)}"
     if view is None:
         page = Page(
@@ -231,7 +241,7 @@ def render_error(
             title=phrase(clean_name(title, 70)),
             matchup="",
             notices=notice_views(ctx),
-            footer=(*ctx.deal_lines, *footer_lines()),
+            footer=(*ctx.deal_lines, *(lobby_footer() if footer is None else footer)),
         )
         return _render(page, "mail", templates)
     page = build_page(
@@ -261,27 +271,29 @@ def render_help(
     return _render(page, "help", templates)
 
 
-def render_talk(ctx: MailContext, templates: Path | None = None) -> RenderedMail:
-    """The short mail that relays table talk (``ctx.talk``) at once: who said what, and
-    how to answer — no cards, no board (it is built without a view, so it shows no
-    hand)."""
+SAY_HINT = (
+    'Reply "say …" to answer (the rest of the line goes to the table as written); '
+    "your next game mail shows it too."
+)
+
+
+def render_talk(
+    ctx: MailContext, templates: Path | None = None, observer: bool = False
+) -> RenderedMail:
+    """The short mail that relays table talk (``ctx.talk``) at once, under its own
+    heading: who said what, and how to answer — no cards, no board (it is built without
+    a view, so it shows no hand). ``observer``: to someone watching the game, who cannot
+    answer (``say`` is the players'), only stop watching."""
     # The subject names no one and quotes nothing: who said what is in the body.
     subject = f"{subject_tag(ctx)} Table talk"
-    intro = tuple(
-        phrase(f"{clean_name(s.name)} says: \u201c{clean_name(s.text, TALK_LIMIT)}\u201d")
-        for s in ctx.talk
-    )
-    hint = phrase(
-        'Reply "say …" to answer (the rest of the line goes to the table as written); '
-        "your next game mail shows it too."
-    )
+    footer = observer_footer(ctx.game_id) if observer else (SAY_HINT, *footer_lines())
     page = Page(
         kind="talk",
         subject=subject,
         title=phrase(f"Cribbage · game {ctx.game_id} · table talk"),
         matchup="",
-        intro=(*intro, hint),
-        footer=footer_lines(game_over=True),
+        talk=talk_lines(ctx.talk),
+        footer=footer,
     )
     return _render(page, "mail", templates)
 

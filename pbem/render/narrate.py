@@ -119,9 +119,10 @@ class Narrator:
         if e.kind == "heels":
             return Line(phrase(f"{who} pegged 2 for his heels (the starter is a jack)."))
         if e.kind == "play":
+            # The count is a count, never points: "for two" is kept for what is pegged.
             card = e.cards[0] if e.cards else None
             said = f" — {peg_words(e.items)}" if e.items else ""
-            return Line(phrase(f"{who} played ", card, f" for {e.count}{said}."))
+            return Line(phrase(f"{who} played ", card, f", the count is {e.count}{said}."))
         if e.kind == "go":
             return Line(phrase(f"{who} said go at {e.count}."))
         if e.kind == "count_end":

@@ -58,6 +58,7 @@ class Page:
     result: tuple[Phrase, ...] = ()
     news_title: str = ""
     news: tuple[Line, ...] = ()
+    talk: tuple[Phrase, ...] = ()  # table talk, under its own heading
     table: tuple[tuple[str, Phrase], ...] = ()
     hand: tuple[tuple[str, Phrase], ...] = ()
     board: Board | None = None
@@ -212,6 +213,15 @@ def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
 # -- assembling -------------------------------------------------------------------------
 
 
+def notices_title(notices: Sequence[NoticeView]) -> str:
+    """The heading of a mail's notices: "About your reply" when one answers the
+    recipient's own mail; what the service tells of itself (a status change, what
+    another player did, a request) is a "Note" ("Notes")."""
+    if any(n.status != "info" or n.command for n in notices):
+        return "About your reply"
+    return "Note" if len(notices) == 1 else "Notes"
+
+
 def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
     if ctx is None:
         return ()
@@ -227,7 +237,11 @@ def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
     )
 
 
+SENT = "Sent automatically; your replies are read by a program."
+
+
 def footer_lines(game_over: bool = False) -> tuple[str, ...]:
+    """The last lines of a mail of a game: what to reply in it (none once it is over)."""
     lines = (
         []
         if game_over
@@ -236,8 +250,20 @@ def footer_lines(game_over: bool = False) -> tuple[str, ...]:
             '"hand" for this mail again.'
         ]
     )
-    lines.append("Sent automatically; your replies are read by a program.")
+    lines.append(SENT)
     return tuple(lines)
+
+
+def lobby_footer(new_games: bool = True) -> tuple[str, ...]:
+    """The last lines of a mail outside any game: only what works there ("history" or
+    "hand" name no game). ``new_games``: the lobby lets the recipient start a game by
+    mail, so "new" is offered too."""
+    new = ', "new" for a game against the computer' if new_games else ""
+    return (
+        f'Write to this address: "games" for your games and invitations{new}, '
+        '"help" for the commands.',
+        SENT,
+    )
 
 
 def _title(view: PlayerView, p: People, ctx: MailContext) -> Phrase:
@@ -283,15 +309,20 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
     return line
 
 
-def talk_lines(talk: Sequence[Said]) -> tuple[Line, ...]:
-    """Table talk as lines of the news: ``Bob says: "well played"``."""
-    if not talk:
-        return ()
-    lines = [Line(phrase("Table talk"), heading=True)]
-    for said in talk:
-        text = clean_name(said.text, TALK_LIMIT)
-        lines.append(Line(phrase(f"{clean_name(said.name)} says: \u201c{text}\u201d")))
-    return tuple(lines)
+def talk_lines(talk: Sequence[Said]) -> tuple[Phrase, ...]:
+    """Table talk, one line each, for its own heading: ``Bob says: "well played"``."""
+    return tuple(
+        phrase(f"{clean_name(said.name)} says: \u201c{clean_name(said.text, TALK_LIMIT)}\u201d")
+        for said in talk
+    )
+
+
+def news_title(ctx: MailContext) -> str:
+    """The heading of the moves a mail tells: "Since your last mail" — or, in a first
+    mail, "The game so far" ("The hand so far" when it starts at this hand's deal)."""
+    if not ctx.since_event:
+        return "The game so far"
+    return "The hand so far" if ctx.first_mail else "Since your last mail"
 
 
 def build_page(
@@ -306,16 +337,14 @@ def build_page(
 ) -> Page:
     p = People(view, ctx)
     narrated: tuple[Line, ...] = ()
-    news_title = ""
+    title = ""
     if events is not None:
         narrated = Narrator(view, p).lines(events)
-        news_title = "The game so far"
+        title = "The game so far"
     elif news:
         narrated = Narrator(view, p).lines(view.events)
-        news_title = "Since your last mail" if ctx.since_event else "The game so far"
-    if (events is not None or news) and ctx.talk:
-        narrated = (*narrated, *talk_lines(ctx.talk))
-        news_title = news_title or "Since your last mail"
+        title = news_title(ctx)
+    talk = talk_lines(ctx.talk) if events is not None or news else ()
     if ctx.paused and view.outcome is None:
         intro = (*intro, phrase("This game is paused: moves wait until it is resumed."))
     return Page(
@@ -329,8 +358,9 @@ def build_page(
         notices=notice_views(ctx),
         prompt=build_prompt(view, p, ctx),
         result=_result(view, p, ctx),
-        news_title=news_title,
+        news_title=title,
         news=narrated,
+        talk=talk,
         table=_table(view, p),
         hand=_hand(view, p),
         board=build_board(view, p),

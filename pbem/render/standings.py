@@ -34,7 +34,7 @@ def cells(row: Standing) -> tuple[str, ...]:
         str(row.games),
         str(row.wins),
         str(row.skunks),
-        *(f"{row.per_hand(kind):.2f}" for kind in KINDS),
+        *(f"{row.average(kind):.2f}" for kind in KINDS),
     )
 
 
@@ -83,7 +83,8 @@ def standings_data(records: Iterable[GameRecord], top: int | None = None) -> Sta
     fragment = html_table(rows)
     note = (
         f'<p class="standings-note">{standings.games} finished games; rating = mu − 3σ '
-        "(OpenSkill, Plackett–Luce); points are averages per hand.</p>"
+        "(OpenSkill, Plackett–Luce); peg/hand and hand are average points per hand, crib "
+        "the average points per crib the player owned.</p>"
     )
     return StandingsData(standings.to_json(), str(fragment) + note)
 
@@ -119,7 +120,8 @@ def render_standings(
         phrase(
             f"The standings after {standings.games} finished "
             f"game{'s' if standings.games != 1 else ''}: rating is mu − 3σ of OpenSkill's "
-            "Plackett–Luce model; peg/hand, hand and crib are average points per hand."
+            "Plackett–Luce model; peg/hand and hand are average points per hand, crib "
+            "the average points per crib the player owned."
         )
     ]
     if mine is None:

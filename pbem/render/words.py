@@ -22,6 +22,7 @@ __all__ = [
     "phrase",
     "plain",
     "seats_of",
+    "they_do",
 ]
 
 
@@ -65,12 +66,21 @@ def join_words(words: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def they_do(names: Sequence[str], singular: str, plural: str) -> str:
+    """Names with their verb, agreeing in number: "Bob agrees", "Bob and Carol agree"
+    (``names`` are third persons; "you" goes through `People.plural`)."""
+    return f"{join_words(names)} {singular if len(names) == 1 else plural}"
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
 class People:
-    """Names as the recipient reads them: "you", "Bob", "your crib", "Bob's crib"."""
+    """Names as the recipient reads them: "you", "Bob", "your crib", "Bob's crib".
+
+    A computer seat is "Computer" in every line and table; its level is said in the
+    header alone (`matchup`: "You vs Computer (hard)"), where it is read once."""
 
     def __init__(self, view: PlayerView, ctx: MailContext) -> None:
         self.me = view.seat
@@ -79,6 +89,10 @@ class People:
             clean_name(ctx.names[s])
             if s < len(ctx.names) and ctx.names[s].strip()
             else f"Seat {s + 1}"
+            for s in range(view.players)
+        )
+        self.levels = tuple(
+            clean_name(ctx.levels[s], 20) if s < len(ctx.levels) else ""
             for s in range(view.players)
         )
         self.sides = view.scores
@@ -97,9 +111,23 @@ class People:
                 return s.seats
         return (side,)
 
-    def side(self, side: int) -> str:
+    def billed(self, seat: int) -> str:
+        """A seat's name as the header shows it: a computer with its level,
+        "Computer (hard)"; anyone else as `who`."""
+        name = self.who(seat)
+        level = self.levels[seat] if 0 <= seat < self.players and seat != self.me else ""
+        return f"{name} ({level})" if level else name
+
+    def side(self, side: int, header: bool = False) -> str:
+        """The players of a side, the recipient first ("you and Carol"); ``header``:
+        each named as the header shows them (`billed`)."""
         seats = sorted(self.side_seats(side), key=lambda s: (s != self.me, s))
-        return join_words([self.who(s) for s in seats])
+        return join_words([self.billed(s) if header else self.who(s) for s in seats])
+
+    def plural(self, seats: Sequence[int]) -> bool:
+        """Whether ``seats``, named together, take a plural verb: several of them, or
+        "you" ("you win", "Bob wins", "Bob and Carol agree")."""
+        return len(seats) > 1 or self.me in seats
 
     def side_label(self, side: int) -> str:
         seats = sorted(self.side_seats(side), key=lambda s: (s != self.me, s))
@@ -107,9 +135,7 @@ class People:
 
     def side_wins(self, side: int) -> str:
         """Who won, as a clause: "Alice wins", "you win", "you and Carol win"."""
-        seats = self.side_seats(side)
-        plural = len(seats) > 1 or self.me in seats
-        return f"{self.side(side)} {'win' if plural else 'wins'}"
+        return f"{self.side(side)} {'win' if self.plural(self.side_seats(side)) else 'wins'}"
 
     def score(self) -> str:
         """``Score: you 36, Alice 20, Bob 32`` (yours first)."""
@@ -119,9 +145,9 @@ class People:
     def matchup(self) -> str:
         mine = next((s.side for s in self.sides if self.me in s.seats), None)
         if mine is None:  # an observer: nobody is "you"
-            return cap(" vs ".join(self.side(s.side) for s in self.sides))
+            return cap(" vs ".join(self.side(s.side, header=True) for s in self.sides))
         order = [mine] + [s.side for s in self.sides if s.side != mine]
-        return cap(" vs ".join(self.side(side) for side in order))
+        return cap(" vs ".join(self.side(side, header=True) for side in order))
 
 
 def seats_of(view: PlayerView, side: int) -> tuple[int, ...]:

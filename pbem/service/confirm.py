@@ -26,6 +26,7 @@ from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import new_token, reply_address
 from pbem.render import MailContext, Notice, render_error
+from pbem.render.page import SENT
 from pbem.service import notify, policy
 from pbem.service.context import Context, Outcome, Proof, Sender, finish
 from pbem.store import models as m
@@ -145,7 +146,8 @@ def send_request(
             ),
         ),
     )
-    mail = render_error(about, None, "Please confirm your request")
+    # The address may not play here yet: nothing to offer but the answer asked for.
+    mail = render_error(about, None, "Please confirm your request", footer=(SENT,))
     msg_id = f"<confirm.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
     ref = reply_reference(answering)
     raw = compose(

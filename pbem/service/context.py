@@ -216,13 +216,17 @@ def seat_level(game_row: m.Game, seat: int) -> str:
     return ALIASES.get(level, level)
 
 
-def seat_names(game_row: m.Game, seats: Sequence[Seated]) -> tuple[str, ...]:
-    """The name of each seat as the mails show it: a computer seat with its level
-    ("Computer (hard)")."""
+def seat_names(seats: Sequence[Seated]) -> tuple[str, ...]:
+    """The name of each seat as the mails show it in every line and table: short, a
+    computer seat too ("Computer"); its level is in `seat_levels`."""
+    return tuple(s.name for s in seats)
+
+
+def seat_levels(game_row: m.Game, seats: Sequence[Seated]) -> tuple[str, ...]:
+    """Each seat's computer level ("hard"), "" for a person: a mail's header names the
+    computer with it ("Computer (hard)")."""
     return tuple(
-        f"{s.name} ({seat_level(game_row, s.seat.seat)})"
-        if is_computer(game_row, s.seat.seat)
-        else s.name
+        seat_level(game_row, s.seat.seat) if is_computer(game_row, s.seat.seat) else ""
         for s in seats
     )
 

@@ -38,6 +38,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
+from pbem.render.page import lobby_footer
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
@@ -48,6 +49,7 @@ from pbem.service.context import (
     is_computer,
     load_game,
     public_name,
+    seat_levels,
     seat_names,
     seats_of,
 )
@@ -87,7 +89,8 @@ def mail_context(
         over = game_row.status == m.GameStatus.FINISHED.value
     return MailContext(
         game_id=game_row.id,
-        names=seat_names(game_row, seats),
+        names=seat_names(seats),
+        levels=seat_levels(game_row, seats),
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         notices=tuple(notices),
@@ -137,13 +140,19 @@ def turn_mails(
     inbound_id: int | None,
     now: datetime,
     replying: int | None = None,
-) -> None:
+    confirm: bool = False,
+    spoken: Sequence[m.Talk] = (),
+) -> set[int]:
     """A turn mail to every player who needs one (`pbem.render.news`): its news run
     from the player's last turn mail (``since`` for a seat that has none on record).
     A player who sent ``stop`` gets none, unless theirs is the seat whose mail this
     answers (``replying``); a player in ``digest`` mode gets none while it is not their
     turn (the news waits for their turn's mail; `pbem.service.digest`), unless the mail
-    must tell them a command of theirs was refused, or the game is over."""
+    must tell them a command of theirs was refused, or the game is over. ``confirm``:
+    the mail answered set something (a setting, observers, hints), so its sender gets a
+    mail whatever the game's news, saying so. Then the board to the game's watchers,
+    with ``spoken`` (the table talk of the mail answered); returns the ids of the
+    watchers mailed."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     # The talk any seat has not heard, in one query for all of them.
@@ -160,15 +169,18 @@ def turn_mails(
         told = seated.seat.mailed_events
         start = since if told is None or told > len(game.events) else told
         view = player_view(game, seat, start)
+        answer = confirm and seat == replying  # what their mail set is confirmed
         if (
             seated.player.digest
             and seat not in game.to_act()
             and not game.is_over
+            and not answer
             and all(n.status == "applied" for n in mine)
         ):
             continue  # "digest": news while it is not their turn waits for the digest
         if not (
             seated.player.mail_all
+            or answer
             or any(n.status != "applied" for n in mine)
             or worth_mailing(view, seated.seat.mailed_state)
         ):
@@ -194,7 +206,9 @@ def turn_mails(
             queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
         else:
             queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
-    observe.observer_mails(ctx, session, game_row, game, seats, now)
+    names = {s.seat.seat: s.name for s in seats}
+    lines = [Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in spoken]
+    return observe.observer_mails(ctx, session, game_row, game, seats, now, lines)
 
 
 def wants_replay(ctx: Context, player: m.Player) -> bool:
@@ -315,25 +329,29 @@ def send_hint(
     enqueue(ctx, session, game_row, seats[seat], mail, "hint", f"k{inbound_id}", now)
 
 
-def tell_hints(
+def tell_others(
     ctx: Context,
     session: Session,
     game_row: m.Game,
     game: Game,
     seats: list[Seated],
     seat: int,
-    said: str,
+    said: Sequence[str],
     tag: str,
     now: datetime,
 ) -> None:
-    """Tell the game's other players what ``seat``'s ``hints on|off`` did (``said``):
-    where the game stands, with that note."""
+    """Tell the game's other players what ``seat``'s mail changed that they must know
+    (``said``: ``hints on|off``, ``observers on|off``): one mail each, where the game
+    stands with those notes; through `enqueue`, so the policy is asked."""
+    if not said:
+        return
     for seated in seats:
         other = seated.seat.seat
         if other == seat:
             continue
         view = player_view(game, other, len(game.events))
-        about = mail_context(game_row, seats, other, [Notice("info", "", said)], len(game.events))
+        notes = [Notice("info", "", line) for line in said]
+        about = mail_context(game_row, seats, other, notes, len(game.events))
         enqueue(
             ctx,
             session,
@@ -379,7 +397,8 @@ def error_reply(
     answering: str | None = None,
 ) -> None:
     """A reply to a known player whose mail named no game of theirs (throttled),
-    threaded after that mail (its Message-ID: ``answering``)."""
+    threaded after that mail (its Message-ID: ``answering``). Its footer offers what
+    works outside a game (`outside_footer`)."""
     about = MailContext(
         game_id=0,
         names=(display_name(player),),
@@ -387,8 +406,14 @@ def error_reply(
         reply_hint="",
         notices=tuple(notices),
     )
-    mail = render_error(about, None, title)
+    mail = render_error(about, None, title, footer=outside_footer(ctx))
     answer(ctx, session, player, inbound_id, kind, mail, now, answering)
+
+
+def outside_footer(ctx: Context) -> tuple[str, ...]:
+    """The footer of a mail outside any game: "games" and "help", and "new" unless the
+    lobby is closed (the admin alone starts games then)."""
+    return lobby_footer(new_games=ctx.settings.lobby != "closed")
 
 
 def answer(
@@ -606,18 +631,25 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         return
     game = move.game
     assert game is not None
+    watched: set[int] = set()
     if move.actions:
-        turn_mails(
+        # What the others must know goes in their mails of this move (a note forces one).
+        notes = [Notice("info", "", said) for said in move.tell_others]
+        notices = {s.seat.seat: list(notes) for s in seats if s.seat.seat != seat}
+        notices[seat] = move.notices
+        watched = turn_mails(
             ctx,
             session,
             game_row,
             game,
             seats,
             move.since,
-            {seat: move.notices},
+            notices,
             inbound_id,
             now,
             replying=seat,
+            confirm=bool({"mail", "hints"} & set(wants)),
+            spoken=move.said,
         )
         if "history" in wants:
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
@@ -633,8 +665,10 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "error", now)
     if "hint" in wants:
         send_hint(ctx, session, game_row, game, seats, seat, inbound_id, now)
-    for said in move.tell_others:
-        tell_hints(ctx, session, game_row, game, seats, seat, said, f"k{inbound_id}", now)
+    if not move.actions:
+        tell_others(
+            ctx, session, game_row, game, seats, seat, move.tell_others, f"k{inbound_id}", now
+        )
     if "help" in wants:
         send_help(ctx, session, game_row, seats, seat, inbound_id, now)
     if "standings" in wants:
@@ -642,7 +676,7 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
 
         send_standings(ctx, session, seats[seat].player, inbound_id, now, known.message_id)
     if move.said:
-        talk.relay(ctx, session, game_row, seats, move.said, inbound_id, now)
+        talk.relay(ctx, session, game_row, seats, move.said, inbound_id, now, watched)
     for verb in ("away", "back"):
         if verb in wants:
             tell_away(ctx, session, seats[seat].player, verb, f"w{inbound_id}", now)

@@ -74,7 +74,7 @@ class Move:
     actions: list[Logged] = field(default_factory=list)
     # Refused before the engine saw it (no command, the game not active): the reason.
     refusal: str | None = None
-    # What the game's other players are told (``hints on|off``).
+    # What the game's other players are told (``hints on|off``, ``observers on|off``).
     tell_others: list[str] = field(default_factory=list)
     # A fair game's last cut dealt the cards (`pbem.service.cutting`).
     dealt: bool = False
@@ -187,8 +187,10 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
         if cmd.verb == "observers":
             computer = [s for s in range(len(seats)) if is_computer(game_row, s)]
             on = cmd.args[:1] == ("on",)
-            notice = set_observers(ctx, session, game_row, seats, seat, on, computer, ctx.clock())
-            notices.append(notice)
+            opened = set_observers(ctx, session, game_row, seats, seat, on, computer, ctx.clock())
+            notices.append(opened.notice)
+            if opened.tell_others:
+                move.tell_others.append(opened.tell_others)
             if "mail" not in wants:
                 wants.append("mail")
             continue

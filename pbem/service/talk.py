@@ -6,18 +6,20 @@ characters out, spaces collapsed, at most ``say_max_chars`` characters) in a `Ta
 in the mail's transaction; a player may say at most ``max_says_per_game_per_hour`` things
 to one game in an hour (the rest are refused, and the sender told).
 
-Who hears it: `followers` — the game's other seats (the hook observers join). Each of
-them sees the talk they have not seen yet in the "since your last mail" part of their next
-game mail (a seat remembers the last talk shown: ``Seat.heard_talk``). Besides, the talk is
+Who hears it: `followers` — the game's other seats — and the game's observers. Each
+seat sees the talk it has not seen yet under the heading "Table talk" of its next game
+mail (a seat remembers the last talk shown: ``Seat.heard_talk``). Besides, the talk is
 relayed at once by a short mail ("Alice says: …", no cards and no board) to each follower
 whose game mail does not go out in the same transaction — not to a player who said
-``stop`` (they read it in their next game mail), never to the computer. The sender gets
-no answer for a say that went through; a refused one is answered.
+``stop`` (they read it in their next game mail), never to the computer. An observer gets
+the talk in the board mail of the move made by the same mail, else in a short mail of
+its own: one mail per move either way (`pbem.service.observe`). The sender gets no
+answer for a say that went through; a refused one is answered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 from sqlmodel import Session, col, func, select
@@ -158,10 +160,12 @@ def relay(
     said: Sequence[m.Talk],
     inbound_id: int,
     now: datetime,
+    watchers_told: Collection[int] = (),
 ) -> None:
     """Mail ``said`` at once to each follower but the speaker whose game mail of this
     transaction did not already show it: a short mail, no cards. Not to a player who
-    said ``stop``, nor to a computer seat (see `pbem.service.notify.enqueue`)."""
+    said ``stop``, nor to a computer seat (see `pbem.service.notify.enqueue`); nor to
+    the watchers whose board mail of this move carried it (``watchers_told``)."""
     from pbem.service import notify, observe
 
     if not said or game_row.id is None:
@@ -189,8 +193,6 @@ def relay(
         notify.enqueue(
             ctx, session, game_row, seated, mail, "talk", f"t{inbound_id}", now, unsolicited=True
         )
-    # The game's observers (``watch GAME``) hear it too, each said line in its own short mail.
-    for t in said:
-        observe.relay_talk(
-            ctx, session, game_row, names.get(t.seat, f"Seat {t.seat + 1}"), t.text, now
-        )
+    # The game's observers (``watch GAME``) hear it too: all of it in one short mail.
+    lines = tuple(Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in said)
+    observe.relay_talk(ctx, session, game_row, lines, now, watchers_told)

@@ -168,6 +168,8 @@ def test_the_level_by_mail_and_on_the_board(harness: Harness) -> None:
     assert game_id is not None
     assert h.game_row(game_id).settings["levels"] == {"1": level}
     assert f"Computer ({level})" in flat(text_of(h.latest(A)))
+    # The policy starts one game by a From alone at a time: Alice answers its first mail.
+    h.answer(A, "hand")
     # The hard computer plays its seat; 3 players: each computer seat at the level.
     h.deliver(plain_mail(A, SERVICE, "play computer 3 players level hard"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
@@ -175,7 +177,10 @@ def test_the_level_by_mail_and_on_the_board(harness: Harness) -> None:
     assert game_id is not None
     assert h.game_row(game_id).settings["levels"] == {"1": "hard", "2": "hard"}
     text = flat(text_of(h.latest(A)))
-    assert "Computer (hard)" in text and "Computer2 (hard)" in text
+    # The header says the levels; the lines and tables name the short names.
+    assert "You vs Computer (hard) vs Computer2 (hard)" in text
+    assert "Computer (hard)'s" not in text and "Computer2 (hard)'s" not in text
+    h.answer(A, "hand")
     # An old name is the level it now is.
     h.deliver(plain_mail(A, SERVICE, "new level good"))
     game_id = h.last_inbound().game_id

@@ -162,16 +162,17 @@ def test_play_computer_match_starts_the_next_game_when_one_ends(harness: Harness
     first = h.last_inbound().game_id
     assert first is not None
     assert h.game_row(first).match_info == {"best_of": 3, "game": 1, "before": []}
-    assert "Match, best of 3 · game 1 · You 0, Computer (medium) 0" in flat(h.latest(A))
+    # The level is in the header alone; the lines name a short "Computer".
+    assert "You vs Computer (medium)" in flat(h.latest(A))
+    assert "Match, best of 3 · game 1 · You 0, Computer 0" in flat(h.latest(A))
     reply_in(h, A, first, "resign")
     second = last_game(h)
     assert second != first and h.game_row(second).settings["computer"] == [1]
     assert h.game(second).settings.first_dealer == 0  # Alice lost: she deals
     reply_in(h, A, second, "resign")
     text = flat(game_mails(h, A, second)[-1])
-    assert (
-        "You 0, Computer (medium) 2 — Computer (medium) wins the match; the match is over." in text
-    )
+    assert "You 0, Computer 2 — Computer wins the match; the match is over." in text
+    assert "Computer (medium)'s" not in text
     assert last_game(h) == second
     assert h.count(COMPUTER) == 0
 

@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 from engine import Card, Game, parse_card
 from engine import players as computer
 from pbem.bots import command_for, text_of, view_of
+from pbem.render import Said
 from pbem.service import Service
 from pbem.service.observe import relay_talk
 from pbem.store import models as m
@@ -56,7 +57,14 @@ def flat(text: str) -> str:
 
 
 def ask(h: Harness, sender: str, body: str) -> None:
+    """``sender`` writes ``body`` to the plain address; a watch the policy holds for the
+    sender's confirmation (`pbem.service.policy`: always for ``watch``) is confirmed by
+    replying to the request, as its reader would."""
+    before = h.count(sender)
     h.deliver(plain_mail(sender, SERVICE, body))
+    new = h.new_mail(sender, before)
+    if new and "Please confirm your request" in str(new[-1]["Subject"]):
+        h.deliver(reply(new[-1], sender, sender.split("@")[0].title(), "yes"))
 
 
 def html_of(msg: EmailMessage) -> str:
@@ -169,7 +177,7 @@ def test_a_human_game_opens_only_when_all_agree_and_any_player_closes_it(
     assert "cannot be watched" in flat(text_of(h.latest(C)))
     h.answer(A, "observers on")
     assert h.game_row(game_id).observers is False
-    assert "when Bob agree" in flat(text_of(h.latest(A)))
+    assert "when Bob agrees too" in flat(text_of(h.latest(A)))
     h.answer(B, "observers on")
     assert h.game_row(game_id).observers is True
     ask(h, C, f"watch {game_id}")
@@ -190,14 +198,18 @@ def test_a_human_game_opens_only_when_all_agree_and_any_player_closes_it(
 def test_two_workers_keep_the_observers_limit(
     tmp_path: Path, db_url: str, db_engine: Engine
 ) -> None:
-    """Two watch mails for one game taken by two workers at once: the game's row is
-    locked before the watchers are counted, so the second sees the first."""
+    """Two watches for one game taken by two workers at once: the game's row is locked
+    before the watchers are counted, so the second sees the first. (A watch is done
+    when its sender confirms it: the two confirmations are what the workers race on.)"""
     h = Harness.build(tmp_path, db_url, db_engine, lobby="open", max_observers_per_game=1)
     try:
         one = computer_game(h)
+        for who in (C, D):
+            h.deliver(plain_mail(who, SERVICE, f"watch {one}"))
+            assert "Please confirm your request" in str(h.latest(who)["Subject"])
         workers = [Service(h.settings, h.db, clock=h.clock) for _ in range(2)]
         ids = [
-            workers[0].receive(plain_mail(who, SERVICE, f"watch {one}"), "test")[0]
+            workers[0].receive(reply(h.latest(who), who, who.split("@")[0], "yes"), "test")[0]
             for who in (C, D)
         ]
         start = threading.Barrier(2)
@@ -331,13 +343,18 @@ def test_table_talk_reaches_the_watchers_escaped(open_lobby: Harness) -> None:
         with session_scope(h.db) as session:
             row = session.get(m.Game, game_id)
             assert row is not None
-            return relay_talk(h.service._ctx(), session, row, "Alice", text, h.clock())
+            return relay_talk(h.service._ctx(), session, row, [Said("Alice", text)], h.clock())
 
     assert relay("<b>well</b> played\x07 & good luck") == 1
     h.step()
     msg = h.latest(C)
     assert "Table talk" in str(msg["Subject"])
-    assert "Alice says: <b>well</b> played & good luck" in flat(text_of(msg))
+    text = text_of(msg)
+    assert "Alice says: \u201c<b>well</b> played & good luck\u201d" in flat(text)
+    # Under its own heading, not as an answer to a mail of the watcher's.
+    assert "Table talk\n----------" in text.replace("\r\n", "\n")
+    assert "About your reply" not in text and "About your reply" not in html_of(msg)
+    assert "unwatch" in text
     assert "&lt;b&gt;well&lt;/b&gt;" in html_of(msg) and "<b>well" not in html_of(msg)
     assert h.count(D) == before
     h.answer(A, "observers off")

@@ -14,6 +14,7 @@ from pbem.ratings import (
     Place,
     compute_standings,
     computer_key,
+    cribs_of,
     points_of,
     ranks_of,
     record_of,
@@ -46,6 +47,7 @@ def record(
         values=values or {s: 1 for s in range(len(sides)) if s != winner},
         hands=4,
         points=tuple({"pegging": 4, "hand": 20, "crib": 4} for _ in places),
+        cribs=tuple(2 for _ in places),
     )
 
 
@@ -158,7 +160,36 @@ def test_html_escapes_names_and_the_mail_shows_the_askers_line() -> None:
     mail = render_standings(table, "evil@x.test", top=1)
     assert "Ann" in mail.text and "script" in mail.text  # the asker's own line
     assert "<script>" not in mail.html
-    assert "Ben" not in mail.text.split("per hand.")[-1].split("--")[0]
+    assert "Ben" not in mail.text.split("the player owned.")[-1].split("--")[0]
     nobody = render_standings(table, "new@x.test", top=2)
     assert "not in the table yet" in nobody.text
     assert text_table(table.rows).splitlines()[0].startswith("#")
+
+
+def test_the_crib_is_averaged_per_crib_owned_not_per_hand() -> None:
+    """A player owns the crib one hand in two (three, four): its points are averaged
+    over the cribs the player owned and that were counted, the hand and the pegging
+    over every hand."""
+    game = play_out(Game(Settings(players=2, target=121), "cribs"))
+    counted = [
+        sum(1 for e in game.events if e.kind == "show" and e.detail == "crib" and e.seat == seat)
+        for seat in range(2)
+    ]
+    assert cribs_of(game) == tuple(counted)
+    assert sum(counted) < game.hand_no * 2  # fewer cribs than hands played by each
+    rec = record_of(3, T0, game, (ANN, BEN))
+    table = compute_standings([rec])
+    for seat, place in enumerate((ANN, BEN)):
+        row = table.row(place.key)
+        assert row is not None and row.cribs == counted[seat]
+        crib = points_of(game)[seat]["crib"]
+        assert row.average("crib") == pytest.approx(crib / counted[seat])
+        assert row.average("hand") == pytest.approx(row.per_hand("hand"))
+        line = next(r for r in text_table(table.rows).splitlines()[1:] if place.name in r)
+        assert line.split()[-1] == f"{crib / counted[seat]:.2f}"
+        data = row.to_json()
+        assert data["cribs"] == counted[seat]
+        assert data["per_crib"] == pytest.approx(crib / counted[seat], abs=1e-3)
+        assert "crib" not in data["per_hand"]
+    two = record(1, (ANN, BEN), (61, 50), 0)  # 4 hands, 2 cribs each, 4 crib points
+    assert compute_standings([two]).rows[0].average("crib") == pytest.approx(2.0)

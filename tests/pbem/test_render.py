@@ -599,11 +599,13 @@ def test_pegging_moves_in_words() -> None:
     )
     view = dataclasses.replace(player_view(game, 0), events=events)
     text = render_turn(view, ctx_for(game, 0, since=3)).text
-    assert "You played 10♠ for 10." in text
-    assert "Bob played 5♥ for 15 — fifteen two." in text
-    assert "You played 5♣ for 20 — a pair for two." in text
+    # A count is written as a count; "for two" is kept for points.
+    assert "You played 10♠, the count is 10." in text
+    assert "Bob played 5♥, the count is 15 — fifteen two." in text
+    assert "You played 5♣, the count is 20 — a pair for two." in text
     assert "Bob said go at 20." in text
     assert "You pegged 1 for the go (count 20)." in text
+    assert not re.search(r"played \S+ for \d", text)
 
 
 def test_turn_mail_says_exactly_what_to_reply() -> None:

@@ -51,7 +51,9 @@ class MailContext:
     every mail of the game.
     ``paused`` marks a game on hold; ``talk`` is the table talk the recipient has not
     seen in a game mail yet (in a history mail: all of it); ``match`` is the game's
-    match, when it is one game of a match.
+    match, when it is one game of a match; ``reply_to`` is the recipient's own reply
+    address (the mail's Reply-To, ``cribbage+TOKEN@domain``), which the mail's one-click
+    answers (``mailto:`` links, `pbem.render.links`) are sent to — empty: no links.
     """
 
     game_id: int
@@ -65,6 +67,7 @@ class MailContext:
     deal_lines: tuple[str, ...] = ()
     talk: tuple[Said, ...] = ()
     match: MatchInfo | None = None
+    reply_to: str = ""
 
 
 @dataclass(frozen=True)

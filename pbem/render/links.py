@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from urllib.parse import quote
 
@@ -75,10 +76,17 @@ class Link:
     href: str
 
 
+@lru_cache(maxsize=256)
+def _answering(reply_to: str, subject: str) -> str:
+    """``mailto:ADDRESS?subject=Re: …`` of a mail's links, encoded once for all of them."""
+    return mailto(reply_to, subject=reply_subject(subject))
+
+
 def link(reply_to: str, subject: str, command: str, label: Phrase | None = None) -> Link:
     """The link that answers the mail ``subject`` (sent to the address ``reply_to``)
-    with ``command``; it shows ``label`` (by default the command itself)."""
-    href = mailto(reply_to, subject=reply_subject(subject), body=command)
+    with ``command`` (one line); it shows ``label`` (by default the command itself).
+    The same as ``mailto(reply_to, subject=reply_subject(subject), body=command)``."""
+    href = _answering(reply_to, subject) + "&body=" + quote(command, safe=_FIELD_SAFE)
     return Link(label if label is not None else phrase(command), command, href)
 
 

@@ -40,7 +40,7 @@ from pbem.render.cut import render_cut
 from pbem.render.hint import render_hint
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.invite import render_invite
-from pbem.render.links import DISCARD_LINKS, mailto, move_links, reply_subject
+from pbem.render.links import DISCARD_LINKS, link, mailto, move_links, reply_subject
 from pbem.render.status import render_aborted, render_status_change
 from pbem.service.hints import advice
 from tests.e2e.mailto import Mailto, hrefs_in, parse_mailto
@@ -141,6 +141,13 @@ def test_the_parser_refuses_what_is_not_rfc_6068() -> None:
     assert parse_mailto("mailto:?to=a@b.test&body=x").to == ("a@b.test",)
 
 
+@given(st.text(), st.text(min_size=1).filter(lambda t: "\r" not in t and "\n" not in t))
+def test_a_links_href_is_the_mailto_of_its_answer(subject: str, command: str) -> None:
+    made = link(ADDRESS, subject, command)
+    assert made.href == mailto(ADDRESS, subject=reply_subject(subject), body=command)
+    assert made.command == command and made.label == (command,)
+
+
 def test_reply_subject_adds_re_once() -> None:
     assert reply_subject("[Cribbage 3] Hint: your play") == "Re: [Cribbage 3] Hint: your play"
     assert reply_subject("Re: [Cribbage 3] x") == "Re: [Cribbage 3] x"
@@ -157,9 +164,9 @@ def links_of(mail: RenderedMail) -> list[Mailto]:
     hrefs = hrefs_in(mail.html)
     assert all(h.startswith("mailto:") for h in hrefs)
     links = [read(h) for h in hrefs]
-    for link in links:
-        assert link.to == (ADDRESS,)
-        assert link.subject == f"Re: {mail.subject}"
+    for found in links:
+        assert found.to == (ADDRESS,)
+        assert found.subject == f"Re: {mail.subject}"
     return links
 
 

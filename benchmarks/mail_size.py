@@ -8,8 +8,9 @@ to their latest game mail with the move the ``good`` computer player chooses fro
 game, as a mail client would (quoted, threaded, to the seat's reply address). Players
 keep the default mail choice (a mail on their turn and on news, not after each of their
 own moves). Reports, per table, the replies, the game mails per player and per reply,
-and the size of a game mail as queued (headers, text and HTML parts, view.json): median,
-95th percentile and largest, with the part that makes most of it.
+and the size of a turn mail as queued (headers, text and HTML parts, view.json): median,
+95th percentile and largest, with the part that makes most of it; then the largest
+game-over mail (with the replay page attached, as ``mail_replay`` is on by default).
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ def _parts(raw: bytes) -> dict[str, int]:
     return sizes
 
 
-def play(service: Service, players: int, seed: str) -> tuple[int, int, list[bytes]]:
-    """One game to 121; (replies, game mails, the game mails' bytes)."""
+def play(service: Service, players: int, seed: str) -> tuple[int, int, list[tuple[str, bytes]]]:
+    """One game to 121; (replies, game mails, each game mail's kind and bytes)."""
     names = ("Alice", "Bob", "Carol", "Dave")
     people = [(f"{names[i].lower()}.{seed}@bench.example", names[i]) for i in range(players)]
     game_id = service.new_game(people, target=121, seed=seed)
@@ -92,7 +93,7 @@ def play(service: Service, players: int, seed: str) -> tuple[int, int, list[byte
         replies += 1
     with Session(service.db) as session:
         mails = [
-            r.raw
+            (r.kind, r.raw)
             for r in session.exec(select(m.Outbox).where(m.Outbox.game_id == game_id)).all()
             if r.kind in GAME_KINDS
         ]
@@ -111,14 +112,19 @@ def main() -> None:
         Settings(data_dir=tmp, database_url=url, domain="bench.example", render_processes=0),
         engine,
     )
-    print("table      replies  mails/player  mails/reply  size median  p95     max    largest part")
+    print(
+        "table      replies  mails/player  mails/reply  turn median  p95     max     "
+        "largest part     game over max"
+    )
     for players in (2, 3, 4):
         replies = mails = 0
         raws: list[bytes] = []
+        over: list[bytes] = []
         for g in range(args.games):
-            r, n, raw = play(service, players, f"size-{players}-{g}")
+            r, n, made = play(service, players, f"size-{players}-{g}")
             replies, mails = replies + r, mails + n
-            raws.extend(raw)
+            raws.extend(raw for kind, raw in made if kind == "turn")
+            over.extend(raw for kind, raw in made if kind == "gameover")
         sizes = sorted(len(r) for r in raws)
         p95 = sizes[int(0.95 * (len(sizes) - 1))]
         largest = max(raws, key=len)
@@ -128,7 +134,7 @@ def main() -> None:
             f"{players} players  {replies / args.games:7.0f}  "
             f"{mails / args.games / players:12.1f}  {mails / replies:11.2f}  "
             f"{statistics.median(sizes):11,.0f}  {p95:6,}  {sizes[-1]:6,}  "
-            f"{part} {size:,} B"
+            f"{part} {size:,} B  {max(len(r) for r in over):,}"
         )
 
 

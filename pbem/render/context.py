@@ -56,6 +56,9 @@ class MailContext:
     and table, and the header alone says the level ("Computer (hard)").
     ``first_mail``: the recipient's first mail of the game (an observer's, say), whose
     news tells the game (or the hand) so far rather than "since your last mail".
+    ``reply_to`` is the recipient's own reply address (the mail's Reply-To,
+    ``cribbage+TOKEN@domain``), which the mail's one-click answers (``mailto:`` links,
+    `pbem.render.links`) are sent to — empty: no links.
     """
 
     game_id: int
@@ -71,6 +74,7 @@ class MailContext:
     match: MatchInfo | None = None
     levels: tuple[str, ...] = ()
     first_mail: bool = False
+    reply_to: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pbem.render.context import MailContext, RenderedMail
+from pbem.render.links import link
 from pbem.render.mail import _render
 from pbem.render.page import Page, footer_lines, notice_views, subject_tag
 from pbem.render.words import clean_name, join_words, phrase
@@ -38,7 +39,9 @@ def render_cut(
     """The cut request to ``ctx.recipient_seat``: the friendly paragraph, who is still to
     cut (``waiting_for``: names), and the commitment (``ctx.deal_lines``). With
     ``have_cut`` the recipient's cut is in and the mail only says whom the game waits
-    for; ``reminder`` (e.g. "2 days") makes it a reminder."""
+    for; ``reminder`` (e.g. "2 days") makes it a reminder. With ``ctx.reply_to`` the
+    request offers a one-click ``cut`` (a mail whose own Message-ID is the cut's
+    entropy; words may be added before it is sent)."""
     names = [clean_name(n, 40) for n in ctx.names]
     others = [n for i, n in enumerate(names) if i != ctx.recipient_seat]
     tag = subject_tag(ctx)
@@ -75,4 +78,6 @@ def render_cut(
         notices=notice_views(ctx),
         footer=(*ctx.deal_lines, *footer_lines()),
     )
-    return _render(page, "cut", templates, ask=not have_cut and not closing)
+    ask = not have_cut and not closing
+    links = (link(ctx.reply_to, subject, "cut"),) if ask and ctx.reply_to else ()
+    return _render(page, "cut", templates, ask=ask, links=links)

@@ -9,7 +9,7 @@ hint cannot show another player's hidden cards.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine import Action, Card, Discard, PlayerView
@@ -23,6 +23,7 @@ from engine.analysis import (
 )
 from engine.scoring import DOUBLE_PAIR_ROYAL, FIFTEEN, PAIR, PAIR_ROYAL, RUN, THIRTY_ONE
 from pbem.render.context import MailContext, RenderedMail
+from pbem.render.links import Link, discard_link
 from pbem.render.mail import _render
 from pbem.render.page import build_page, subject_tag
 from pbem.render.words import People, Phrase, phrase, plain
@@ -59,6 +60,7 @@ class HintTable:
     rows: tuple[tuple[Phrase, ...], ...]
     marks: tuple[str, ...]  # per row: "best", "yours", "best yours" or ""
     text: tuple[str, ...]  # the table laid out in plain text, header first
+    links: tuple[Link, ...] = ()  # per row, the one-click discard (HTML only), or none
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,11 @@ def discard_table(
     crib_owner: str,
     show: int = SHOWN,
     yours: Sequence[Card] | None = None,
+    answer: tuple[str, str] | None = None,
 ) -> HintTable:
-    """The best ``show`` discards (and ``yours`` below them when it is not among them)."""
+    """The best ``show`` discards (and ``yours`` below them when it is not among them);
+    with ``answer`` (the reply address and the mail's subject) each row also lays its
+    cards away in one click."""
     options = list(analysis.options[:show])
     mine = analysis.option_for(yours) if yours is not None else None
     if mine is not None and mine not in options:
@@ -161,7 +166,12 @@ def discard_table(
                 phrase(_number(option.total)),
             )
         )
-    return HintTable(header, tuple(rows), tuple(marks), _text_table(header, rows, marks))
+    links: tuple[Link, ...] = ()
+    if answer is not None:
+        reply_to, subject = answer
+        links = tuple(discard_link(reply_to, subject, o.laid_away) for o in options)
+    text = _text_table(header, rows, marks)
+    return HintTable(header, tuple(rows), tuple(marks), text, links)
 
 
 def standing(analysis: DiscardAnalysis, option: DiscardOption) -> int:
@@ -196,7 +206,11 @@ def _option_words(option: DiscardOption) -> str:
 
 
 def discard_section(
-    view: PlayerView, p: People, analysis: DiscardAnalysis, suggested: Action | None
+    view: PlayerView,
+    p: People,
+    analysis: DiscardAnalysis,
+    suggested: Action | None,
+    answer: tuple[str, str] | None = None,
 ) -> HintSection:
     owner = "yours" if analysis.own_crib else p.whose(view.dealer)
     if view.partner is not None and view.dealer == view.partner:
@@ -237,7 +251,7 @@ def discard_section(
                 f" (the computer's choice, which leaves the play aside: {_option_words(mine)}).",
             )
         )
-    table = discard_table(analysis, owner)
+    table = discard_table(analysis, owner, answer=answer if view.must_discard else None)
     return HintSection("your discard", tuple(lines), table, tuple(after))
 
 
@@ -351,11 +365,16 @@ def play_section(p: People, analysis: PlayAnalysis, suggested: Action | None) ->
 # -- the mail -------------------------------------------------------------------------
 
 
-def hint_sections(view: PlayerView, ctx: MailContext, advice: Advice) -> tuple[HintSection, ...]:
+def hint_sections(
+    view: PlayerView, ctx: MailContext, advice: Advice, subject: str = ""
+) -> tuple[HintSection, ...]:
+    """The hint's parts; with ``ctx.reply_to`` (and the mail's ``subject``) the rows of
+    a discard table for the discard to make now are one-click answers too."""
     p = People(view, ctx)
     out: list[HintSection] = []
+    answer = (ctx.reply_to, subject) if ctx.reply_to and not ctx.paused else None
     if advice.discard is not None:
-        out.append(discard_section(view, p, advice.discard, advice.suggested))
+        out.append(discard_section(view, p, advice.discard, advice.suggested, answer))
     elif advice.play is not None:
         out.append(play_section(p, advice.play, advice.suggested))
     elif advice.must_go:
@@ -390,4 +409,8 @@ def render_hint(
         what = "your last discard"
     subject = f"{subject_tag(ctx)} Hint: {what}"
     page = build_page("hint", view, ctx, subject, news=False)
-    return _render(page, "hint", templates, sections=hint_sections(view, ctx, advice))
+    sections = hint_sections(view, ctx, advice, subject)
+    if page.prompt is not None and any(s.table and s.table.links for s in sections):
+        # The table's rows are the discards to click: the prompt need not offer them again.
+        page = replace(page, prompt=replace(page.prompt, links=(), link_note=""))
+    return _render(page, "hint", templates, sections=sections)

@@ -10,12 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from pbem.render.context import RenderedMail
+from pbem.render.links import link
 from pbem.render.mail import _render
 from pbem.render.page import Page
 from pbem.render.words import clean_name, phrase
 
 SUBJECT = "[Cribbage] An invitation to a game by email"
 """The invitation's subject: the same for every invitation, naming no one."""
+
+ANSWERS = ("accept", "decline", "never")
+"""The answers an invitation offers, in the order it lists them."""
 
 
 def render_invite(
@@ -26,6 +30,7 @@ def render_invite(
     templates: Path | None = None,
     commitment: str | None = None,
     quiet_days: int = 30,
+    reply_to: str = "",
 ) -> RenderedMail:
     """An invitation to a game by mail, answered with ``accept`` or ``decline``.
 
@@ -33,7 +38,8 @@ def render_invite(
     name is the challenger's to choose, and a subject is what a mail client shows
     first); its footer says what may follow: the invitation lapses on ``expires``, the
     address is not invited again for ``quiet_days`` days after that, and ``never`` ends
-    invitations from the service for good."""
+    invitations from the service for good. With ``reply_to`` (the invitation's own reply
+    address) each answer is also a one-click link."""
     who = clean_name(inviter_name, 40)
     address = clean_name(inviter_address, 80)
     inviter = f"{who} <{address}>" if who and who != address else address
@@ -65,4 +71,5 @@ def render_invite(
             "Sent automatically; your replies are read by a program.",
         ),
     )
-    return _render(page, "invite", templates, rules=rules, expires=when)
+    links = tuple(link(reply_to, SUBJECT, word) for word in ANSWERS) if reply_to else ()
+    return _render(page, "invite", templates, rules=rules, expires=when, links=links)

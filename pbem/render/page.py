@@ -4,12 +4,14 @@ result, the subject line and the narrative."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from math import comb
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
 from engine.match import MatchScore
 from pbem.render.board import Board, build_board
 from pbem.render.context import MailContext, MatchInfo, Said
+from pbem.render.links import Link, link, move_links
 from pbem.render.narrate import Line, Narrator
 from pbem.render.prompt import Prompt, build_prompt
 from pbem.render.words import (
@@ -63,6 +65,7 @@ class Page:
     hand: tuple[tuple[str, Phrase], ...] = ()
     board: Board | None = None
     footer: tuple[str, ...] = ()
+    rematch: Link | None = None
 
 
 # -- the table and the hand -------------------------------------------------------------
@@ -309,6 +312,31 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
     return line
 
 
+def with_links(prompt: Prompt, view: PlayerView, ctx: MailContext, subject: str) -> Prompt:
+    """``prompt`` with its answers as one-click links (`pbem.render.links`), to the
+    recipient's reply address, answering the mail ``subject``."""
+    links = move_links(view, ctx.reply_to, subject, prompt.suggested)
+    note = ""
+    if links and view.phase == DISCARD and view.must_discard == 2:
+        ways = comb(len(view.holding), 2)
+        note = (
+            f". These are the best {len(links)} of the {ways} ways by the reply line's "
+            "reckoning; for any other pair, reply with it"
+        )
+    return replace(prompt, links=links, link_note=note)
+
+
+def rematch_link(view: PlayerView, p: People, ctx: MailContext, subject: str) -> Link | None:
+    """The game-over mail's one-click ``rematch`` (sent to the recipient's reply
+    address), for a player of a finished game — not while its match goes on (the next
+    game starts by itself), and not without a reply address."""
+    if view.outcome is None or not ctx.reply_to or p.me not in range(p.players):
+        return None
+    if ctx.match is not None and match_score(ctx.match, view)[1] is None:
+        return None
+    return link(ctx.reply_to, subject, "rematch")
+
+
 def talk_lines(talk: Sequence[Said]) -> tuple[Phrase, ...]:
     """Table talk, one line each, for its own heading: ``Bob says: "well played"``."""
     return tuple(
@@ -347,6 +375,9 @@ def build_page(
     talk = talk_lines(ctx.talk) if events is not None or news else ()
     if ctx.paused and view.outcome is None:
         intro = (*intro, phrase("This game is paused: moves wait until it is resumed."))
+    prompt = build_prompt(view, p, ctx)
+    if prompt is not None and prompt.mine and not ctx.paused:
+        prompt = with_links(prompt, view, ctx, subject)
     return Page(
         kind=kind,
         subject=subject,
@@ -356,7 +387,7 @@ def build_page(
         match=match_line(view, p, ctx),
         intro=intro,
         notices=notice_views(ctx),
-        prompt=build_prompt(view, p, ctx),
+        prompt=prompt,
         result=_result(view, p, ctx),
         news_title=title,
         news=narrated,
@@ -365,4 +396,5 @@ def build_page(
         hand=_hand(view, p),
         board=build_board(view, p),
         footer=(*ctx.deal_lines, *footer_lines(view.outcome is not None)),
+        rematch=rematch_link(view, p, ctx, subject),
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Action, Card, Discard, Play, PlayerView
 from engine.players import decide
 from pbem.render.context import MailContext
+from pbem.render.links import Link
 from pbem.render.narrate import CLAIMED
 from pbem.render.words import People, Phrase, either, join_words, phrase, seats_of
 
@@ -19,7 +20,9 @@ class Prompt:
 
     ``showing`` (muggins games, in the show) names the hand or crib being counted
     now, its cards face up and the starter, with the count when one is waiting
-    for an answer.
+    for an answer. ``suggested`` holds the cards of the reply line's discard.
+    ``links`` are the answers as one-click ``mailto:`` links (the HTML part's;
+    `pbem.render.links`), ``link_note`` what to know of them beyond a click.
     """
 
     mine: bool
@@ -27,6 +30,9 @@ class Prompt:
     replies: tuple[Phrase, ...] = ()
     notes: tuple[Phrase, ...] = ()
     showing: Phrase = ()
+    suggested: tuple[Card, ...] = ()
+    links: tuple[Link, ...] = ()
+    link_note: str = ""
 
 
 def _notes(*notes: Phrase | None) -> tuple[Phrase, ...]:
@@ -70,6 +76,7 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
                 phrase(f"Your turn: lay away {cards} to {crib}"),
                 (phrase("discard ", example),),
                 _notes(choose, _typed("discard", example), hint),
+                suggested=tuple(example),
             )
         done = phrase("You laid away ", view.laid_away, ".") if view.laid_away else None
         return Prompt(

@@ -87,8 +87,14 @@ def waiting(game_row: m.Game) -> list[int]:
 
 
 def cut_context(
-    game_row: m.Game, seats: Sequence[Seated], seat: int, notices: Sequence[Notice] = ()
+    game_row: m.Game,
+    seats: Sequence[Seated],
+    seat: int,
+    notices: Sequence[Notice] = (),
+    reply_to: str = "",
 ) -> MailContext:
+    """The cut request's context (``reply_to``: the seat's reply address, for the
+    mail's one-click ``cut``)."""
     assert game_row.id is not None
     return MailContext(
         game_id=game_row.id,
@@ -97,6 +103,7 @@ def cut_context(
         reply_hint='Reply "cut" and any number or words.',
         notices=tuple(notices),
         deal_lines=deal_lines(game_row, over=False),
+        reply_to=reply_to,
     )
 
 
@@ -125,7 +132,7 @@ def send_cut_mail(
     will not be dealt (the notices say why), nothing is asked."""
     pending = [] if closing else waiting(game_row)
     mail = render_cut(
-        cut_context(game_row, seats, seat, notices),
+        cut_context(game_row, seats, seat, notices, notify.seat_reply_to(ctx, seats[seat])),
         [seats[s].name for s in pending if s != seat],
         have_cut=seat not in pending,
         reminder=reminder,

@@ -295,7 +295,14 @@ def resend(ctx: Context, game_id: int) -> int:
         aborted = game_row.status == m.GameStatus.ABORTED.value
         for seated in seats:
             view = player_view(game, seated.seat.seat, len(game.events))
-            about = notify.mail_context(game_row, seats, seated.seat.seat, [], len(game.events))
+            about = notify.mail_context(
+                game_row,
+                seats,
+                seated.seat.seat,
+                [],
+                len(game.events),
+                reply_to=notify.seat_reply_to(ctx, seated),
+            )
             if aborted:
                 mail = render_aborted(view, about, game_row.status_reason)
             else:
@@ -394,7 +401,14 @@ def tell_status(
     tag = f"s{int(now.timestamp() * 1000)}"
     for seated in seats:
         view = player_view(game, seated.seat.seat, len(game.events))
-        about = notify.mail_context(game_row, seats, seated.seat.seat, [], len(game.events))
+        about = notify.mail_context(
+            game_row,
+            seats,
+            seated.seat.seat,
+            [],
+            len(game.events),
+            reply_to=notify.seat_reply_to(ctx, seated),
+        )
         mail = render_status_change(view, about, status, reason)
         attach = None if status == "aborted" else view.to_json()
         notify.enqueue(

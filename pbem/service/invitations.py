@@ -223,6 +223,7 @@ def send_invitations(
         )
         session.add(invitation)
         session.flush()
+        reply_to = reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain)
         invite = render_invite(
             challenger_name or display_name(challenger),
             challenger.email,
@@ -232,9 +233,9 @@ def send_invitations(
             if "server_seed" in settings
             else None,
             quiet_days=round(ctx.settings.invitation_quiet_days),
+            reply_to=reply_to,
         )
         msg_id = f"<inv.{invitation.id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
-        reply_to = reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain)
         raw = compose(
             sender=ctx.settings.address,
             sender_name=ctx.settings.from_name,

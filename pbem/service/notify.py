@@ -77,11 +77,14 @@ def mail_context(
     since: int,
     talk: Sequence[Said] = (),
     over: bool | None = None,
+    *,
+    reply_to: str = "",
 ) -> MailContext:
     """What a mail of the game to ``seat`` shows beyond the view: the names, the notices
     of the seat's own commands, the table talk (``talk``), the game's match and its
     verifiable-deal lines; ``over``: the game is over (the server seed of a fair game is
-    then revealed; default: the row says finished)."""
+    then revealed; default: the row says finished); ``reply_to``: the seat's reply
+    address (`seat_reply_to`), where the mail's one-click answers go (empty: none)."""
     from pbem.service.cutting import deal_lines
 
     assert game_row.id is not None
@@ -100,7 +103,14 @@ def mail_context(
         deal_lines=deal_lines(game_row, over=over),
         talk=tuple(talk),
         match=match_info(game_row),
+        reply_to=reply_to,
     )
+
+
+def seat_reply_to(ctx: Context, seated: Seated) -> str:
+    """The reply address of ``seated``'s mail, ``local+TOKEN@domain``: the Reply-To of
+    every game mail to the seat, and the address its one-click answers go to."""
+    return reply_address(ctx.settings.local_part, seated.seat.token, ctx.settings.domain)
 
 
 def match_info(game_row: m.Game) -> MatchInfo | None:
@@ -194,8 +204,10 @@ def turn_mails(
             mailed_state=mail_state(view),
         )
         said = with_talk(session, game_row, seats, seated, unheard)
-        about = mail_context(game_row, seats, seat, mine, start, said, over=game.is_over)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
+        about = mail_context(
+            game_row, seats, seat, mine, start, said, game.is_over, reply_to=envelope["reply_to"]
+        )
         if replay is not None and wants_replay(ctx, seated.player):
             name, page = replay.page(seat)
             envelope["attachments"].append((name, "text/html", page))
@@ -249,7 +261,15 @@ def reply_view(
     game = load_game(ctx, session, game_row)
     view = player_view(game, seat, len(game.events))
     said = with_talk(session, game_row, seats, seats[seat])
-    about = mail_context(game_row, seats, seat, notices, len(game.events), said)
+    about = mail_context(
+        game_row,
+        seats,
+        seat,
+        notices,
+        len(game.events),
+        said,
+        reply_to=seat_reply_to(ctx, seats[seat]),
+    )
     if kind == "error":
         mail = render_error(about, view, "Your mail could not be applied")
     else:
@@ -278,7 +298,10 @@ def send_history(
     now: datetime,
 ) -> None:
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, [], 0, talk.everything(session, game_row, seats))
+    said = talk.everything(session, game_row, seats)
+    about = mail_context(
+        game_row, seats, seat, [], 0, said, reply_to=seat_reply_to(ctx, seats[seat])
+    )
     events = player_view(game, seat, 0).events
     mail = render_history(view, about, events)
     enqueue(ctx, session, game_row, seats[seat], mail, "history", f"h{inbound_id}", now)
@@ -324,7 +347,9 @@ def send_hint(
     """A hint to the player of ``seat`` alone, built from their own views (see
     `pbem.service.hints.advice`), threaded after their last mail."""
     view = player_view(game, seat, len(game.events))
-    about = mail_context(game_row, seats, seat, [], len(game.events))
+    about = mail_context(
+        game_row, seats, seat, [], len(game.events), reply_to=seat_reply_to(ctx, seats[seat])
+    )
     mail = render_hint(view, about, hints.advice(game, seat))
     enqueue(ctx, session, game_row, seats[seat], mail, "hint", f"k{inbound_id}", now)
 
@@ -351,7 +376,9 @@ def tell_others(
             continue
         view = player_view(game, other, len(game.events))
         notes = [Notice("info", "", line) for line in said]
-        about = mail_context(game_row, seats, other, notes, len(game.events))
+        about = mail_context(
+            game_row, seats, other, notes, len(game.events), reply_to=seat_reply_to(ctx, seated)
+        )
         enqueue(
             ctx,
             session,
@@ -521,7 +548,7 @@ def envelope_for(
     if view_json is not None:
         attachments.append(view_attachment(view_json))
     update_row(session, seated.seat, last_mail_id=msg_id.strip("<>"))
-    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
+    reply_to = seat_reply_to(ctx, seated)
     return {
         "sender": ctx.settings.address,
         "sender_name": ctx.settings.from_name,
@@ -707,7 +734,9 @@ def tell_away(
             seat = seated.seat.seat
             view = player_view(game, seat, len(game.events))
             note = Notice("info", "", said)
-            about = mail_context(game_row, seats, seat, [note], len(game.events))
+            about = mail_context(
+                game_row, seats, seat, [note], len(game.events), reply_to=seat_reply_to(ctx, seated)
+            )
             mail = render_turn(view, about)
             enqueue(
                 ctx,

@@ -56,7 +56,14 @@ def run_timers(ctx: Context) -> int:
                 for seat in game.to_act():
                     seated = seats[seat]
                     view = player_view(game, seat, len(game.events))
-                    about = notify.mail_context(game_row, seats, seat, [], len(game.events))
+                    about = notify.mail_context(
+                        game_row,
+                        seats,
+                        seat,
+                        [],
+                        len(game.events),
+                        reply_to=notify.seat_reply_to(ctx, seated),
+                    )
                     mail = render_reminder(view, about, duration(waited))
                     notify.enqueue(
                         ctx,

@@ -38,6 +38,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
+from pbem.render.words import join_words
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
@@ -100,6 +101,30 @@ def mail_context(
     )
 
 
+def first_in_game(seated: Seated) -> bool:
+    """Whether ``seated`` has had no mail of its game yet (its token names each one)."""
+    last = seated.seat.last_mail_id or ""
+    return f".{seated.seat.token}@" not in last
+
+
+def opening_line(game_row: m.Game, seats: Sequence[Seated], seat: int) -> str:
+    """What a new game is, as its first mail to ``seat`` says it: the others (a computer
+    with its level), the house rules, its match and number in it, the game it rematches."""
+    rules = GameSettings.from_json(game_row.settings)
+    names = seat_names(game_row, seats)
+    others = join_words([n for i, n in enumerate(names) if i != seat])
+    line = (
+        f"Game {game_row.id}: a new game of cribbage with {others} — "
+        f"{house_rules(rules.players, rules.target, rules.muggins, rules.skunk)}"
+    )
+    info = game_row.match_info
+    if info:
+        line += f"; a match, best of {info.get('best_of')}: game {info.get('game')}"
+    if game_row.rematch_of is not None:
+        line += f"; a rematch of game {game_row.rematch_of}"
+    return line + "."
+
+
 def match_info(game_row: m.Game) -> MatchInfo | None:
     """Where the game's match stood when the game began (None: a single game)."""
     info = game_row.match_info
@@ -146,6 +171,10 @@ def turn_mails(
     must tell them a command of theirs was refused, or the game is over."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
+    if game.is_over:
+        from pbem.service.cutting import prepare_next
+
+        prepare_next(session, game_row)
     # The talk any seat has not heard, in one query for all of them.
     heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
     unheard = talk.since(session, game_row, min(heard, default=0))
@@ -183,6 +212,10 @@ def turn_mails(
         )
         said = with_talk(session, game_row, seats, seated, unheard)
         about = mail_context(game_row, seats, seat, mine, start, said, over=game.is_over)
+        if first_in_game(seated):
+            # Dealt at once (a rematch, a match's next game, an admin's game): this first
+            # mail says what the game is, as the cut request would have.
+            about = replace(about, opening=opening_line(game_row, seats, seat))
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         if replay is not None and wants_replay(ctx, seated.player):
             name, page = replay.page(seat)

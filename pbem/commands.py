@@ -74,6 +74,9 @@ HINTS_CHOICES = {
 }
 # ``cut [words]``: a fair game's cut for the deal, before its first deal.
 CUT_VERB = "cut"
+# ``next [words]``: in answer to the game-over mail of a game of a match, the cut for the
+# match's next game (whose commitment that mail showed).
+NEXT_VERB = "next"
 # Table talk: a whole line, kept as written, never read as commands.
 TALK_VERBS = ("say",)
 # The player's own settings, taken in any state of the game (and without a game).
@@ -198,6 +201,14 @@ class Parsed:
     ignored: tuple[str, ...]
 
 
+def words_after(line: str, word: str) -> str:
+    """The words after the first ``word`` of ``line``, as written (case kept): what a cut
+    adds to its mail's Message-ID (``cut 17 purple`` → "17 purple"; ``rematch best of
+    3`` → "best of 3")."""
+    found = re.search(rf"\b{re.escape(word)}\b(.*)$", line, re.IGNORECASE | re.DOTALL)
+    return found.group(1).strip() if found else ""
+
+
 def _is_card_word(word: str) -> bool:
     try:
         parse_card(word)
@@ -219,11 +230,10 @@ def parse_line(line: str) -> Command | None:
     while len(words) > 1 and words[0] in _LEADING:
         words = words[1:]  # "I resign", "I'll play 7c", "let's go"
     head = words[0]
-    if head == CUT_VERB:
+    if head in (CUT_VERB, NEXT_VERB):
         # The words as written (case kept): they become the seat's entropy text.
-        found = re.search(r"\bcut\b(.*)$", line, re.IGNORECASE | re.DOTALL)
-        said = found.group(1).strip() if found else ""
-        return Command(CUT_VERB, (said,) if said else (), line.strip())
+        said = words_after(line, head)
+        return Command(head, (said,) if said else (), line.strip())
     verb = _ALIASES.get(head)
     rest = _arguments(words[1:])
     if verb is None:

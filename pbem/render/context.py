@@ -75,6 +75,10 @@ class MailContext:
     levels: tuple[str, ...] = ()
     first_mail: bool = False
     reply_to: str = ""
+    # In a game's first mail to a seat: what the game is, as asked for (the players, the
+    # computer's level, the rules, the match and the game's number in it, the game it
+    # is a rematch of), so the player knows at once they were understood.
+    opening: str = ""
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,12 @@ def render_cut(
         )
     else:
         subject = f"{tag} {'Reminder — ' if reminder else ''}Please cut for the deal"
-        intro.append(phrase(f"A new game of cribbage with {join_words(others) or 'the computer'}."))
+        intro.append(
+            phrase(
+                ctx.opening
+                or f"A new game of cribbage with {join_words(others) or 'the computer'}."
+            )
+        )
         intro.append(phrase(CUT_PARAGRAPH))
         if len(waiting_for) > 1:
             intro.append(

@@ -307,6 +307,11 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
     line = f"Match, best of {info.best_of} · game {info.game_no} · {points}"
     if winner is not None:
         line += f" — {p.side_wins(winner)} the match; the match is over."
+    elif view.outcome is not None and ctx.deal_lines:
+        line += (
+            f" — the match goes on: reply “next” to deal game {info.game_no + 1} (the loser "
+            "deals first); your reply is your cut for its deal."
+        )
     elif view.outcome is not None:
         line += " — the match goes on: the next game starts now, the loser dealing first."
     return line
@@ -373,6 +378,8 @@ def build_page(
         narrated = Narrator(view, p).lines(view.events)
         title = news_title(ctx)
     talk = talk_lines(ctx.talk) if events is not None or news else ()
+    if ctx.opening:
+        intro = (phrase(ctx.opening), *intro)
     if ctx.paused and view.outcome is None:
         intro = (*intro, phrase("This game is paused: moves wait until it is resumed."))
     prompt = build_prompt(view, p, ctx)

@@ -13,7 +13,7 @@ other wait: a game whose players did not all cut by its deadline is aborted.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -51,6 +51,11 @@ def deal_lines(game_row: m.Game, *, over: bool) -> tuple[str, ...]:
     if not game_row.commitment:
         return ()
     lines = [f"Deal commitment (pbem-deal/1): {game_row.commitment}"]
+    if over and game_row.next_seed:
+        lines.append(
+            f"The next game's deal commitment: {commitment(game_row.next_seed)} — your "
+            "answer to this mail (“rematch”, or “next” in a match) is your cut for it."
+        )
     if over and game_row.server_seed:
         lines.append(
             f"Server seed, revealed now the game is over: {game_row.server_seed} — "
@@ -72,6 +77,20 @@ def deal_proof(game_row: m.Game) -> dict[str, Any] | None:
         tuple((int(e["seat"]), str(e["text"])) for e in game_row.entropy or ()),
     )
     return proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
+
+
+def prepare_next(session: Session, game_row: m.Game) -> None:
+    """A fair game is over: make the server seed of the game that may follow it (a
+    rematch, or its match's next game) before its game-over mail shows its commitment,
+    so that each player's answer to that mail can be their cut for it."""
+    if game_row.commitment and not game_row.next_seed:
+        update_row(session, game_row, next_seed=new_server_seed())
+
+
+def cut_text(message_id: str | None, words: str, placeholder: str) -> str:
+    """A cut's entropy text: the Message-ID of the mail that made it (``placeholder``
+    for a mail without one) and its words."""
+    return entropy_text(message_id or placeholder, words)
 
 
 def humans(game_row: m.Game) -> list[int]:
@@ -104,6 +123,7 @@ def cut_context(
         notices=tuple(notices),
         deal_lines=deal_lines(game_row, over=False),
         reply_to=reply_to,
+        opening=notify.opening_line(game_row, seats, seat),
     )
 
 
@@ -153,15 +173,24 @@ def send_cut_mail(
 
 
 def begin(
-    ctx: Context, session: Session, game_row: m.Game, seats: Sequence[Seated], now: datetime
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: Sequence[Seated],
+    now: datetime,
+    *,
+    ask: bool = True,
 ) -> Game | None:
-    """A new fair game: ask every human seat to cut (its first mail), and start the
-    clocks. A game with no human seat is dealt at once (its seed from ``S`` alone)."""
-    if not humans(game_row):
+    """A new fair game: ask every human seat that has not cut yet to cut, and tell those
+    who have that their cut is in (its first mail; ``ask`` False: the mail that showed
+    the commitment asked for the cuts already), and start the clocks. A game whose
+    humans have all cut (or that has none) is dealt at once."""
+    if not waiting(game_row):
         return deal(ctx, session, game_row, now)[0]
     update_row(session, game_row, **play.clock_values(ctx, None, now))
-    for seat in humans(game_row):
-        send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
+    if ask:
+        for seat in humans(game_row):
+            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
     return None
 
 
@@ -243,8 +272,9 @@ def record_cut(
     """Store ``seat``'s entropy text, once."""
     if seat not in waiting(game_row):
         return Notice("refused", str(cmd), "You have cut already; your first cut counts.")
-    mid = message_id or f"<no-message-id.{game_row.id}.{seat}>"
-    text = entropy_text(mid, cmd.args[0] if cmd.args else "")
+    text = cut_text(
+        message_id, cmd.args[0] if cmd.args else "", f"<no-message-id.{game_row.id}.{seat}>"
+    )
     entries = [*(game_row.entropy or ()), {"seat": seat, "text": text}]
     entries.sort(key=lambda e: int(e["seat"]))
     update_row(session, game_row, entropy=entries)
@@ -366,9 +396,12 @@ def time_out(
         )
 
 
-def commit_new(game_row: m.Game, server_seed: str | None = None) -> None:
-    """Give a new game its server seed and commitment (before any deal)."""
+def commit_new(
+    game_row: m.Game, server_seed: str | None = None, cuts: Mapping[int, str] | None = None
+) -> None:
+    """Give a new game its server seed and commitment (before any deal), and the cuts
+    made already (seat → entropy text)."""
     seed = server_seed or new_server_seed()
     game_row.server_seed = seed
     game_row.commitment = commitment(seed)
-    game_row.entropy = []
+    game_row.entropy = [{"seat": int(s), "text": t} for s, t in sorted((cuts or {}).items())]

@@ -50,6 +50,10 @@ def handle(ctx: Context, session: Session, row: m.Inbound) -> Outcome:
             talking = play.play(ctx, session, replace(known, commands=said, ignored=()))
             notify.answer_move(ctx, session, talking, row.id, now)
         return matches.from_thread(ctx, session, row, known, rematch)
+    following = next((c for c in known.commands if c.verb == "next"), None)
+    if following is not None and known.game_row.status == m.GameStatus.FINISHED.value:
+        # "next" to a finished game of a match: the cut for its next game.
+        return matches.next_cut(ctx, session, row, known, following)
     move = play.play(ctx, session, known)
     if move.actions:
         ctx.fault("before-log")

@@ -94,6 +94,8 @@ def start_game(
     match_info: dict[str, Any] | None = None,
     rematch_of: int | None = None,
     joined: Sequence[str] | None = None,
+    cuts: Mapping[int, str] | None = None,
+    ask_cut: bool = True,
 ) -> int:
     """`new_game` in the caller's transaction (a game started by mail). Raises
     ``ServiceError`` for bad addresses, settings or levels, before writing anything.
@@ -116,7 +118,13 @@ def start_game(
     ``joined``: the addresses whose players joined the game themself (None: everyone — the
     admin seated them, and their mailboxes count as confirmed); the other seats get the
     game's first mail and no other until their player answers it with the seat's token
-    (`pbem.service.policy`)."""
+    (`pbem.service.policy`).
+
+    ``cuts``: seat → entropy text of the human seats that have cut already, by answering a
+    mail that showed ``server_seed``'s commitment (a rematch, or the next game of a
+    match: `pbem.service.cutting.answer_cut_by`); when every human has, the game is
+    dealt at once and its first mail holds the cards. ``ask_cut`` False: the mail that
+    showed the commitment asked for the cuts, so no cut request goes out now."""
     from pbem.mail.address import is_valid_address, normalize_address
 
     emails = [normalize_address(e) for e, _ in players]
@@ -189,7 +197,7 @@ def start_game(
                 seated.seat.last_mail_id = answering[1].strip().strip("<>")
                 session.add(seated.seat)
     if fair:
-        return begin_fair(ctx, session, game_row, server_seed, now)
+        return begin_fair(ctx, session, game_row, server_seed, now, cuts or {}, ask_cut)
     assert seed is not None
     game = Game(settings, seed)
     auto = play.auto_moves(game, game_row)
@@ -202,19 +210,26 @@ def start_game(
 
 
 def begin_fair(
-    ctx: Context, session: Session, game_row: m.Game, server_seed: str | None, now: datetime
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    server_seed: str | None,
+    now: datetime,
+    cuts: Mapping[int, str] | None = None,
+    ask_cut: bool = True,
 ) -> int:
-    """A new game dealt by the verifiable-deal protocol: commit, then ask for the cuts
-    (or deal at once when no human sits at it)."""
+    """A new game dealt by the verifiable-deal protocol: commit, take the ``cuts`` made
+    already, then ask for the others (or deal at once when every human has cut, or none
+    sits at it)."""
     from pbem.service import cutting
 
     assert game_row.id is not None
-    cutting.commit_new(game_row, server_seed)
+    cutting.commit_new(game_row, server_seed, cuts)
     game_row.status = m.GameStatus.CUTTING.value
     session.add(game_row)
     session.flush()
     seats = seats_of(session, game_row.id)
-    game = cutting.begin(ctx, session, game_row, seats, now)
+    game = cutting.begin(ctx, session, game_row, seats, now, ask=ask_cut)
     if game is not None:
         notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
     return game_row.id

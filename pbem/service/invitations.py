@@ -26,7 +26,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from engine.fairness import commitment
-from pbem.commands import LobbyCommand
+from pbem.commands import LobbyCommand, words_after
 from pbem.mail.compose import compose
 from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import new_token, reply_address
@@ -35,6 +35,7 @@ from pbem.render.board import house_rules
 from pbem.render.invite import render_invite
 from pbem.service import notify, policy
 from pbem.service.context import Context, Outcome, ServiceError, display_name, finish
+from pbem.service.cutting import cut_text
 from pbem.service.games import start_game
 from pbem.store import models as m
 from pbem.store.outbox import enqueue_outbox
@@ -417,6 +418,15 @@ def answer(
         )
         return finish(ctx, session, row, "applied", "invitation declined", sender=sender)
     invitation.status = m.InvitationStatus.ACCEPTED.value
+    if invitation.settings.get("server_seed"):
+        # The invitation showed the game's deal commitment: this answer is the invitee's
+        # cut for its deal (its Message-ID and the words after the first).
+        cut = cut_text(
+            mail.message_id,
+            words_after(first_line(mail.reply_text or ""), said),
+            f"<no-message-id.invitation.{invitation.id}>",
+        )
+        invitation.settings = {**invitation.settings, "cut": cut}
     session.add(invitation)
     # Accepted from the invited mailbox: it asked to play, and reads the service's mail.
     policy.confirm(ctx, session, writer, now)
@@ -457,6 +467,7 @@ def answer(
             first_dealer=rules.get("first_dealer"),
             joined=[i.invitee for i in everyone]
             + ([challenger.email] if rules.get("challenger_joined", True) else []),
+            cuts=invitation_cuts(rules, [email for email, _ in people], everyone),
             **rematch_and_match(session, rules, now),
         )
     except ServiceError as exc:
@@ -482,6 +493,27 @@ def answer(
         sender=sender,
         game_id=game_id,
     )
+
+
+def first_line(text: str) -> str:
+    """The first line of a reply's text that holds a word."""
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def invitation_cuts(
+    rules: dict[str, Any], emails: list[str], everyone: Sequence[m.Invitation]
+) -> dict[int, str]:
+    """The cuts made already for the game of a challenge: each invitee's ``accept`` (and,
+    in a rematch, the asking player's ``rematch``), by seat. Empty for a game whose
+    deals are not verifiable."""
+    if not rules.get("server_seed"):
+        return {}
+    cuts = {int(seat): str(text) for seat, text in (rules.get("cuts") or {}).items()}
+    for invitation in everyone:
+        cut = invitation.settings.get("cut")
+        if cut and invitation.invitee in emails:
+            cuts[emails.index(invitation.invitee)] = str(cut)
+    return cuts
 
 
 def name_of(session: Session, email: str) -> str | None:

@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from engine import InvalidSyntaxError
-from pbem.commands import LobbyCommand
+from pbem.commands import LobbyCommand, words_after
 from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
 from pbem.render import Notice
@@ -116,7 +116,14 @@ def handle(
         if player is None:
             return finish(ctx, session, row, "ignored", "rematch: unknown sender", sender=sender)
         return matches.request(
-            ctx, session, row, player, asked.game_id, asked.best_of, mail.message_id
+            ctx,
+            session,
+            row,
+            player,
+            asked.game_id,
+            asked.best_of,
+            mail.message_id,
+            cut_words=words_after(asked.line, "rematch"),
         )
     if player is None:
         return finish(ctx, session, row, "ignored", "cancel: unknown sender", sender=sender)

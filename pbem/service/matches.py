@@ -24,6 +24,7 @@ loser dealing first; each game carries where the match stood when it began
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -31,10 +32,11 @@ from sqlmodel import Session, col, select
 
 from engine import Game, InvalidSyntaxError
 from engine.match import MatchScore, first_dealer_after
-from pbem.commands import Command, rematch_words
+from pbem.commands import CUT_VERB, Command, rematch_words, words_after
 from pbem.render.board import house_rules
-from pbem.service import invitations
+from pbem.service import cutting, invitations
 from pbem.service.context import Context, Outcome, ServiceError, finish, load_game, seats_of
+from pbem.service.cutting import cut_text
 from pbem.service.games import start_game
 from pbem.service.play import Known
 from pbem.store import models as m
@@ -109,6 +111,12 @@ def after_game(
         )
         return None
     update_row(session, match, score=score)
+    # A fair game's next game is dealt from the seed whose commitment its game-over mail
+    # showed: each player's "next" in answer is their cut (`next_cut`), and that mail
+    # asked for it, so no cut request goes out now.
+    fair: dict[str, Any] = (
+        {"server_seed": game_row.next_seed, "ask_cut": False} if game_row.next_seed else {}
+    )
     return start_again(
         ctx,
         session,
@@ -120,6 +128,7 @@ def after_game(
             "game": int(info.get("game", 1)) + 1,
             "before": score,
         },
+        **fair,
     )
 
 
@@ -164,6 +173,50 @@ def from_thread(
         game_id if game_id is not None else known.game_row.id,
         length,
         known.message_id,
+        cut_words=words_after(command.line, command.line.split()[0] if command.line else ""),
+    )
+
+
+def next_cut(
+    ctx: Context, session: Session, row: m.Inbound, known: Known, command: Command
+) -> Outcome:
+    """``next`` in answer to the game-over mail of a game of a match: the player's cut
+    for the match's next game (whose commitment that mail showed). The last cut deals;
+    its first mail holds the cards."""
+    assert row.id is not None and known.game_row.id is not None
+    player = known.seats[known.seat].player
+    following = next_of(session, known.game_row.id)
+    if following is None or following.id is None:
+        return refuse(
+            ctx,
+            session,
+            row,
+            player,
+            known.message_id,
+            f"No game follows game {known.game_row.id}: reply “rematch” for another game.",
+            "next: no next game",
+            known.game_row.id,
+        )
+    seats = seats_of(session, following.id)
+    cut = Command(CUT_VERB, command.args, command.line)
+    move = cutting.play_cut(
+        ctx,
+        session,
+        replace(known, game_row=following, seats=seats, commands=(cut,), ignored=()),
+        known.message_id,
+    )
+    now = ctx.clock()
+    cutting.answer_cut(ctx, session, move, row.id, now)
+    status, reason, applied = cutting.verdict(move)
+    return finish(
+        ctx,
+        session,
+        row,
+        status,
+        f"next (game {following.id}): {reason}",
+        sender=player.email,
+        game_id=following.id,
+        applied=applied,
     )
 
 
@@ -195,9 +248,14 @@ def request(
     game_id: int | None,
     length: int | None,
     answering: str | None,
+    cut_words: str = "",
 ) -> Outcome:
     """A player asks for a rematch of ``game_id`` (a match of ``length`` games when
-    given): started at once against the computer, else the others are invited."""
+    given): started at once against the computer, else the others are invited.
+
+    A fair game's rematch is dealt from the seed whose commitment its game-over mail
+    showed, and this request (its Message-ID ``answering`` and ``cut_words``) is the
+    asking player's cut: against the computer alone it is dealt at once."""
     from pbem.service import policy
     from pbem.service.lobby import STARTED
 
@@ -279,6 +337,14 @@ def request(
     robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
     dealer = first_dealer_after(game)
     others = [s for s in seats if s.seat.seat not in robots and s.player.id != player.id]
+    # The asking player's cut for the rematch's deal, when the game-over mail showed its
+    # commitment (seats keep their order in a rematch).
+    mine = next(s.seat.seat for s in seats if s.player.id == player.id)
+    cuts = (
+        {mine: cut_text(answering, cut_words, f"<no-message-id.rematch.{row.id}>")}
+        if game_row.next_seed
+        else {}
+    )
     if not others:
         over = policy.take_new_game(ctx, session, writer, now)
         if over is not None:
@@ -295,6 +361,7 @@ def request(
                 game,
                 answering=(player.email, answering),
                 joined=policy.joined_seats(writer, [s.player.email for s in seats]),
+                **({"server_seed": game_row.next_seed, "cuts": cuts} if cuts else {}),
                 **new_match(session, length, now),
             )
         except ServiceError as exc:
@@ -354,6 +421,11 @@ def request(
         "best_of": length,
         "challenger_joined": writer.proof >= policy.Proof.TOKEN,
     }
+    if cuts:
+        # The invitations show the commitment the game-over mail showed: each invitee's
+        # "accept" is their cut, as this request is the asking player's.
+        stored["server_seed"] = game_row.next_seed
+        stored["cuts"] = {str(seat): text for seat, text in cuts.items()}
     invited = invitations.send_invitations(
         ctx, session, row, player, None, [s.player.email for s in others], stored, rules, now
     )

@@ -39,6 +39,7 @@ from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
 from pbem.render.news import mail_state, worth_mailing
 from pbem.render.page import lobby_footer
+from pbem.render.words import join_words
 from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
@@ -113,6 +114,33 @@ def seat_reply_to(ctx: Context, seated: Seated) -> str:
     return reply_address(ctx.settings.local_part, seated.seat.token, ctx.settings.domain)
 
 
+def first_in_game(seated: Seated) -> bool:
+    """Whether ``seated`` has had no mail of its game yet (its token names each one)."""
+    last = seated.seat.last_mail_id or ""
+    return f".{seated.seat.token}@" not in last
+
+
+def opening_line(game_row: m.Game, seats: Sequence[Seated], seat: int) -> str:
+    """What a new game is, as its first mail to ``seat`` says it: the others (a computer
+    with its level), the house rules, its match and number in it, the game it rematches."""
+    rules = GameSettings.from_json(game_row.settings)
+    names = [
+        f"{name} ({level})" if level else name
+        for name, level in zip(seat_names(seats), seat_levels(game_row, seats), strict=True)
+    ]
+    others = join_words([n for i, n in enumerate(names) if i != seat])
+    line = (
+        f"Game {game_row.id}: a new game of cribbage with {others} — "
+        f"{house_rules(rules.players, rules.target, rules.muggins, rules.skunk)}"
+    )
+    info = game_row.match_info
+    if info:
+        line += f"; a match, best of {info.get('best_of')}: game {info.get('game')}"
+    if game_row.rematch_of is not None:
+        line += f"; a rematch of game {game_row.rematch_of}"
+    return line + "."
+
+
 def match_info(game_row: m.Game) -> MatchInfo | None:
     """Where the game's match stood when the game began (None: a single game)."""
     info = game_row.match_info
@@ -165,6 +193,10 @@ def turn_mails(
     watchers mailed."""
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
+    if game.is_over:
+        from pbem.service.cutting import prepare_next
+
+        prepare_next(session, game_row)
     # The talk any seat has not heard, in one query for all of them.
     heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
     unheard = talk.since(session, game_row, min(heard, default=0))
@@ -204,10 +236,15 @@ def turn_mails(
             mailed_state=mail_state(view),
         )
         said = with_talk(session, game_row, seats, seated, unheard)
+        first = first_in_game(seated)  # (before the envelope makes this mail its last)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
         about = mail_context(
             game_row, seats, seat, mine, start, said, game.is_over, reply_to=envelope["reply_to"]
         )
+        if first:
+            # Dealt at once (a rematch, a match's next game, an admin's game): this first
+            # mail says what the game is, as the cut request would have.
+            about = replace(about, opening=opening_line(game_row, seats, seat))
         if replay is not None and wants_replay(ctx, seated.player):
             name, page = replay.page(seat)
             envelope["attachments"].append((name, "text/html", page))

@@ -184,6 +184,16 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
 
             notices.append(Notice("refused", str(cmd), NOT_NEEDED))
             continue
+        if cmd.verb == "next":
+            notices.append(
+                Notice(
+                    "refused",
+                    str(cmd),
+                    "“next” answers the game-over mail of a game of a match: this game "
+                    "is not over.",
+                )
+            )
+            continue
         if cmd.verb == "observers":
             computer = [s for s in range(len(seats)) if is_computer(game_row, s)]
             on = cmd.args[:1] == ("on",)

@@ -111,6 +111,10 @@ class Game(SQLModel, table=True):
     commitment: str | None = None
     server_seed: str | None = None
     entropy: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONText)
+    # The server seed of the game that follows this one (its match's next game, or a
+    # rematch), made when this one ends: its commitment is in the game-over mail, so
+    # each player's answer to that mail (next, rematch, accept) is their cut for it.
+    next_seed: str | None = None
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

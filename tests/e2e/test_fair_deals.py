@@ -187,7 +187,17 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     # The game carries the commitment its invitation showed.
     assert row.commitment in text.replace(" ", "")
     assert row.server_seed is not None and row.server_seed.encode() not in all_raw(fair)
-    assert "Please cut" in str(fair.latest(BOB[0])["Subject"])
+    # Bob's "accept" answered a mail that showed the commitment: it is his cut.
+    assert "Your cut is in" in str(fair.latest(BOB[0])["Subject"])
+    assert [e["seat"] for e in row.entropy or ()] == [1]
+    assert "Please cut" in str(fair.latest(ALICE[0])["Subject"])
+    fair.deliver(reply(fair.latest(ALICE[0]), ALICE[0], "Alice", "cut 7 fish"))
+    dealt = fair.game_row(game_id)
+    assert dealt.status == "active" and dealt.server_seed is not None
+    # The deal comes from the seed the invitation committed to and both cuts.
+    texts = [e["text"] for e in sorted(dealt.entropy or (), key=lambda e: e["seat"])]
+    assert [e["seat"] for e in dealt.entropy or ()] == [0, 1] and texts[1].startswith("<")
+    assert dealt.seed == derive_seed(dealt.server_seed, texts)
 
 
 def test_play_computer_by_mail_starts_with_the_cut(fair: Harness) -> None:

@@ -332,13 +332,15 @@ def with_links(prompt: Prompt, view: PlayerView, ctx: MailContext, subject: str)
 
 
 def rematch_link(view: PlayerView, p: People, ctx: MailContext, subject: str) -> Link | None:
-    """The game-over mail's one-click ``rematch`` (sent to the recipient's reply
-    address), for a player of a finished game — not while its match goes on (the next
-    game starts by itself), and not without a reply address."""
+    """The game-over mail's one-click answer (sent to the recipient's reply address),
+    for a player of a finished game: ``rematch`` — or, while its match goes on, ``next``
+    when the next game waits for the players' answers as their cuts (a fair game: its
+    deal lines; otherwise the next game starts by itself); none without a reply
+    address."""
     if view.outcome is None or not ctx.reply_to or p.me not in range(p.players):
         return None
     if ctx.match is not None and match_score(ctx.match, view)[1] is None:
-        return None
+        return link(ctx.reply_to, subject, "next") if ctx.deal_lines else None
     return link(ctx.reply_to, subject, "rematch")
 
 

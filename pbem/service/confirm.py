@@ -107,7 +107,7 @@ def request(
         ctx,
         session,
         row,
-        "ignored",
+        "applied",
         f"{action}: held until {writer.mailbox} confirms (confirmation request sent)",
         sender=mail.sender,
     )

@@ -652,7 +652,7 @@ def test_open_lobby_lets_a_stranger_challenge(open_lobby: Harness) -> None:
     assert h.last_inbound().status == "ignored" and h.count(STRANGER) == 0
     ask(h, STRANGER, "challenge bob@example.org")
     # A stranger's From proves nothing: the invitation goes once they confirm it.
-    assert h.last_inbound().status == "ignored" and len(invite_to(h, B)) == 0
+    assert h.last_inbound().status == "applied" and len(invite_to(h, B)) == 0
     (asking,) = h.received(STRANGER)
     assert "confirm" in str(asking["Subject"]).lower()
     h.deliver(reply(asking, STRANGER, "Mallory", "yes, that was me"))

@@ -39,12 +39,15 @@ def test_a_challenge_accepted_and_played_over_imap_and_smtp(
     alice, bob = real.player("alice", "Alice"), real.player("bob", "Bob")
     carol = real.player("carol", "Carol")
     alice.send(plain_mail(alice.address, real.address, f"challenge {bob.address} to 61"))
+    # Alice never wrote before: she confirms her address, then the invitation goes.
+    asking = wait_for_mail(real, alice, "Please confirm")
+    alice.send(quoted_reply(asking, alice.address, alice.name, "yes", utcnow()))
     invitation = wait_for_mail(real, bob, "An invitation to a game")
     assert "Alice" not in str(invitation["Subject"])  # a subject names no one
     assert f"{real.local_part}+" in str(invitation["Reply-To"])
     assert view_of(invitation) is None  # an invitation shows no game yet
     bob.send(quoted_reply(invitation, bob.address, bob.name, "accept", utcnow()))
-    real.until_processed(2)
+    real.until_processed(3)
     [row] = [r for r in real.inbound() if r.game_id is not None]
     game_id = row.game_id
     assert game_id is not None and real.game_row(game_id).observers is False
@@ -52,9 +55,12 @@ def test_a_challenge_accepted_and_played_over_imap_and_smtp(
     # Both players open the game to observers (a challenge starts closed).
     for player in (alice, bob):
         player.send(player.reply("observers on"))
-    real.until_processed(4)
+    real.until_processed(5)
     assert real.game_row(game_id).observers is True
     carol.send(plain_mail(carol.address, real.address, f"watch {game_id}"))
+    # Anyone can write any From: Carol confirms she asked to watch.
+    asked = wait_for_mail(real, carol, "Please confirm")
+    carol.send(quoted_reply(asked, carol.address, carol.name, "yes", utcnow()))
     first = wait_for_mail(real, carol, "Watching")
     assert f"unwatch {game_id}" in text_of(first)
     real.play(game_id, timeout=120)

@@ -51,7 +51,9 @@ class MailContext:
     every mail of the game.
     ``paused`` marks a game on hold; ``talk`` is the table talk the recipient has not
     seen in a game mail yet (in a history mail: all of it); ``match`` is the game's
-    match, when it is one game of a match.
+    match, when it is one game of a match. ``suggest``: the reply line offers the
+    computer's move (the game gives hints); otherwise it lists the legal choices, so
+    a game between people without hints gives no free hint to either side.
     """
 
     game_id: int
@@ -65,6 +67,7 @@ class MailContext:
     deal_lines: tuple[str, ...] = ()
     talk: tuple[Said, ...] = ()
     match: MatchInfo | None = None
+    suggest: bool = False
 
 
 @dataclass(frozen=True)

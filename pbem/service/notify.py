@@ -97,6 +97,7 @@ def mail_context(
         deal_lines=deal_lines(game_row, over=over),
         talk=tuple(talk),
         match=match_info(game_row),
+        suggest=game_row.hints,  # the computer's move on the reply line only with hints
     )
 
 

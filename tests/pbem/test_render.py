@@ -607,9 +607,10 @@ def test_pegging_moves_in_words() -> None:
 
 
 def test_turn_mail_says_exactly_what_to_reply() -> None:
+    """With hints on (``suggest``), the reply line is the computer's move."""
     game = new_game(2, seed="reply", first_dealer=0)
     view = player_view(game, 1)
-    mail = render_turn(view, ctx_for(game, 1))
+    mail = render_turn(view, ctx_for(game, 1, suggest=True))
     best = suggested_action(view)
     assert isinstance(best, Discard)
     assert f"        discard {' '.join(str(c) for c in best.cards)}\n" in mail.text
@@ -619,13 +620,47 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
     seat = game.to_act()[0]
     view = player_view(game, seat)
-    text = render_turn(view, ctx_for(game, seat)).text
+    text = render_turn(view, ctx_for(game, seat, suggest=True)).text
     best = suggested_action(view)
     assert isinstance(best, Play)
     assert f"        play {best.card}\n" in text
     assert "(you can play " in " ".join(text.split())
     for card in view.holding:
         assert str(card) in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_without_hints_the_reply_line_lists_the_choices(players: int) -> None:
+    """A game without hints (between people, until all agree) suggests no move: the
+    reply line lists what may be done, and nobody's choice among it."""
+    rng = random.Random(players)
+    for seed in range(4):
+        game = new_game(players, seed=f"choices-{players}-{seed}")
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        mail = render_turn(view, ctx_for(game, seat))
+        need = view.must_discard
+        word = "two" if need == 2 else "one"
+        holding = " ".join(str(c) for c in view.holding)
+        assert f"        discard {word} of: {holding}\n" in mail.text
+        letters = " ".join(c.ascii.lower() for c in view.holding)
+        assert f"Plain letters work too: {letters}." in " ".join(mail.text.split())
+        best = suggested_action(view)
+        assert isinstance(best, Discard)
+        assert f"discard {' '.join(str(c) for c in best.cards)}\n" not in mail.text
+        assert f"discard {' '.join(str(c) for c in best.cards)}<" not in mail.html
+        assert f"discard {word} of:" in htmllib.unescape(mail.html)
+        _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
+        if game.is_over or game.phase != PEGGING:
+            continue
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        text = render_turn(view, ctx_for(game, seat)).text
+        playable = " ".join(str(c) for c in view.playable)
+        assert f"        play one of: {playable}\n" in text
+        best = suggested_action(view)
+        assert isinstance(best, Play)
+        assert f"        play {best.card}\n" not in text
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -648,7 +683,7 @@ def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
         assert suggested_action(PlayerView.from_json(view.to_json())) == best
         good = next(value for value, d in discard_values(view) if d == best)
         assert good >= max(value for value, _ in discard_values(view)) - 1e-9
-        text = render_turn(view, ctx_for(game, seat)).text
+        text = render_turn(view, ctx_for(game, seat, suggest=True)).text
         assert f"discard {' '.join(str(c) for c in best.cards)}" in text
         _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
         if game.is_over or game.phase != PEGGING:
@@ -658,7 +693,7 @@ def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
         best = suggested_action(view)
         assert isinstance(best, Play) and best in view.legal
         assert suggested_action(PlayerView.from_json(view.to_json())) == best
-        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat)).text
+        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat, suggest=True)).text
         # Nothing to suggest to a player who is not to move.
         idle = next(s for s in range(players) if s not in game.to_act())
         assert suggested_action(player_view(game, idle)) is None

@@ -44,8 +44,9 @@ class MailContext:
     ``names`` holds a display name per seat (the recipient is always "you");
     ``reply_hint`` is printed under the reply line; ``notices`` report the
     recipient's own commands; ``since_event`` is the ``since`` the view was
-    built with (0: the mail tells the game from the start); ``archive_hint``
-    tells how to get a finished game's archive (a line of the game-over mail);
+    built with (0: the mail tells the game from the start); ``ending`` holds what a
+    finished game's mail offers next (a rematch, the next game of a match, the replay
+    page and how it checks the deals, the archive): lines under the result;
     ``paused`` marks a game on hold; ``deal_lines`` are the game's verifiable-deal
     lines (its commitment, and the server seed once the game is over), printed in
     every mail of the game.
@@ -62,7 +63,7 @@ class MailContext:
     reply_hint: str
     notices: tuple[Notice, ...] = ()
     since_event: int = 0
-    archive_hint: str | None = None
+    ending: tuple[str, ...] = ()
     paused: bool = False
     deal_lines: tuple[str, ...] = ()
     talk: tuple[Said, ...] = ()

@@ -164,8 +164,7 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
     order = sorted(range(len(out.scores)), key=lambda side: (side != out.winner, side))
     finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
     lines.append(phrase(f"Final score: {finals}."))
-    if ctx.archive_hint:
-        lines.append(phrase(ctx.archive_hint))
+    lines.extend(phrase(line) for line in ctx.ending)
     return tuple(lines)
 
 

@@ -84,7 +84,7 @@ def ctx_for(
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         since_event=since,
-        archive_hint='Reply "archive" for the whole game as a file (JSON) to replay and verify.',
+        ending=('Reply "rematch" for another game.', 'Reply "archive" for the whole game.'),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -492,8 +492,9 @@ def test_game_over_subject_and_result() -> None:
     mail = render_turn(player_view(game, loser, last.since), ctx_for(game, loser, last.since))
     assert mail.subject == "[Cribbage 12] Game over — you lose"
     assert f"GAME OVER: {NAMES[winner]} wins {outcome.label}" in mail.text
-    hint = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
-    assert hint in " ".join(mail.text.split()) and "archive" in mail.html
+    flat = " ".join(mail.text.split())
+    assert 'Reply "rematch" for another game.' in flat  # the ending, under the result
+    assert 'Reply "archive" for the whole game.' in flat and "archive" in mail.html
     assert "pbem " not in mail.text and "pbem " not in mail.html  # no admin commands
     final = f"Final score: {NAMES[winner]} {outcome.scores[winner]}, You {outcome.scores[loser]}."
     assert final in mail.text
@@ -1120,14 +1121,22 @@ def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | No
     assert _wrap(text, first, rest) == _textwrap(text, first, rest)
 
 
-def test_archive_mail_says_how_to_replay_and_verify() -> None:
+def test_archive_mail_says_what_its_files_are_for() -> None:
+    """What the record and its replay page are for, with no program to install: no
+    ``pbem`` command is named to a player."""
     game = new_game(2, seed="archive")
-    mail = render_archive(ctx_for(game, 0), "cribbage-12.json")
+    mail = render_archive(ctx_for(game, 0), "cribbage-12.json", "cribbage-12.html")
     assert mail.subject == "[Cribbage 12] The game's archive"
     flat = " ".join(mail.text.split())
-    assert "Attached: cribbage-12.json" in flat
-    assert '"pbem game import cribbage-12.json"' in flat
-    assert '"pbem game replay N --verify"' in flat
-    assert "pbem game import cribbage-12.json" in htmllib.unescape(mail.html)
+    assert "Attached: cribbage-12.json, the record of the whole game" in flat
+    assert "replayed and checked at any time" in flat
+    assert "Also attached: cribbage-12.html, its replay page" in flat
+    assert "web browser" in flat
+    assert "deals verified" not in flat  # not a fair game: no deals to check
+    assert "pbem" not in mail.text.lower() and "pbem" not in mail.html.lower()
+    assert "cribbage-12.html" in htmllib.unescape(mail.html)
     assert_narrow(mail.text)
     assert_well_formed(mail.html)
+    fair = ctx_for(game, 0, deal_lines=("Deal commitment (pbem-deal/1): 0f0f",))
+    flat = " ".join(render_archive(fair, "cribbage-12.json", "cribbage-12.html").text.split())
+    assert 'the box at the top of the page reads "All … deals verified"' in flat

@@ -7,6 +7,7 @@ a "challenge" Subject does not stand in front of the body's ``challenge``."""
 from __future__ import annotations
 
 import random
+from urllib.parse import unquote
 
 from engine import players as computer
 from pbem.bots import command_for, text_of
@@ -110,9 +111,18 @@ def test_every_subject_the_service_writes_is_its_own(harness: Harness) -> None:
     h.answer(BOB[0], "say good luck")
     h.answer(A, "resign")
     assert h.game(game_id).is_over
-    subjects = {str(parse(row.raw)["Subject"]) for row in h.outbox() if row.raw}
+    mails = [parse(row.raw) for row in h.outbox() if row.raw]
+    subjects = {str(msg["Subject"]) for msg in mails}
     assert len(subjects) >= 8, subjects
     for subject in subjects:
         assert is_own_subject(subject), subject
         for prefix in ("Re: ", "RE: AW: ", "Fwd: ", ""):
             assert reply_subject(prefix + subject) == "", prefix + subject
+    # And every List-Unsubscribe's subject is not ours: it is read, and means less mail.
+    for msg in mails:
+        header = str(msg["List-Unsubscribe"] or "")
+        if not header:
+            continue  # an answer to the player's own mail
+        said = unquote(header.rpartition("?subject=")[2].rstrip(">"))
+        assert said in ("stop", "never") or said.startswith("unwatch "), header
+        assert reply_subject(said) == said

@@ -1,6 +1,7 @@
 """The email command language: reply text → commands → engine actions.
 
-One command per line (``;`` also separates commands; the subject may carry one).
+One command per line (``;`` also separates commands). The subject is read only when the
+text holds no command, and never when it is one of the service's own (`reads_subject`).
 Case does not matter, punctuation around words is ignored::
 
     discard 5h jd      (also: crib, throw, lay away, toss)
@@ -387,21 +388,49 @@ _SPLIT_RE = re.compile(r"[;\n]|\bthen\b", re.IGNORECASE)
 
 
 def parse_reply(text: str, subject: str = "") -> Parsed:
-    """All the commands in a reply's text (and its subject, read first)."""
+    """All the commands of a mail: those of its text, in order, and the lines that are
+    not commands — or, when no line of the text is a command of any kind, the command
+    its ``subject`` holds (`reads_subject`: the one rule of where commands are read)."""
+    lines = body_lines(text)
+    if reads_subject(lines, subject):
+        cmd = parse_line(subject)
+        return Parsed((cmd,) if cmd is not None else (), tuple(lines))
     commands: list[Command] = []
     ignored: list[str] = []
-    if subject.strip():
-        cmd = parse_line(subject)
-        if cmd is not None:
-            commands.append(cmd)
-    lines = split_lines(text)
-    for line in [ln for ln in lines if ln][:_MAX_LINES]:
+    for line in lines:
         cmd = parse_line(line)
         if cmd is None:
             ignored.append(line)
         else:
             commands.append(cmd)
     return Parsed(tuple(commands), tuple(ignored))
+
+
+def body_lines(text: str) -> list[str]:
+    """The command lines of a mail's text (`split_lines`), blank ones dropped, at most
+    the first 40."""
+    return [line for line in split_lines(text) if line][:_MAX_LINES]
+
+
+def reads_as_command(line: str) -> bool:
+    """Whether ``line`` is a command of any kind: a game's, a setting's or the lobby's
+    (one the lobby cannot read counts too: "challenge" without an address)."""
+    if parse_line(line) is not None:
+        return True
+    try:
+        return parse_lobby_line(line) is not None
+    except InvalidSyntaxError:
+        return True
+
+
+def reads_subject(lines: Sequence[str], subject: str) -> bool:
+    """Where a mail's commands come from, for games, the lobby and settings alike: its
+    text (``lines``, see `body_lines`); its subject only when no line of the text is a
+    command of any kind — a ``List-Unsubscribe`` mailto writes ``stop`` in the subject
+    of an empty mail. ``subject`` is what `pbem.mail.reading.reply_subject` leaves:
+    nothing for the service's own subjects and replies to them, which are never read
+    ("Re: [Cribbage 12] Hint: your play" asks for no hint)."""
+    return bool(subject.strip()) and not any(reads_as_command(line) for line in lines)
 
 
 def split_lines(text: str) -> list[str]:
@@ -659,9 +688,11 @@ def _options(verb: str, line: str, words: list[str]) -> LobbyCommand:
 
 
 def parse_lobby(text: str, subject: str = "") -> LobbyCommand | InvalidSyntaxError | None:
-    """The first lobby command of a mail (its subject read first), the error of the
-    first lobby line that could not be read, or None when it asks nothing of the lobby."""
-    for line in [subject, *split_lines(text)[:_MAX_LINES]]:
+    """The first lobby command of a mail, the error of the first lobby line that could
+    not be read, or None when it asks nothing of the lobby. Read from its text, or from
+    its ``subject`` when no line of the text is a command of any kind (`reads_subject`)."""
+    lines = body_lines(text)
+    for line in [subject] if reads_subject(lines, subject) else lines:
         try:
             found = parse_lobby_line(line)
         except InvalidSyntaxError as exc:

@@ -29,7 +29,14 @@ from pbem.mail.decoding import (
 from pbem.mail.quotes import strip_quoted
 from pbem.names import NAME_LIMIT, clean_name
 
-__all__ = ["IncomingMail", "clean_subject", "find_body", "read_message", "reply_subject"]
+__all__ = [
+    "IncomingMail",
+    "clean_subject",
+    "find_body",
+    "is_own_subject",
+    "read_message",
+    "reply_subject",
+]
 
 
 @dataclass(frozen=True)
@@ -176,18 +183,43 @@ def clean_subject(subject: str, tag: str = "Cribbage") -> str:
         text = stripped
 
 
+def _without_prefixes(subject: str) -> str:
+    """The subject without reply/forward prefixes ("Re:", "AW:", "Fwd:" …), whitespace
+    collapsed; our tag, when it follows them, stays."""
+    text = " ".join((subject or "").split())
+    while True:
+        stripped = _SUBJECT_PREFIX.sub("", text, count=1)
+        if stripped == text:
+            return text.strip()
+        text = stripped
+
+
 # The state line our game mails carry after the tag ("Hand 3 — your turn: discard"): a
-# reply's subject keeps it, and its "Hand" would read as the command "hand".
+# reply whose client dropped the tag keeps it, and its "Hand" would read as "hand".
 _OUR_STATE_SUBJECT = re.compile(r"^hand\s+\d+\b", re.I)
 
 
+def is_own_subject(subject: str, tag: str = "Cribbage") -> bool:
+    """Whether ``subject`` is one of the service's own subjects, or a reply to or forward
+    of one: after its "Re:" / "Fwd:" / "AW:" … prefixes it starts with our ``[tag]`` or
+    ``[tag N]`` (every subject the service writes does: "[Cribbage 12] Hint: your play",
+    "[Cribbage] Standings"), or with a game mail's state line ("Hand 3 — …")."""
+    text = _without_prefixes(subject)
+    tag_pattern = re.compile(rf"^\[\s*{re.escape(tag)}(?:\s*#?\s*\d+)?\s*\]", re.I)
+    return bool(tag_pattern.match(text) or _OUR_STATE_SUBJECT.match(text))
+
+
 def reply_subject(subject: str, tag: str = "Cribbage") -> str:
-    """What the writer of a reply may have put in its subject as a command: the subject
-    without prefixes and our tag (`clean_subject`), or "" when what is left is the state
-    line of our own mail. "Re: [Cribbage 12] discard 9d qs" → "discard 9d qs";
-    "Re: [Cribbage 12] Hand 1 — your turn: discard" → ""."""
-    cleaned = clean_subject(subject, tag)
-    return "" if _OUR_STATE_SUBJECT.match(cleaned) else cleaned
+    """What the writer of a mail may have put in its subject as a command: the subject
+    without prefixes (`clean_subject`) — or "" when it is one of the service's own
+    subjects or a reply to one (`is_own_subject`), which is never read as a command,
+    whatever the writer added to it: a reply to "[Cribbage 12] Hint: your play" asks
+    for no hint, and one to "[Cribbage] Standings" for no standings.
+    "Re: stop" → "stop"; "Re: [Cribbage 12] Hand 1 — your turn: discard" → "".
+    (`pbem.commands.parse_reply` reads it only when the body holds no command.)"""
+    if is_own_subject(subject, tag):
+        return ""
+    return clean_subject(subject, tag)
 
 
 def _date(value: str | None) -> datetime | None:

@@ -44,8 +44,9 @@ class MailContext:
     ``names`` holds a display name per seat (the recipient is always "you");
     ``reply_hint`` is printed under the reply line; ``notices`` report the
     recipient's own commands; ``since_event`` is the ``since`` the view was
-    built with (0: the mail tells the game from the start); ``archive_hint``
-    tells how to get a finished game's archive (a line of the game-over mail);
+    built with (0: the mail tells the game from the start); ``ending`` holds what a
+    finished game's mail offers next (a rematch, the next game of a match, the replay
+    page and how it checks the deals, the archive): lines under the result;
     ``paused`` marks a game on hold; ``deal_lines`` are the game's verifiable-deal
     lines (its commitment, and the server seed once the game is over), printed in
     every mail of the game.
@@ -59,6 +60,9 @@ class MailContext:
     ``reply_to`` is the recipient's own reply address (the mail's Reply-To,
     ``cribbage+TOKEN@domain``), which the mail's one-click answers (``mailto:`` links,
     `pbem.render.links`) are sent to — empty: no links.
+    ``suggest``: the reply line offers the computer's move (the game gives hints);
+    otherwise it lists the legal choices, so a game between people without hints gives
+    no free hint to either side.
     """
 
     game_id: int
@@ -67,7 +71,7 @@ class MailContext:
     reply_hint: str
     notices: tuple[Notice, ...] = ()
     since_event: int = 0
-    archive_hint: str | None = None
+    ending: tuple[str, ...] = ()
     paused: bool = False
     deal_lines: tuple[str, ...] = ()
     talk: tuple[Said, ...] = ()
@@ -79,6 +83,7 @@ class MailContext:
     # computer's level, the rules, the match and the game's number in it, the game it
     # is a rematch of), so the player knows at once they were understood.
     opening: str = ""
+    suggest: bool = False
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ CUT_PARAGRAPH = (
     "has already locked in a secret seed — the commitment below is its fingerprint — and "
     "the cards are shuffled from that secret mixed with every player's cut, so nobody, "
     "not even the service, can choose or foresee the deals. When the game is over the "
-    "secret is revealed and anyone can check every deal (pbem verify)."
+    "secret is revealed, and the game's replay page, mailed with the result, checks "
+    "every deal in your web browser."
 )
 
 

@@ -298,22 +298,45 @@ def render_talk(
     return _render(page, "mail", templates)
 
 
-def render_archive(ctx: MailContext, filename: str, templates: Path | None = None) -> RenderedMail:
-    """The mail that carries a finished game's archive (attached as ``filename``), with
-    how to replay and verify it."""
+DEALS_CHECK = (
+    'It checks the deals too: the box at the top of the page reads "All … deals '
+    "verified\" when every deal is the one the commitment in this game's mails fixed "
+    "before the first deal, and turns red if one is not."
+)
+"""How a fair game's replay page checks its deals, told to players (who have no
+``pbem verify``): under the game-over mail's replay page and in the archive mail."""
+
+
+def render_archive(
+    ctx: MailContext,
+    filename: str,
+    page_name: str | None = None,
+    templates: Path | None = None,
+) -> RenderedMail:
+    """The mail that carries a finished game's archive (attached as ``filename``) and
+    its replay page (``page_name``), saying what they are for: to keep the game, and to
+    replay it and check its deals — in a web browser, with no program to install."""
     subject = f"{subject_tag(ctx)} The game's archive"
     name = clean_name(filename, 60)
-    intro = (
+    intro: tuple[Phrase, ...] = (
         phrase(
-            f"Attached: {name}, the whole game — its settings, the seed of the shuffle and "
-            "every move — as the service keeps it."
-        ),
-        phrase(
-            "To replay it and check every step, on a machine with pbem installed: "
-            f'"pbem game import {name}" (it prints the new game\'s number N), then '
-            '"pbem game replay N --verify"; "pbem game replay N" steps through it.'
+            f"Attached: {name}, the record of the whole game — its house rules, the seed "
+            "of the shuffle and every move — as the service keeps it. The seed and the "
+            "moves rebuild every deal and every score exactly: keep it, and the game can "
+            "be replayed and checked at any time."
         ),
     )
+    if page_name:
+        shown = clean_name(page_name, 60)
+        intro = (
+            *intro,
+            phrase(
+                f"Also attached: {shown}, its replay page. Open it in your web browser (it "
+                "needs no network) to step through the game, every hand face up."
+            ),
+        )
+        if ctx.deal_lines:
+            intro = (*intro, phrase(DEALS_CHECK))
     page = Page(
         kind="archive",
         subject=subject,

@@ -168,8 +168,7 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
     order = sorted(range(len(out.scores)), key=lambda side: (side != out.winner, side))
     finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
     lines.append(phrase(f"Final score: {finals}."))
-    if ctx.archive_hint:
-        lines.append(phrase(ctx.archive_hint))
+    lines.extend(phrase(line) for line in ctx.ending)
     return tuple(lines)
 
 
@@ -307,19 +306,19 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
     line = f"Match, best of {info.best_of} · game {info.game_no} · {points}"
     if winner is not None:
         line += f" — {p.side_wins(winner)} the match; the match is over."
-    elif view.outcome is not None and ctx.deal_lines:
-        line += (
-            f" — the match goes on: reply “next” to deal game {info.game_no + 1} (the loser "
-            "deals first); your reply is your cut for its deal."
-        )
     elif view.outcome is not None:
-        line += " — the match goes on: the next game starts now, the loser dealing first."
+        line += " — the match goes on."
     return line
 
 
 def with_links(prompt: Prompt, view: PlayerView, ctx: MailContext, subject: str) -> Prompt:
     """``prompt`` with its answers as one-click links (`pbem.render.links`), to the
-    recipient's reply address, answering the mail ``subject``."""
+    recipient's reply address, answering the mail ``subject``. Two cards to lay away
+    from six are fifteen pairs, too many to link: the best few are linked only where
+    the game gives hints — ranking them would be a free hint — and the text asks for
+    the pair otherwise."""
+    if view.phase == DISCARD and view.must_discard == 2 and not ctx.suggest:
+        return prompt
     links = move_links(view, ctx.reply_to, subject, prompt.suggested)
     note = ""
     if links and view.phase == DISCARD and view.must_discard == 2:

@@ -44,8 +44,16 @@ def _typed(verb: str, cards: Sequence[Card]) -> Phrase:
     return phrase(f'Plain letters work too: "{verb} {" ".join(c.ascii.lower() for c in cards)}".')
 
 
+def _letters(cards: Sequence[Card]) -> Phrase:
+    """``Plain letters work too: 2h 5c 10d.`` (the recipient's own cards, none chosen)."""
+    return phrase(f"Plain letters work too: {' '.join(c.ascii.lower() for c in cards)}.")
+
+
+_HOW_MANY = {1: "one", 2: "two"}
+
 SUGGESTING = "medium"
-"""The level whose choice the reply line offers (never simply the first legal move)."""
+"""The level whose choice the reply line offers, in a game that gives hints (never
+simply the first legal move); without hints the reply line lists the legal choices."""
 
 
 def suggested_action(view: PlayerView) -> Action | None:
@@ -67,13 +75,23 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
     if view.phase == DISCARD:
         need = view.must_discard
         if need:
+            cards = "1 card" if need == 1 else f"{need} cards"
+            headline = phrase(f"Your turn: lay away {cards} to {crib}")
+            choose = phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})")
+            if not ctx.suggest:
+                # No hints in this game: the choices, and no one's choice among them.
+                how_many = _HOW_MANY.get(need, str(need))
+                return Prompt(
+                    True,
+                    headline,
+                    (phrase(f"discard {how_many} of: ", view.holding),),
+                    _notes(choose, _letters(view.holding), hint),
+                )
             best = suggested_action(view)
             example = best.cards if isinstance(best, Discard) else view.holding[:need]
-            cards = "1 card" if need == 1 else f"{need} cards"
-            choose = phrase(f"(choose {need} of your {len(view.holding)} cards for {crib})")
             return Prompt(
                 True,
-                phrase(f"Your turn: lay away {cards} to {crib}"),
+                headline,
                 (phrase("discard ", example),),
                 _notes(choose, _typed("discard", example), hint),
                 suggested=tuple(example),
@@ -92,17 +110,26 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
                 _notes(hint),
             )
         if view.my_turn and view.playable:
-            best = suggested_action(view)
+            verb = "play a card" if view.count else "lead a card"
+            headline = phrase(f"Your turn: {verb} — {count}")
+            if not ctx.suggest and len(view.playable) > 1:
+                # No hints in this game: the cards that may be played, none chosen.
+                return Prompt(
+                    True,
+                    headline,
+                    (phrase("play one of: ", view.playable),),
+                    _notes(_letters(view.playable), hint),
+                )
+            best = suggested_action(view) if ctx.suggest else None
             first = best.card if isinstance(best, Play) else view.playable[0]
             can = (
                 phrase("(", view.playable[0], " is the only card you can play)")
                 if len(view.playable) == 1
                 else phrase("(you can play ", either(view.playable), ")")
             )
-            verb = "play a card" if view.count else "lead a card"
             return Prompt(
                 True,
-                phrase(f"Your turn: {verb} — {count}"),
+                headline,
                 (phrase("play ", first),),
                 _notes(can, _typed("play", (first,)), hint),
             )

@@ -58,8 +58,9 @@ def deal_lines(game_row: m.Game, *, over: bool) -> tuple[str, ...]:
         )
     if over and game_row.server_seed:
         lines.append(
-            f"Server seed, revealed now the game is over: {game_row.server_seed} — "
-            'check every deal with "pbem verify" on the game\'s archive (reply "archive").'
+            f"Server seed, revealed now the game is over: {game_row.server_seed} — with "
+            "it the game's replay page (attached to the game-over mail, and to the "
+            "archive) checks every deal in your web browser."
         )
     else:
         lines.append("The server seed behind it is revealed when the game is over.")

@@ -12,7 +12,9 @@ digest; one with no game in progress neither (the day is still claimed).
 While in digest mode a player gets no turn mail for moves while it is not their turn
 (`pbem.service.notify.turn_mails`): the news is told in the game's next mail, when it
 becomes their turn. Their turn's mail, the game-over mail, and the answers to their own
-mail still go at once.
+mail still go at once. Turning digest mode on takes the day's digest as sent
+(`start_digests`): the first comes the next day, never at once on top of the answer.
+A digest's ``List-Unsubscribe`` sends ``stop``: unsubscribing means less mail.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ def send_digests(ctx: Context, session: Session, now: datetime) -> int:
         if claim(session, player_id, day):
             sent += send_digest(ctx, session, player_id, day, now)
     return sent
+
+
+def start_digests(player: m.Player, now: datetime) -> dict[str, str]:
+    """The player row's changes that turn digest mode on from the next day's digest:
+    today's counts as sent, so none goes at once beside the answer to ``digest``."""
+    return {"digest_day": max(player.digest_day or "", now.date().isoformat())}
 
 
 def claim(session: Session, player_id: int | None, day: str) -> bool:
@@ -107,7 +115,8 @@ def send_digest(
         reply_to=address,
         loop_value=ctx.settings.loop_value,
         date=now,
-        extra_headers={"List-Unsubscribe": f"<mailto:{address}?subject=digest%20off>"},
+        # Unsubscribing means less mail: "stop", never "digest off" (a mail a move).
+        extra_headers={"List-Unsubscribe": f"<mailto:{address}?subject=stop>"},
         parts=player.mail_parts,
     )
     queue_mails(session, [outbox_row(msg_id, player.email, address, "digest", raw, None, now=now)])

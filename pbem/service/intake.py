@@ -554,5 +554,6 @@ def peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
 
 
 def read_commands(mail: IncomingMail) -> Parsed:
-    """The commands of a mail (its reply text, and its subject first)."""
+    """The commands of a mail: its reply text's, or its subject's when the text holds
+    none — never one of the service's own subjects (`pbem.commands.reads_subject`)."""
     return parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))

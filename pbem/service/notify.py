@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from engine import Game, player_view, to_archive
 from engine import Settings as GameSettings
+from engine.match import MatchScore
 from pbem.mail.compose import compose, reply_reference
 from pbem.mail.tokens import message_id, reply_address
 from pbem.render import (
@@ -37,6 +38,7 @@ from pbem.render import (
 )
 from pbem.render.board import house_rules
 from pbem.render.hint import render_hint
+from pbem.render.mail import DEALS_CHECK
 from pbem.render.news import mail_state, worth_mailing
 from pbem.render.page import lobby_footer
 from pbem.render.words import join_words
@@ -61,12 +63,16 @@ from pbem.store.games import games_for_player
 from pbem.store.outbox import enqueue_outbox, outbox_row, queue_mails
 from pbem.store.throttle import error_throttle_allows
 
-# The game-over mail's line on the archive (the ``archive`` reply sends it).
-ARCHIVE_HINT = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
-# The same mail's line on its attached replay page (``mail replay on|off``).
+# What a finished game's mail offers next (`game_ending`): the archive (the ``archive`` reply
+# sends it, with the replay page) ...
+ARCHIVE_HINT = (
+    'Reply "archive" for the whole game as a file (JSON), with its replay page: the '
+    "game's record to keep, to replay the game and check its deals at any time."
+)
+# ... and the replay page attached to the game-over mail (``mail replay on|off``).
 REPLAY_HINT = (
-    "The attached {name} replays the whole game in a web browser, step by step, and "
-    "checks its deals (it needs no network). "
+    "The attached {name} replays the whole game in your web browser, step by step, "
+    "every hand face up (open it: it needs no network)."
 )
 
 
@@ -80,12 +86,14 @@ def mail_context(
     over: bool | None = None,
     *,
     reply_to: str = "",
+    ending: Sequence[str] = (),
 ) -> MailContext:
     """What a mail of the game to ``seat`` shows beyond the view: the names, the notices
     of the seat's own commands, the table talk (``talk``), the game's match and its
     verifiable-deal lines; ``over``: the game is over (the server seed of a fair game is
     then revealed; default: the row says finished); ``reply_to``: the seat's reply
-    address (`seat_reply_to`), where the mail's one-click answers go (empty: none)."""
+    address (`seat_reply_to`), where the mail's one-click answers go (empty: none);
+    ``ending``: what the mail of a finished game offers next (`game_ending`)."""
     from pbem.service.cutting import deal_lines
 
     assert game_row.id is not None
@@ -99,12 +107,13 @@ def mail_context(
         reply_hint="Reply to this email with your move.",
         notices=tuple(notices),
         since_event=since,
-        archive_hint=ARCHIVE_HINT,
+        ending=tuple(ending),
         paused=game_row.status == m.GameStatus.PAUSED.value,
         deal_lines=deal_lines(game_row, over=over),
         talk=tuple(talk),
         match=match_info(game_row),
         reply_to=reply_to,
+        suggest=game_row.hints,  # the computer's move on the reply line only with hints
     )
 
 
@@ -139,6 +148,56 @@ def opening_line(game_row: m.Game, seats: Sequence[Seated], seat: int) -> str:
     if game_row.rematch_of is not None:
         line += f"; a rematch of game {game_row.rematch_of}"
     return line + "."
+
+
+def game_ending(ctx: Context, game_row: m.Game, game: Game, replay: str | None) -> tuple[str, ...]:
+    """What the mail of a finished game offers next, line by line: in a match that goes
+    on, that its next game starts now; else a rematch (unless the lobby is closed: the
+    admin starts games), and at the end of a match a new one; the attached replay page
+    (``replay``: its file name) and, in a fair game, how it checks the deals; the
+    archive. Nothing while the game is not over."""
+    outcome = game.outcome
+    if outcome is None:
+        return ()
+    lines: list[str] = []
+    info = game_row.match_info or {}
+    over = ""
+    if info:
+        sides = len(outcome.scores)
+        before = [int(n) for n in info.get("before", ())][:sides]
+        tally = MatchScore(sides, before + [0] * (sides - len(before)))
+        tally.add(outcome)
+        if max(tally.games) < int(info.get("best_of", 1)) // 2 + 1:
+            following = int(info.get("game", 1)) + 1
+            lines.append(
+                f'The match goes on: reply "next" to deal game {following} of the match, the '
+                "loser dealing first — your reply is your cut for its deal (see the next "
+                "game's commitment below), and its first mail holds your cards."
+                if game_row.commitment
+                else f"The match goes on: game {following} of the match starts now, the "
+                "loser dealing first; its first mail follows."
+            )
+        else:
+            over = "The match is over. "
+    if not lines and ctx.settings.lobby != "closed":
+        robots = game_row.settings.get("computer") or ()
+        alone = game.settings.players - len(robots) == 1
+        lines.append(
+            over
+            + 'Reply "rematch" for another game '
+            + ("against the computer" if alone else "with the same players")
+            + ", the same house rules, the loser dealing first"
+            + (" (it starts at once)" if alone else " (the others are asked to accept)")
+            + '; "rematch best of 3" makes it a match.'
+        )
+    elif over:
+        lines.append(over.strip())
+    if replay is not None:
+        lines.append(REPLAY_HINT.format(name=replay))
+        if game_row.commitment:
+            lines.append(DEALS_CHECK)  # a fair game: how the page checks the deals
+    lines.append(ARCHIVE_HINT)
+    return tuple(lines)
 
 
 def match_info(game_row: m.Game) -> MatchInfo | None:
@@ -238,17 +297,25 @@ def turn_mails(
         said = with_talk(session, game_row, seats, seated, unheard)
         first = first_in_game(seated)  # (before the envelope makes this mail its last)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
+        attached: str | None = None
+        if replay is not None and wants_replay(ctx, seated.player):
+            attached, page = replay.page(seat)
+            envelope["attachments"].append((attached, "text/html", page))
         about = mail_context(
-            game_row, seats, seat, mine, start, said, game.is_over, reply_to=envelope["reply_to"]
+            game_row,
+            seats,
+            seat,
+            mine,
+            start,
+            said,
+            over=game.is_over,
+            reply_to=envelope["reply_to"],
+            ending=game_ending(ctx, game_row, game, attached),
         )
         if first:
             # Dealt at once (a rematch, a match's next game, an admin's game): this first
             # mail says what the game is, as the cut request would have.
             about = replace(about, opening=opening_line(game_row, seats, seat))
-        if replay is not None and wants_replay(ctx, seated.player):
-            name, page = replay.page(seat)
-            envelope["attachments"].append((name, "text/html", page))
-            about = replace(about, archive_hint=REPLAY_HINT.format(name=name) + ARCHIVE_HINT)
         job = TurnMailJob(view, about, envelope)
         if ctx.maker is not None:
             # In a batch: made while the batch goes on (see pbem.renderer).
@@ -298,6 +365,7 @@ def reply_view(
     game = load_game(ctx, session, game_row)
     view = player_view(game, seat, len(game.events))
     said = with_talk(session, game_row, seats, seats[seat])
+    finished = game_ending(ctx, game_row, game, None)
     about = mail_context(
         game_row,
         seats,
@@ -306,6 +374,7 @@ def reply_view(
         len(game.events),
         said,
         reply_to=seat_reply_to(ctx, seats[seat]),
+        ending=finished,
     )
     if kind == "error":
         mail = render_error(about, view, "Your mail could not be applied")
@@ -336,8 +405,16 @@ def send_history(
 ) -> None:
     view = player_view(game, seat, len(game.events))
     said = talk.everything(session, game_row, seats)
+    finished = game_ending(ctx, game_row, game, None)
     about = mail_context(
-        game_row, seats, seat, [], 0, said, reply_to=seat_reply_to(ctx, seats[seat])
+        game_row,
+        seats,
+        seat,
+        [],
+        0,
+        said,
+        reply_to=seat_reply_to(ctx, seats[seat]),
+        ending=finished,
     )
     events = player_view(game, seat, 0).events
     mail = render_history(view, about, events)
@@ -355,18 +432,21 @@ def send_archive(
     now: datetime,
 ) -> None:
     """A finished game's archive, as ``pbem game export`` writes it, to one player
-    (a finished game hides nothing: every card was shown or may be, and the seed too)."""
+    (a finished game hides nothing: every card was shown or may be, and the seed too),
+    with its replay page, which replays the game and checks its deals in a browser."""
     assert game_row.id is not None
     name = f"cribbage-{game_row.id}.json"
     data = archive_bytes(game_archive(game_row, game, seats))
-    about = mail_context(game_row, seats, seat, [], len(game.events))
-    mail = render_archive(about, name)
     if not may_mail_seat(ctx, session, seats[seat], now):
         return
+    page_name, page = ReplayAttachment(game_row, game, seats).page(seat)
+    about = mail_context(game_row, seats, seat, [], len(game.events))
+    mail = render_archive(about, name, page_name)
     envelope = envelope_for(
         ctx, session, game_row, seats[seat], "archive", f"x{inbound_id}", now, None
     )
     envelope["attachments"].append((name, "application/json", data))
+    envelope["attachments"].append((page_name, "text/html", page))
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, "archive", game_row.id, raw, now)
 
@@ -719,7 +799,9 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
     elif answered_only(move):
         already = any(n.status == "already" for n in move.notices)
-        if already or {"hand", "mail", "hints"} & set(wants) or not set(wants) - {"hand"}:
+        # A note to tell (a first "say" to the computer, see `talk.to_the_computer`).
+        noted = any(n.status == "info" for n in move.notices)
+        if already or noted or {"hand", "mail", "hints"} & set(wants) or not set(wants) - {"hand"}:
             reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "status", now)
         if "archive" in wants:
             send_archive(ctx, session, game_row, game, seats, seat, inbound_id, now)

@@ -250,7 +250,8 @@ def first_word(text: str) -> str:
 
 def quiet_word(mail: IncomingMail) -> str:
     """The first word of a mail's text, or of its subject when the text has none (a
-    ``List-Unsubscribe`` mailto writes only a subject), lowercase."""
+    ``List-Unsubscribe`` mailto writes only a subject), lowercase — never of one of the
+    service's own subjects (`pbem.mail.reading.reply_subject` leaves nothing of them)."""
     return first_word(mail.reply_text or "") or first_word(reply_subject(mail.subject or ""))
 
 

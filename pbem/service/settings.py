@@ -22,6 +22,7 @@ from pbem.names import NAME_LIMIT, clean_name
 from pbem.render import Notice
 from pbem.service.away import come_back, go_away
 from pbem.service.context import Context
+from pbem.service.digest import start_digests
 from pbem.store import models as m
 from pbem.store._sql import update_row
 
@@ -56,15 +57,19 @@ def apply_setting(
         )
     if cmd.verb == "digest":
         on = cmd.args[:1] != ("off",)
-        update_row(session, player, digest=on)
+        if on and not player.digest:
+            # From the next day's digest on: none at once beside this answer.
+            update_row(session, player, digest=True, **start_digests(player, now))
+        else:
+            update_row(session, player, digest=on)
         if on:
             return Notice(
                 "applied",
                 str(cmd),
-                f"Digest mode: one mail a day (about {ctx.settings.digest_hour:02d}:00 UTC) "
-                "listing the games waiting on you, instead of a mail after moves while it "
-                "is not your turn. You still get the mail when it becomes your turn, and "
-                "the answers to your own mail. Send 'digest off' to go back.",
+                "Digest mode: no mail after moves while it is not your turn, and from "
+                f"tomorrow one mail a day (about {ctx.settings.digest_hour:02d}:00 UTC) "
+                "listing the games waiting on you. You still get the mail when it becomes "
+                "your turn, and the answers to your own mail. Send 'digest off' to go back.",
             )
         return Notice(
             "applied", str(cmd), "Digest off: you get the game mails as the moves are made."

@@ -14,7 +14,8 @@ whose game mail does not go out in the same transaction — not to a player who 
 ``stop`` (they read it in their next game mail), never to the computer. An observer gets
 the talk in the board mail of the move made by the same mail, else in a short mail of
 its own: one mail per move either way (`pbem.service.observe`). The sender gets no
-answer for a say that went through; a refused one is answered.
+answer for a say that went through; a refused one is answered, and so is the first say
+of a game whose other seats are all the computer: the computer does not read it.
 """
 
 from __future__ import annotations
@@ -89,9 +90,33 @@ def say(
     session.flush()
     assert talk.id is not None
     update_row(session, game_row, last_talk=talk.id)
+    if all(is_computer(game_row, s.seat.seat) for s in seats if s.seat.seat != seat):
+        return to_the_computer(session, game_row, seat, shown, talk), talk
     others = [f.name for f in followers(session, game_row, seats) if f.seat.seat != seat]
     told = ", ".join(others) or "nobody"
     return Notice("applied", shown, f"told {told}."), talk
+
+
+COMPUTER_DOES_NOT_READ = (
+    "The computer does not read table talk. What you say is kept in the game's history "
+    "(you are told this once a game)."
+)
+
+
+def to_the_computer(
+    session: Session, game_row: m.Game, seat: int, shown: str, talk: m.Talk
+) -> Notice:
+    """The notice for a ``say`` in a game whose other seats are all the computer: the
+    first in the game is answered (an ``info`` notice: its mail goes to the sender, as
+    any answer to their own mail), the later ones quietly kept."""
+    earlier = session.exec(
+        select(func.count())
+        .select_from(m.Talk)
+        .where(m.Talk.game_id == game_row.id, m.Talk.seat == seat, col(m.Talk.id) < talk.id)
+    ).one()
+    if earlier:
+        return Notice("applied", shown, "kept in the game's history.")
+    return Notice("info", shown, COMPUTER_DOES_NOT_READ)
 
 
 def since(session: Session, game_row: m.Game, after: int) -> list[m.Talk]:

@@ -66,11 +66,14 @@ def at(h: Harness, day: int, hour: int) -> None:
 def test_a_week_in_digest_mode(slow_clocks: Harness) -> None:
     h = slow_clocks
     games = [h.new_game([ALICE, BOB], target=121), h.new_game([ALICE, CAROL], target=121)]
+    before = h.count(A)
     h.deliver(plain_mail(A, SERVICE, "digest"))
     assert h.player(A).digest is True  # type: ignore[union-attr]
-    answers = h.received(A)[-2:]
-    # The answer, and (past 07:00 on the day it was sent) that day's digest at once.
-    assert "Digest mode" in flat(text_of(answers[0])) and is_digest(answers[1])
+    # The answer alone: past 07:00 on the day it was sent, the first digest is the next
+    # day's, not one at once on top of the answer.
+    (answer,) = h.new_mail(A, before)
+    assert "Digest mode" in flat(text_of(answer)) and not is_digest(answer)
+    assert "from tomorrow" in flat(text_of(answer))
     seen = h.count(A)
     rng = random.Random(5)
     digests: list[EmailMessage] = []
@@ -112,21 +115,23 @@ def test_a_week_in_digest_mode(slow_clocks: Harness) -> None:
 def test_digest_off_and_stop(slow_clocks: Harness) -> None:
     h = slow_clocks
     h.new_game([ALICE, BOB])
-    h.deliver(plain_mail(A, SERVICE, "digest"))  # at noon: today's digest at once
+    h.deliver(plain_mail(A, SERVICE, "digest"))  # at noon: no digest at once
+    assert sum(is_digest(m) for m in h.received(A)) == 0
     at(h, 0, 8)
-    h.step()  # and the next day's at 07:00
-    assert sum(is_digest(m) for m in h.received(A)) == 2
+    h.step()  # the next day's at 07:00
+    assert sum(is_digest(m) for m in h.received(A)) == 1
     h.deliver(plain_mail(A, SERVICE, "digest off"))
     assert h.player(A).digest is False  # type: ignore[union-attr]
     at(h, 1, 8)
     h.step()
-    assert sum(is_digest(m) for m in h.received(A)) == 2
-    h.deliver(plain_mail(A, SERVICE, "digest"))  # on again: today's goes at once
-    assert sum(is_digest(m) for m in h.received(A)) == 3
+    assert sum(is_digest(m) for m in h.received(A)) == 1
+    h.deliver(plain_mail(A, SERVICE, "digest"))  # on again past 07:00: none at once
+    h.step()
+    assert sum(is_digest(m) for m in h.received(A)) == 1
     h.deliver(plain_mail(A, SERVICE, "stop"))
     at(h, 2, 8)
     h.step()
-    assert sum(is_digest(m) for m in h.received(A)) == 3  # "stop": no digest either
+    assert sum(is_digest(m) for m in h.received(A)) == 1  # "stop": no digest either
 
 
 # Several workers at once: PostgreSQL only (SQLite runs one daemon at a time).
@@ -169,3 +174,58 @@ def test_no_digest_without_a_game_in_progress(slow_clocks: Harness) -> None:
     at(h, 1, 8)
     h.step()
     assert sum(is_digest(m) for m in h.received(A)) == before
+
+
+def test_digest_takes_effect_from_the_next_days_digest(slow_clocks: Harness) -> None:
+    """``digest`` in a game mail, past the digest hour: the answer (where the game
+    stands) and nothing more that day; the first digest comes the next morning. Asked
+    before the hour, it is still the next day's."""
+    h = slow_clocks
+    h.new_game([ALICE, BOB])
+    h.new_game([CAROL, BOB])
+    before = h.count(A)
+    h.answer(A, "digest")  # at about noon
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    h.step()
+    h.clock.advance(3 * HOUR)
+    h.step()
+    mails = h.new_mail(A, before)
+    assert len(mails) == 1 and not is_digest(mails[0])
+    at(h, 0, 6)
+    h.step()
+    assert not any(is_digest(m) for m in h.received(A))
+    at(h, 0, 8)
+    h.step()
+    assert sum(is_digest(m) for m in h.received(A)) == 1
+    # Carol, before the digest hour: not today's either, the next day's.
+    at(h, 1, 5)
+    h.deliver(plain_mail(C, SERVICE, "digest"))
+    at(h, 1, 8)
+    h.step()
+    assert not any(is_digest(m) for m in h.received(C))
+    at(h, 2, 8)
+    h.step()
+    assert sum(is_digest(m) for m in h.received(C)) == 1
+
+
+def test_a_digests_unsubscribe_means_stop(slow_clocks: Harness) -> None:
+    """The digest's ``List-Unsubscribe`` sends ``stop`` — less mail — never ``digest
+    off`` (a mail after every move again)."""
+    h = slow_clocks
+    h.new_game([ALICE, BOB])
+    h.new_game([ALICE, CAROL])
+    h.deliver(plain_mail(A, SERVICE, "digest"))
+    at(h, 0, 8)
+    h.step()
+    digest = next(m for m in h.received(A) if is_digest(m))
+    header = str(digest["List-Unsubscribe"])
+    assert header == f"<mailto:{SERVICE}?subject=stop>", header
+    # What a mail client sends for it: an empty mail with that subject.
+    address, _, query = header.strip("<>").removeprefix("mailto:").partition("?subject=")
+    h.deliver(plain_mail(A, address, "", subject=query))
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    player = h.player(A)
+    assert player is not None and player.stopped and player.digest
+    at(h, 1, 8)
+    h.step()
+    assert sum(is_digest(m) for m in h.received(A)) == 1

@@ -10,7 +10,7 @@ from email.message import EmailMessage
 
 import pytest
 
-from engine import DISCARD, PEGGING, Card, Discard
+from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView
 from engine import players as computer
 from pbem.bots import text_of
 from pbem.commands import computer_levels
@@ -156,6 +156,58 @@ def test_hints_between_people_need_every_player(harness: Harness) -> None:
     assert "Carol turned hints off" in flat(text_of(h.latest(A)))
     h.answer(B, "hint")
     assert h.last_inbound().status == "rejected"
+
+
+def lines_of(msg: EmailMessage) -> str:
+    """The plain text of ``msg`` with its lines ending in "\\n"."""
+    return text_of(msg).replace("\r\n", "\n")
+
+
+def _best_line(view: PlayerView) -> str:
+    """The reply line of the computer's choice for ``view``, as a mail shows it."""
+    best = suggested_action(view)
+    if isinstance(best, Discard):
+        return "discard " + " ".join(str(c) for c in best.cards)
+    assert isinstance(best, Play)
+    return f"play {best.card}"
+
+
+def test_the_reply_line_suggests_a_move_only_where_hints_are_on(harness: Harness) -> None:
+    """Between people without hints, no mail's reply line is the computer's choice (a
+    free hint to both sides): it lists the legal choices. Once everyone agreed to
+    hints, it suggests the computer's move, as against the computer."""
+    h = harness
+    game_id = h.new_game((ALICE, BOB), seed="fair-help")
+    assert not h.game_row(game_id).hints
+    for address in (A, B):
+        view = h.view(address)
+        text = lines_of(h.latest(address))
+        holding = " ".join(str(c) for c in view.holding)
+        assert f"        discard two of: {holding}\n" in text
+        assert _best_line(view) + "\n" not in text
+        assert "discard two of:" in html_of(h.latest(address))
+    # Into the play: whoever holds two cards that may be played sees them listed.
+    game = h.play_until(
+        game_id,
+        lambda g: g.phase == PEGGING and len(g.legal_actions(g.to_act()[0])) > 1,
+    )
+    seat = game.to_act()[0]
+    address = h.address_of(game_id, seat)
+    view = h.view(address)
+    assert view.my_turn and len(view.playable) > 1
+    text = lines_of(h.latest(address))
+    playable = " ".join(str(c) for c in view.playable)
+    assert f"        play one of: {playable}\n" in text
+    assert "        " + _best_line(view) + "\n" not in text
+    # Both agree to hints: the reply line is the computer's choice.
+    h.answer(A, "hints on")
+    h.answer(B, "hints on")
+    assert h.game_row(game_id).hints
+    h.answer(address, "hand")
+    view = h.view(address)
+    text = lines_of(h.latest(address))
+    assert "        " + _best_line(view) + "\n" in text
+    assert "play one of:" not in text
 
 
 def test_the_level_by_mail_and_on_the_board(harness: Harness) -> None:

@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import DISCARD, PEGGING, action_from_json
-from pbem.bots import command_for
+from pbem.bots import command_for, text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.links import DISCARD_LINKS
 from pbem.store import models as m
@@ -169,5 +169,7 @@ def test_a_challenge_is_accepted_in_one_click(harness: Harness) -> None:
     with Session(h.db) as session:
         (row,) = session.exec(select(m.Invitation).where(m.Invitation.invitee == C)).all()
         assert row.status == "accepted"
-    # The game's first mail is Carol's to play by clicking too.
-    assert checked_links(h.latest(C))
+    # The game's first mail holds Carol's cards (a game without hints links no pair of
+    # cards to lay away: ranking them would be a free hint; its plays are linked).
+    assert "your turn" in str(h.latest(C)["Subject"]) and h.view(C).holding
+    assert "discard two of" in text_of(h.latest(C))

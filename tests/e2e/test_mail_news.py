@@ -252,7 +252,11 @@ def test_a_finished_game_sends_its_archive_to_replay_and_verify(
     assert found is not None
     name, data = found
     body = " ".join(_body(mail).split())
-    assert f'"pbem game import {name}"' in body and '"pbem game replay N --verify"' in body
+    # What the files are for, in words a player can use: no "pbem" command to run.
+    assert f"Attached: {name}, the record of the whole game" in body
+    assert "replayed and checked at any time" in body
+    assert "pbem " not in body and "pbem " not in _body(mail, "html")
+    assert _attachment(mail, f"cribbage-{game_id}.html") is not None  # its replay page
     # The attachment is exactly what `pbem game export` writes.
     env = cli_env(h.tmp_path, db_url)
     exported = h.tmp_path / "exported.json"

@@ -135,7 +135,9 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert match.status == "active" and match.score == [1, 0]
     # The finished game's archive names its match.
     reply_in(h, A, second, "archive")
-    (attached,) = [p for p in h.latest(A).iter_attachments()]
+    (attached,) = [
+        p for p in h.latest(A).iter_attachments() if str(p.get_filename()).endswith(".json")
+    ]
     archive = json.loads(attached.get_content())
     assert archive["match"] == {"best_of": 3, "game": 1, "before": []}
     assert archive["rematch_of"] == first

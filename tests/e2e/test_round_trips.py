@@ -99,7 +99,7 @@ def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     h.deliver(reply(h.latest(A), A, "Alice", "resign"))
     over = h.latest(A)
     text = flat(over)
-    assert "reply “next” to deal game 2" in text, text
+    assert 'reply "next" to deal game 2' in text, text
     shown = next_commitment(over)
     # Game 2 waits for Alice's cut, and no cut request of its own went out.
     assert not [g for g in h.outbox() if g.game_id not in (None, first) and g.kind == "cut"]

@@ -91,9 +91,12 @@ def test_several_commands_in_order_and_ignored_lines() -> None:
     assert parsed.ignored == ("Hi!", "thanks")
 
 
-def test_subject_command_read_first() -> None:
+def test_the_body_is_read_and_the_subject_only_when_it_holds_no_command() -> None:
     parsed = parse_reply("go", "play 7c")
-    assert [c.verb for c in parsed.commands] == ["play", "go"]
+    assert [c.verb for c in parsed.commands] == ["go"]
+    parsed = parse_reply("thanks, Bob!", "play 7c")
+    assert [c.verb for c in parsed.commands] == ["play"] and parsed.ignored == ("thanks, Bob!",)
+    assert [c.verb for c in parse_reply("", "stop").commands] == ["stop"]
 
 
 def _game_holding(

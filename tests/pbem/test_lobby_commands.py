@@ -97,6 +97,14 @@ def test_an_international_domain_in_its_ascii_form_may_be_invited() -> None:
     assert found.invitees == ("user@xn--bcher-kva.example",)
 
 
-def test_the_subject_is_read_first() -> None:
+def test_the_body_is_read_before_the_subject() -> None:
     found = parse_lobby("challenge bob@example.org", "new game to 61")
+    assert isinstance(found, LobbyCommand) and found.verb == "challenge"
+    # A subject that alone would be refused ("challenge whom?") is not read at all.
+    found = parse_lobby("challenge dave@z.test to 61", "challenge")
+    assert isinstance(found, LobbyCommand) and found.invitees == ("dave@z.test",)
+    # The subject when the body holds no command: "new" with a friendly line.
+    found = parse_lobby("Hello, may I play?", "new game to 61")
     assert isinstance(found, LobbyCommand) and found.verb == "new" and found.target == 61
+    # A body with any command (here a game's) leaves the subject unread.
+    assert parse_lobby("hand", "new") is None

@@ -84,7 +84,7 @@ def ctx_for(
         recipient_seat=seat,
         reply_hint="Reply to this email with your move.",
         since_event=since,
-        archive_hint='Reply "archive" for the whole game as a file (JSON) to replay and verify.',
+        ending=('Reply "rematch" for another game.', 'Reply "archive" for the whole game.'),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -492,8 +492,9 @@ def test_game_over_subject_and_result() -> None:
     mail = render_turn(player_view(game, loser, last.since), ctx_for(game, loser, last.since))
     assert mail.subject == "[Cribbage 12] Game over — you lose"
     assert f"GAME OVER: {NAMES[winner]} wins {outcome.label}" in mail.text
-    hint = 'Reply "archive" for the whole game as a file (JSON) to replay and verify.'
-    assert hint in " ".join(mail.text.split()) and "archive" in mail.html
+    flat = " ".join(mail.text.split())
+    assert 'Reply "rematch" for another game.' in flat  # the ending, under the result
+    assert 'Reply "archive" for the whole game.' in flat and "archive" in mail.html
     assert "pbem " not in mail.text and "pbem " not in mail.html  # no admin commands
     final = f"Final score: {NAMES[winner]} {outcome.scores[winner]}, You {outcome.scores[loser]}."
     assert final in mail.text
@@ -609,9 +610,10 @@ def test_pegging_moves_in_words() -> None:
 
 
 def test_turn_mail_says_exactly_what_to_reply() -> None:
+    """With hints on (``suggest``), the reply line is the computer's move."""
     game = new_game(2, seed="reply", first_dealer=0)
     view = player_view(game, 1)
-    mail = render_turn(view, ctx_for(game, 1))
+    mail = render_turn(view, ctx_for(game, 1, suggest=True))
     best = suggested_action(view)
     assert isinstance(best, Discard)
     assert f"        discard {' '.join(str(c) for c in best.cards)}\n" in mail.text
@@ -621,13 +623,47 @@ def test_turn_mail_says_exactly_what_to_reply() -> None:
     _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
     seat = game.to_act()[0]
     view = player_view(game, seat)
-    text = render_turn(view, ctx_for(game, seat)).text
+    text = render_turn(view, ctx_for(game, seat, suggest=True)).text
     best = suggested_action(view)
     assert isinstance(best, Play)
     assert f"        play {best.card}\n" in text
     assert "(you can play " in " ".join(text.split())
     for card in view.holding:
         assert str(card) in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_without_hints_the_reply_line_lists_the_choices(players: int) -> None:
+    """A game without hints (between people, until all agree) suggests no move: the
+    reply line lists what may be done, and nobody's choice among it."""
+    rng = random.Random(players)
+    for seed in range(4):
+        game = new_game(players, seed=f"choices-{players}-{seed}")
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        mail = render_turn(view, ctx_for(game, seat))
+        need = view.must_discard
+        word = "two" if need == 2 else "one"
+        holding = " ".join(str(c) for c in view.holding)
+        assert f"        discard {word} of: {holding}\n" in mail.text
+        letters = " ".join(c.ascii.lower() for c in view.holding)
+        assert f"Plain letters work too: {letters}." in " ".join(mail.text.split())
+        best = suggested_action(view)
+        assert isinstance(best, Discard)
+        assert f"discard {' '.join(str(c) for c in best.cards)}\n" not in mail.text
+        assert f"discard {' '.join(str(c) for c in best.cards)}<" not in mail.html
+        assert f"discard {word} of:" in htmllib.unescape(mail.html)
+        _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
+        if game.is_over or game.phase != PEGGING:
+            continue
+        seat = game.to_act()[0]
+        view = player_view(game, seat)
+        text = render_turn(view, ctx_for(game, seat)).text
+        playable = " ".join(str(c) for c in view.playable)
+        assert f"        play one of: {playable}\n" in text
+        best = suggested_action(view)
+        assert isinstance(best, Play)
+        assert f"        play {best.card}\n" not in text
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -650,7 +686,7 @@ def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
         assert suggested_action(PlayerView.from_json(view.to_json())) == best
         good = next(value for value, d in discard_values(view) if d == best)
         assert good >= max(value for value, _ in discard_values(view)) - 1e-9
-        text = render_turn(view, ctx_for(game, seat)).text
+        text = render_turn(view, ctx_for(game, seat, suggest=True)).text
         assert f"discard {' '.join(str(c) for c in best.cards)}" in text
         _until(game, rng, lambda g: g.phase == PEGGING and len(g.legal_actions()) > 1)
         if game.is_over or game.phase != PEGGING:
@@ -660,7 +696,7 @@ def test_the_reply_line_offers_the_computer_players_move_from_the_view_alone(
         best = suggested_action(view)
         assert isinstance(best, Play) and best in view.legal
         assert suggested_action(PlayerView.from_json(view.to_json())) == best
-        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat)).text
+        assert f"play {best.card}" in render_turn(view, ctx_for(game, seat, suggest=True)).text
         # Nothing to suggest to a player who is not to move.
         idle = next(s for s in range(players) if s not in game.to_act())
         assert suggested_action(player_view(game, idle)) is None
@@ -1087,14 +1123,22 @@ def test_wrap_matches_textwrap_on_any_text(text: str, first: str, rest: str | No
     assert _wrap(text, first, rest) == _textwrap(text, first, rest)
 
 
-def test_archive_mail_says_how_to_replay_and_verify() -> None:
+def test_archive_mail_says_what_its_files_are_for() -> None:
+    """What the record and its replay page are for, with no program to install: no
+    ``pbem`` command is named to a player."""
     game = new_game(2, seed="archive")
-    mail = render_archive(ctx_for(game, 0), "cribbage-12.json")
+    mail = render_archive(ctx_for(game, 0), "cribbage-12.json", "cribbage-12.html")
     assert mail.subject == "[Cribbage 12] The game's archive"
     flat = " ".join(mail.text.split())
-    assert "Attached: cribbage-12.json" in flat
-    assert '"pbem game import cribbage-12.json"' in flat
-    assert '"pbem game replay N --verify"' in flat
-    assert "pbem game import cribbage-12.json" in htmllib.unescape(mail.html)
+    assert "Attached: cribbage-12.json, the record of the whole game" in flat
+    assert "replayed and checked at any time" in flat
+    assert "Also attached: cribbage-12.html, its replay page" in flat
+    assert "web browser" in flat
+    assert "deals verified" not in flat  # not a fair game: no deals to check
+    assert "pbem" not in mail.text.lower() and "pbem" not in mail.html.lower()
+    assert "cribbage-12.html" in htmllib.unescape(mail.html)
     assert_narrow(mail.text)
     assert_well_formed(mail.html)
+    fair = ctx_for(game, 0, deal_lines=("Deal commitment (pbem-deal/1): 0f0f",))
+    flat = " ".join(render_archive(fair, "cribbage-12.json", "cribbage-12.html").text.split())
+    assert 'the box at the top of the page reads "All … deals verified"' in flat

@@ -144,7 +144,7 @@ def test_the_reply_line_suggests_the_medium_choice_not_the_first_legal_move() ->
         if set(best.cards) == set(first.cards):
             continue
         differs += 1
-        text = render_turn(view, ctx_for(game, 1)).text
+        text = render_turn(view, ctx_for(game, 1, suggest=True)).text
         assert f"discard {' '.join(str(c) for c in best.cards)}\n" in text
         assert f"discard {' '.join(str(c) for c in first.cards)}\n" not in text
         # And in the play.
@@ -157,7 +157,10 @@ def test_the_reply_line_suggests_the_medium_choice_not_the_first_legal_move() ->
         view = player_view(game, seat)
         best = suggested_action(view)
         assert isinstance(best, Play)
-        assert f"        play {best.card}\n" in render_turn(view, ctx_for(game, seat)).text
+        assert (
+            f"        play {best.card}\n"
+            in render_turn(view, ctx_for(game, seat, suggest=True)).text
+        )
     assert differs >= 10
 
 

@@ -181,6 +181,7 @@ def legal_commands(game: Game, seat: int) -> set[str]:
 def turn_mail(
     game: Game, seat: int, reply_to: str = ADDRESS, **kw: bool | MatchInfo
 ) -> RenderedMail:
+    kw.setdefault("suggest", True)  # a game with hints (see the test without them)
     ctx = dataclasses.replace(ctx_for(game, seat), reply_to=reply_to, **kw)  # type: ignore[arg-type]
     return render_turn(player_view(game, seat), ctx)
 
@@ -297,7 +298,7 @@ def test_no_links_without_a_reply_address_or_a_move() -> None:
     # Paused: moves wait, so none is offered (the reply to "hand" while paused).
     assert bodies(turn_mail(game, 0, paused=True)) == []
     view = player_view(game, 0)
-    ctx = ctx_for(game, 0, reply_to=ADDRESS)
+    ctx = ctx_for(game, 0, reply_to=ADDRESS, suggest=True)
     assert bodies(render_status_change(view, ctx, "paused", "a break")) == []
     assert bodies(render_aborted(view, ctx, "gone")) == []
     resumed = render_status_change(view, ctx, "active", "back")
@@ -400,3 +401,17 @@ def test_discard_then_play_links_are_the_views_own_cards() -> None:
                 held = {c.ascii.lower() for c in game.holding(seat)}
                 assert set(named) <= held, (body, held)
         game.apply(choose_action(game, game.to_act()[0], rng, "random"))
+
+
+def test_without_hints_two_cards_to_lay_away_are_not_ranked_in_links() -> None:
+    """Linking "the best six" pairs would be a free hint where the game gives none: the
+    discard mail then links no pair (the text asks for two cards); plays are linked."""
+    game = new_game(2, seed="links-fair", target=61)
+    seat = game.to_act()[0]
+    assert game.phase == DISCARD
+    assert bodies(turn_mail(game, seat, suggest=False)) == []
+    assert len(bodies(turn_mail(game, seat, suggest=True))) == DISCARD_LINKS
+    rng = random.Random(3)
+    advance(game, rng, lambda g: g.phase == PEGGING)
+    mover = game.to_act()[0]
+    assert set(bodies(turn_mail(game, mover, suggest=False))) == legal_commands(game, mover)

@@ -56,7 +56,7 @@ def _jobs(count: int, seed: str = "helper") -> list[TurnMailJob]:
                 recipient_seat=seat,
                 reply_hint="Reply to this email with your move.",
                 since_event=since[seat],
-                archive_hint="pbem game replay 7",
+                ending=('Reply "rematch" for another game.',),
             )
             since[seat] = len(game.events)
             envelope: dict[str, Any] = {

@@ -1,11 +1,13 @@
-"""A move written in the subject of a reply, as the README promises: "Re: [Cribbage 12]
-discard 9d qs" with an empty body, a body of only the quoted original, or only a
-signature, applies the move; the state line of our own subject is never read as one."""
+"""A move written in the subject, as the README promises: a subject the writer wrote
+("Re: discard 9d qs") with an empty body, a body of only the quoted original, or only a
+signature, applies the move. One of the service's own subjects, or a reply to one, is
+never read as a command — not even with words added after our tag."""
 
 from __future__ import annotations
 
 import pytest
 
+from pbem.commands import parse_reply
 from pbem.mail.reading import reply_subject
 from tests.e2e.helpers import ALICE, BOB, STYLES, Harness, reply
 
@@ -15,13 +17,22 @@ A = ALICE[0]
 @pytest.mark.parametrize(
     ("subject", "command"),
     [
-        ("Re: [Cribbage 12] discard 9d qs", "discard 9d qs"),
-        ("RE: AW: [Cribbage 12] Re: play 7c", "play 7c"),
+        ("Re: discard 9d qs", "discard 9d qs"),
+        ("RE: AW: Re: play 7c", "play 7c"),
+        ("discard 5h jd", "discard 5h jd"),
+        ("stop", "stop"),
+        ("unwatch 12", "unwatch 12"),
+        # Ours, and replies to ours: never read, whatever was added after the tag.
+        ("Re: [Cribbage 12] discard 9d qs", ""),
+        ("RE: AW: [Cribbage 12] Re: play 7c", ""),
         ("Re: [Cribbage 12] Hand 1 — your turn: discard", ""),
         ("Re: [Cribbage 12] hand 3 — waiting for Bob", ""),
-        ("Re: [Cribbage 12] hand", "hand"),
-        ("Re: [Cribbage 12] Game over — Alice wins", "Game over — Alice wins"),
-        ("discard 5h jd", "discard 5h jd"),
+        ("Re: [Cribbage 12] hand", ""),
+        ("Re: [Cribbage 12] Hint: your play", ""),
+        ("Re: [Cribbage] Standings", ""),
+        ("Fwd: [cribbage #3] Game over — you win", ""),
+        ("[Cribbage] Daily digest — 2 games wait for you", ""),
+        ("Re: Hand 2 — your turn: play", ""),
     ],
 )
 def test_reply_subject(subject: str, command: str) -> None:
@@ -49,7 +60,7 @@ def test_a_move_in_the_subject_with_only_the_quoted_original(harness: Harness, s
     h = harness
     game = h.new_game((ALICE, BOB), seed="subject")
     move = _discard(h, game)
-    subject = f"Re: [Cribbage {game}] {move}"
+    subject = f"Re: {move}"  # the writer's own subject, in place of ours
     h.deliver(reply(h.latest(A), A, "Alice", "", style=style, subject=subject))
     row = h.last_inbound()
     assert row.status == "applied", row.reason
@@ -63,7 +74,7 @@ def test_a_move_in_the_subject_with_an_empty_or_signature_body(harness: Harness,
     h = harness
     game = h.new_game((ALICE, BOB), seed="subject-sig")
     move = _discard(h, game)
-    subject = f"Re: [Cribbage {game}] {move}"
+    subject = move
     raw = reply(h.latest(A), A, "Alice", body, style="thunderbird", subject=subject)
     if not body:
         raw = _empty_body(raw)
@@ -83,3 +94,41 @@ def test_our_own_subject_is_not_a_command(harness: Harness) -> None:
     row = h.last_inbound()
     assert row.status == "rejected" and row.reason == "no command found"
     assert h.log(game) == [] and h.count(A) == before + 1
+
+
+def test_words_added_to_our_subject_are_not_read(harness: Harness) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject-added")
+    subject = f"Re: [Cribbage {game}] {_discard(h, game)}"
+    h.deliver(reply(h.latest(A), A, "Alice", "", subject=subject))
+    row = h.last_inbound()
+    assert row.status == "rejected" and row.reason == "no command found"
+    assert h.log(game) == []
+
+
+def test_the_body_wins_over_the_subject(harness: Harness) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject-body")
+    cards = sorted(h.game(game).holding(0))
+    body = "discard " + " ".join(c.ascii for c in cards[:2])
+    subject = "discard " + " ".join(c.ascii for c in cards[2:4])
+    h.deliver(reply(h.latest(A), A, "Alice", body, subject=subject))
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert set(h.game(game).laid_away(0)) == set(cards[:2])
+
+
+@pytest.mark.parametrize(
+    ("body", "subject", "verbs"),
+    [
+        ("play 7c", "Re: [Cribbage 3] Hint: your play", ["play"]),
+        ("", "Re: [Cribbage 3] Hint: your play", []),
+        ("games", "Re: [Cribbage] Standings", []),  # a lobby command: not a game's
+        ("", "Re: hint", ["hint"]),
+        ("Thanks!", "hand", ["hand"]),
+        ("go", "play 7c", ["go"]),
+    ],
+)
+def test_the_command_reader(body: str, subject: str, verbs: list[str]) -> None:
+    parsed = parse_reply(body, reply_subject(subject))
+    assert [c.verb for c in parsed.commands] == verbs

@@ -102,6 +102,34 @@ def render_help_games(games: Sequence[GameLine], templates: Path | None = None) 
     return _render(page, "help", templates)
 
 
+def render_welcome(templates: Path | None = None) -> RenderedMail:
+    """The one answer to a stranger who wrote to an open lobby without a command of it
+    ("help", "how do I play?"): what this is and how to start, then the commands."""
+    page = Page(
+        kind="help",
+        subject="[Cribbage] Welcome: how to play by mail",
+        title=phrase("Cribbage by email: how to start"),
+        matchup="",
+        intro=(
+            phrase(
+                "This is a service for playing cribbage by email: each move is a short "
+                "reply, and you need nothing else."
+            ),
+            phrase(
+                'To start, reply to this mail with "play computer" (a game against the '
+                'computer; "play computer to 61 level hard" for a shorter, harder one), or '
+                'with "challenge friend@example.com" to invite someone.'
+            ),
+            phrase(
+                "Every mail after that says what you may reply. If you do not answer, this "
+                "is the only mail you get."
+            ),
+        ),
+        footer=footer_lines()[1:],
+    )
+    return _render(page, "help", templates)
+
+
 _FOOTER = ('Write "help" for the commands and your games.', *footer_lines()[1:])
 
 

@@ -25,7 +25,7 @@ from pbem.commands import LobbyCommand, parse_lobby
 from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import new_token, reply_address
-from pbem.render import MailContext, Notice, render_error
+from pbem.render import MailContext, Notice, RenderedMail, render_error
 from pbem.render.page import SENT
 from pbem.service import notify, policy
 from pbem.service.context import Context, Outcome, Proof, Sender, finish
@@ -113,6 +113,49 @@ def request(
     )
 
 
+def welcome(
+    ctx: Context, session: Session, row: m.Inbound, mail: IncomingMail, now: datetime
+) -> bool:
+    """The one answer of an open lobby to a stranger who wrote without a command of it:
+    how to start. Its reply address carries a token like a confirmation request's, so a
+    reply to it ("play computer") proves the address and is then read as the reply's own
+    lobby command (`answer`). Whether it went (the policy: a mailbox that never
+    confirmed gets one unasked mail per quiet period)."""
+    from pbem.render.games import render_welcome
+
+    assert row.id is not None
+    writer = ctx.senders[row.id]
+    if not policy.may_mail(ctx, session, mail.sender, policy.Why.CONFIRM, now):
+        return False
+    token = new_token()
+    session.add(
+        m.Confirmation(
+            token=token,
+            address=mail.sender,
+            mailbox=writer.mailbox,
+            action="welcome",
+            inbound_id=row.id,
+            status=PENDING,
+            created_at=now,
+            expires_at=now + timedelta(days=ctx.settings.invitation_days),
+        )
+    )
+    session.flush()
+    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
+    queue(
+        ctx,
+        session,
+        mail.sender,
+        reply_to,
+        render_welcome(),
+        "welcome",
+        row.id,
+        mail.message_id,
+        now,
+    )
+    return True
+
+
 def send_request(
     ctx: Context,
     session: Session,
@@ -148,7 +191,23 @@ def send_request(
     )
     # The address may not play here yet: nothing to offer but the answer asked for.
     mail = render_error(about, None, "Please confirm your request", footer=(SENT,))
-    msg_id = f"<confirm.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
+    queue(ctx, session, address, reply_to, mail, "confirm", inbound_id, answering, now)
+
+
+def queue(
+    ctx: Context,
+    session: Session,
+    address: str,
+    reply_to: str,
+    mail: RenderedMail,
+    kind: str,
+    inbound_id: int,
+    answering: str | None,
+    now: datetime,
+) -> None:
+    """Compose ``mail`` to ``address`` (the policy has let it go), answering the mail
+    ``answering``, with ``reply_to`` (its token) and a ``List-Unsubscribe`` to ``never``."""
+    msg_id = f"<{kind}.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
     ref = reply_reference(answering)
     raw = compose(
         sender=ctx.settings.address,
@@ -167,8 +226,7 @@ def send_request(
         extra_headers={"List-Unsubscribe": f"<mailto:{reply_to}?subject=never>"},
     )
     queue_mails(
-        session,
-        [outbox_row(msg_id, address, ctx.settings.address, "confirm", raw, None, now=now)],
+        session, [outbox_row(msg_id, address, ctx.settings.address, kind, raw, None, now=now)]
     )
 
 
@@ -255,6 +313,16 @@ def answer(
             answering=mail.message_id,
         )
         return finish(ctx, session, row, "applied", "start: off the suppression list")
+    if held.action == "welcome":
+        # A reply to the welcome: the address is proven; the reply itself says what
+        # it wants.
+        ctx.senders[row.id] = Sender(mail.sender, writer.mailbox, Proof.TOKEN, "welcomed")
+        mine = parse_lobby(mail.reply_text or "", reply_subject(mail.subject or ""))
+        if mine is None:
+            return finish(
+                ctx, session, row, "ignored", "a reply to the welcome without a lobby command"
+            )
+        return Confirmed(mail, mine)
     asked_row = session.get(m.Inbound, held.inbound_id)
     assert asked_row is not None
     asked_mail = read_message(

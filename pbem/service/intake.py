@@ -148,6 +148,19 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             asked = parse_lobby(mail.reply_text or "", reply_subject(mail.subject or ""))
             if asked is not None:
                 return lobby.handle(ctx, session, row, mail, player, asked, now)
+        if player is None and ctx.settings.lobby == "open" and not tokens:
+            # Anyone may start here: one welcome (how to start), which the policy lets
+            # go once per quiet period to a mailbox that never confirmed.
+            sent = confirm.welcome(ctx, session, row, mail, now)
+            return finish(
+                ctx,
+                session,
+                row,
+                "applied" if sent else "ignored",
+                "open lobby: a stranger without a command: "
+                + ("welcomed" if sent else "no welcome may go to this mailbox now"),
+                sender=sender,
+            )
         if player is None:
             # No backscatter: whatever it asks (help included), nobody is answered.
             return finish(
@@ -398,12 +411,15 @@ def without_token(
             return watch.refuse_move(ctx, session, row, mail, player, watching, now)
     lines = [game_line(ctx, session, g, player) for g in games]
     if "help" in verbs:
-        notify.answer(
+        sent = notify.answer(
             ctx, session, player, row.id, "help", render_help_games(lines), now, mail.message_id
         )
-        return finish(
-            ctx, session, row, "applied", "sent: help (no game named)", sender=player.email
+        why = (
+            "sent: help (no game named)"
+            if sent
+            else "help: no answer may go now (repeat, or policy)"
         )
+        return finish(ctx, session, row, "applied", why, sender=player.email)
     which = render_which_game(lines)
     notify.answer(ctx, session, player, row.id, "no-game", which, now, mail.message_id)
     return finish(ctx, session, row, "rejected", "no valid game token", sender=player.email)

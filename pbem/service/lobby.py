@@ -279,8 +279,9 @@ def my_games(
     done.sort(key=lambda g: g.finished_at or g.updated_at, reverse=True)
     finished = [result_line(session, g, player) for g in done[:FINISHED_SHOWN]]
     render = render_my_games(lines, waiting_lines(ctx, session, player), finished)
-    notify.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
-    return finish(ctx, session, row, "applied", "sent: games", sender=player.email)
+    sent = notify.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
+    why = "sent: games" if sent else "games: no answer may go now (repeat, or policy)"
+    return finish(ctx, session, row, "applied", why, sender=player.email)
 
 
 FINISHED_SHOWN = 5

@@ -569,17 +569,18 @@ def answer(
     mail: RenderedMail,
     now: datetime,
     answering: str | None,
-) -> None:
+) -> bool:
     """Queue ``mail`` to ``player``, outside any game, threaded after the mail it
-    answers; repeated identical answers within the throttle window are not sent."""
+    answers; repeated identical answers within the throttle window are not sent, nor
+    what the policy does not let go. Whether it was queued."""
     if not error_throttle_allows(
         session, player.email, kind, now, content=mail.subject + "\n" + mail.text
     ):
-        return
+        return False
     if not policy.may_mail(
         ctx, session, player.email, policy.Why.ANSWER, now, inbound_id=inbound_id
     ):
-        return
+        return False
     # A random part: the id cannot be guessed, so a forged bounce cannot name it.
     msg_id = f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
     ref = reply_reference(answering)
@@ -599,10 +600,11 @@ def answer(
         date=now,
         parts=player.mail_parts,
     )
-    outbox_kind = "help" if kind == "help" else "error"
+    outbox_kind = kind if kind in ("help", "welcome") else "error"
     enqueue_outbox(
         session, msg_id, player.email, ctx.settings.address, outbox_kind, raw, None, now=now
     )
+    return True
 
 
 def enqueue(

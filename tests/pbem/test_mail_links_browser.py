@@ -35,7 +35,9 @@ def browser() -> Iterator[Any]:
 
 def _ctx(game: Game, seat: int) -> MailContext:
     ctx = ctx_for(game, seat)
-    return MailContext(**{**ctx.__dict__, "reply_to": ADDRESS, "game_id": 1234})
+    # A game with hints: its discard mail links the best pairs (without hints it links
+    # none, see tests/pbem/test_render_links.py).
+    return MailContext(**{**ctx.__dict__, "reply_to": ADDRESS, "game_id": 1234, "suggest": True})
 
 
 def _advance(game: Game, done: Any) -> None:
@@ -70,8 +72,11 @@ def _mails() -> dict[str, RenderedMail]:
     return mails
 
 
-def test_no_link_overflows_a_phone_screen(browser: Any, tmp_path: Path) -> None:
-    context = browser.new_context(viewport={"width": PHONE, "height": 844})
+@pytest.mark.parametrize("window", [PHONE, 800])
+def test_no_link_overflows_a_phone_screen(browser: Any, tmp_path: Path, window: int) -> None:
+    """At a phone's 390 px and a desktop reading pane's 800 px: nothing wider than the
+    window, every link inside it and big enough to tap; a screenshot of each mail."""
+    context = browser.new_context(viewport={"width": window, "height": 844})
     context.route(
         "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()
     )
@@ -91,9 +96,10 @@ def test_no_link_overflows_a_phone_screen(browser: Any, tmp_path: Path) -> None:
             )
             assert boxes, name
             for label, left, right, width, height in boxes:
-                assert left >= 0 and right <= PHONE, (name, label, left, right)
+                assert left >= 0 and right <= window, (name, label, left, right)
                 assert width >= 24 and height >= 20, (name, label, width, height)  # tappable
-            page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
+            shot = tmp_path / f"{name}-{window}.png"
+            assert len(page.screenshot(path=str(shot), full_page=True)) > 1000
             page.close()
     finally:
         context.close()

@@ -31,8 +31,7 @@ from pbem.service.play import Known, Move
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
-from pbem.store.games import append_actions
-from pbem.store.outbox import cancel_game_mail
+from pbem.store.games import append_actions, mark_aborted
 
 NOT_NEEDED = (
     "No cut is needed now: the cards of this game are already dealt (everyone's cut is "
@@ -371,16 +370,7 @@ def time_out(
     assert game_row.id is not None
     names = ", ".join(seats[s].name for s in waiting(game_row))
     reason = f"not everyone cut for the deal in time ({names})"
-    cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
-    update_row(
-        session,
-        game_row,
-        status=m.GameStatus.ABORTED.value,
-        status_reason=reason,
-        next_reminder_at=None,
-        deadline_at=None,
-        updated_at=now,
-    )
+    mark_aborted(session, game_row, reason, now)
     for seat in humans(game_row):
         send_cut_mail(
             ctx,

@@ -22,7 +22,7 @@ from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.db import session_scope
-from pbem.store.outbox import cancel_game_mail
+from pbem.store.games import mark_aborted
 from pbem.store.players import get_player
 
 
@@ -131,16 +131,7 @@ def timeout(
         # Started in the name of someone who never answered its mail (a From alone can
         # be forged): dropped quietly, nobody mailed.
         reason = "nobody joined the game: its player never answered its mail"
-        cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
-        update_row(
-            session,
-            game_row,
-            status=m.GameStatus.ABORTED.value,
-            status_reason=reason,
-            next_reminder_at=None,
-            deadline_at=None,
-            updated_at=now,
-        )
+        mark_aborted(session, game_row, reason, now)
         return 1
     action_kind = ctx.settings.timeout_action
     if action_kind == "none":

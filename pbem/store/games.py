@@ -379,3 +379,22 @@ def stalled_games(session: Session, now: datetime, limit: int | None = None) -> 
     if limit is not None:
         statement = statement.limit(limit)
     return list(session.exec(statement))
+
+
+def mark_aborted(session: Session, game_row: Game, reason: str, now: datetime) -> None:
+    """Abort ``game_row`` for ``reason``: its clocks stop, and its mail not yet sent is
+    cancelled (whoever tells the players queues their mail after this)."""
+    from pbem.store._sql import update_row
+    from pbem.store.outbox import cancel_game_mail
+
+    assert game_row.id is not None
+    cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
+    update_row(
+        session,
+        game_row,
+        status=GameStatus.ABORTED.value,
+        status_reason=reason,
+        next_reminder_at=None,
+        deadline_at=None,
+        updated_at=now,
+    )

@@ -117,6 +117,7 @@ def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     dealt = h.latest(A)
     assert h.view(A).holding
     assert "a match, best of 3: game 2" in flat(dealt)
+    assert "[done] next 3 herons — Your cut is in." in flat(dealt)  # what she wrote
     # "next" again, or in a game not over, is answered without harm.
     h.deliver(reply(over, A, "Alice", "next"))
     assert "already" in flat(h.latest(A)) or h.last_inbound().status == "rejected"

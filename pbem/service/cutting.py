@@ -44,16 +44,23 @@ def new_server_seed() -> str:
     return secrets.token_hex(32)
 
 
-def deal_lines(game_row: m.Game, *, over: bool) -> tuple[str, ...]:
+def deal_lines(game_row: m.Game, *, over: bool, following: str = "") -> tuple[str, ...]:
     """The lines every mail of a fair game carries: the commitment, and once the game
-    is ``over`` the server seed. Empty for a game whose deals are not verifiable."""
+    is ``over`` the server seed and the next game's commitment — with the answer that
+    is the player's cut for that game when the mail asks for one (``following``:
+    "rematch", or "next" in a match that goes on; never an answer the mail does not
+    offer). Empty for a game whose deals are not verifiable."""
     if not game_row.commitment:
         return ()
     lines = [f"Deal commitment (pbem-deal/1): {game_row.commitment}"]
     if over and game_row.next_seed:
         lines.append(
-            f"The next game's deal commitment: {commitment(game_row.next_seed)} — your "
-            "answer to this mail (“rematch”, or “next” in a match) is your cut for it."
+            f"The next game's deal commitment: {commitment(game_row.next_seed)}"
+            + (
+                f" — your answer to this mail (“{following}”) is your cut for it."
+                if following
+                else "."
+            )
         )
     if over and game_row.server_seed:
         lines.append(

@@ -205,6 +205,10 @@ def next_cut(
         replace(known, game_row=following, seats=seats, commands=(cut,), ignored=()),
         known.message_id,
     )
+    # The answer reports on what the player wrote ("next"), not on the cut it stood for.
+    move.notices[:] = [
+        replace(n, command=str(command)) if n.command == str(cut) else n for n in move.notices
+    ]
     now = ctx.clock()
     cutting.answer_cut(ctx, session, move, row.id, now)
     status, reason, applied = cutting.verdict(move)

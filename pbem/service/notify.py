@@ -87,13 +87,16 @@ def mail_context(
     *,
     reply_to: str = "",
     ending: Sequence[str] = (),
+    following: str = "",
 ) -> MailContext:
     """What a mail of the game to ``seat`` shows beyond the view: the names, the notices
     of the seat's own commands, the table talk (``talk``), the game's match and its
     verifiable-deal lines; ``over``: the game is over (the server seed of a fair game is
     then revealed; default: the row says finished); ``reply_to``: the seat's reply
     address (`seat_reply_to`), where the mail's one-click answers go (empty: none);
-    ``ending``: what the mail of a finished game offers next (`game_ending`)."""
+    ``ending``: what the mail of a finished game offers next (`game_ending`);
+    ``following``: the answer it asks for the game that may follow (`next_answer`),
+    which the deal lines name as the player's cut for that game."""
     from pbem.service.cutting import deal_lines
 
     assert game_row.id is not None
@@ -109,7 +112,7 @@ def mail_context(
         since_event=since,
         ending=tuple(ending),
         paused=game_row.status == m.GameStatus.PAUSED.value,
-        deal_lines=deal_lines(game_row, over=over),
+        deal_lines=deal_lines(game_row, over=over, following=following),
         talk=tuple(talk),
         match=match_info(game_row),
         reply_to=reply_to,
@@ -150,35 +153,56 @@ def opening_line(game_row: m.Game, seats: Sequence[Seated], seat: int) -> str:
     return line + "."
 
 
+def following_game(game_row: m.Game, game: Game) -> int | None:
+    """The number in its match of the game that follows the finished ``game``, while
+    its match goes on; None for a game of no match, or one that ended its match."""
+    outcome = game.outcome
+    info = game_row.match_info or {}
+    if outcome is None or not info:
+        return None
+    sides = len(outcome.scores)
+    before = [int(n) for n in info.get("before", ())][:sides]
+    tally = MatchScore(sides, before + [0] * (sides - len(before)))
+    tally.add(outcome)
+    if max(tally.games) < int(info.get("best_of", 1)) // 2 + 1:
+        return int(info.get("game", 1)) + 1
+    return None
+
+
+def next_answer(ctx: Context, game_row: m.Game, game: Game) -> str:
+    """The answer a finished game's mail asks for the game that may follow it (in a fair
+    game, the player's cut for that game): ``next`` while its match goes on (none when
+    the game is not fair: the next game then starts by itself), otherwise ``rematch``
+    (none in a closed lobby). "" while the game is not over."""
+    if game.outcome is None:
+        return ""
+    if following_game(game_row, game) is not None:
+        return "next" if game_row.commitment else ""
+    return "rematch" if ctx.settings.lobby != "closed" else ""
+
+
 def game_ending(ctx: Context, game_row: m.Game, game: Game, replay: str | None) -> tuple[str, ...]:
     """What the mail of a finished game offers next, line by line: in a match that goes
     on, that its next game starts now; else a rematch (unless the lobby is closed: the
     admin starts games), and at the end of a match a new one; the attached replay page
     (``replay``: its file name) and, in a fair game, how it checks the deals; the
     archive. Nothing while the game is not over."""
-    outcome = game.outcome
-    if outcome is None:
+    if game.outcome is None:
         return ()
     lines: list[str] = []
-    info = game_row.match_info or {}
     over = ""
-    if info:
-        sides = len(outcome.scores)
-        before = [int(n) for n in info.get("before", ())][:sides]
-        tally = MatchScore(sides, before + [0] * (sides - len(before)))
-        tally.add(outcome)
-        if max(tally.games) < int(info.get("best_of", 1)) // 2 + 1:
-            following = int(info.get("game", 1)) + 1
-            lines.append(
-                f'The match goes on: reply "next" to deal game {following} of the match, the '
-                "loser dealing first — your reply is your cut for its deal (see the next "
-                "game's commitment below), and its first mail holds your cards."
-                if game_row.commitment
-                else f"The match goes on: game {following} of the match starts now, the "
-                "loser dealing first; its first mail follows."
-            )
-        else:
-            over = "The match is over. "
+    following = following_game(game_row, game)
+    if following is not None:
+        lines.append(
+            f'The match goes on: reply "next" to deal game {following} of the match, the '
+            "loser dealing first — your reply is your cut for its deal (see the next "
+            "game's commitment below), and its first mail holds your cards."
+            if game_row.commitment
+            else f"The match goes on: game {following} of the match starts now, the "
+            "loser dealing first; its first mail follows."
+        )
+    elif game_row.match_info:
+        over = "The match is over. "
     if not lines and ctx.settings.lobby != "closed":
         robots = game_row.settings.get("computer") or ()
         alone = game.settings.players - len(robots) == 1
@@ -311,6 +335,7 @@ def turn_mails(
             over=game.is_over,
             reply_to=envelope["reply_to"],
             ending=game_ending(ctx, game_row, game, attached),
+            following=next_answer(ctx, game_row, game),
         )
         if first:
             # Dealt at once (a rematch, a match's next game, an admin's game): this first
@@ -375,6 +400,7 @@ def reply_view(
         said,
         reply_to=seat_reply_to(ctx, seats[seat]),
         ending=finished,
+        following=next_answer(ctx, game_row, game),
     )
     if kind == "error":
         mail = render_error(about, view, "Your mail could not be applied")
@@ -415,6 +441,7 @@ def send_history(
         said,
         reply_to=seat_reply_to(ctx, seats[seat]),
         ending=finished,
+        following=next_answer(ctx, game_row, game),
     )
     events = player_view(game, seat, 0).events
     mail = render_history(view, about, events)

@@ -78,6 +78,9 @@ def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -
     over = h.latest(A)
     assert h.game_row(first).status == "finished"
     shown = next_commitment(over)
+    # The commitment names the answer this mail asks for, and no other.
+    assert "your answer to this mail (“rematch”) is your cut for it" in flat(over)
+    assert "“next”" not in flat(over)
     # The rematch request answers that mail: it is Alice's cut, and the game is dealt.
     h.deliver(reply(over, A, "Alice", "rematch", message_id="<again@example.com>"))
     second = game_of(h)
@@ -100,6 +103,8 @@ def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     over = h.latest(A)
     text = flat(over)
     assert 'reply "next" to deal game 2' in text, text
+    assert "your answer to this mail (“next”) is your cut for it" in text
+    assert "rematch" not in text  # the next game of the match is the rematch
     shown = next_commitment(over)
     # Game 2 waits for Alice's cut, and no cut request of its own went out.
     assert not [g for g in h.outbox() if g.game_id not in (None, first) and g.kind == "cut"]
@@ -112,6 +117,7 @@ def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     dealt = h.latest(A)
     assert h.view(A).holding
     assert "a match, best of 3: game 2" in flat(dealt)
+    assert "[done] next 3 herons — Your cut is in." in flat(dealt)  # what she wrote
     # "next" again, or in a game not over, is answered without harm.
     h.deliver(reply(over, A, "Alice", "next"))
     assert "already" in flat(h.latest(A)) or h.last_inbound().status == "rejected"

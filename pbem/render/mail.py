@@ -18,6 +18,7 @@ from markupsafe import Markup, escape
 from engine import Card, Event, PlayerView, Suit
 from pbem.render.board import Board
 from pbem.render.context import MailContext, RenderedMail
+from pbem.render.links import link
 from pbem.render.page import (
     Page,
     build_page,
@@ -228,11 +229,13 @@ def render_error(
     title: str,
     templates: Path | None = None,
     footer: Sequence[str] | None = None,
+    answers: Sequence[tuple[str, str]] = (),
 ) -> RenderedMail:
     """A reply to a known player whose mail could not be applied; the notices say why.
 
     Without a view the mail stands outside any game: its ``footer`` (by default
-    `lobby_footer`) offers only what works there, never "history" or "hand"."""
+    `lobby_footer`) offers only what works there, never "history" or "hand"; its
+    ``answers`` (label, command) become one-click links to ``ctx.reply_to``."""
     subject = f"{subject_tag(ctx)} {clean_name(title, 60)}"
     if view is None:
         page = Page(
@@ -242,6 +245,11 @@ def render_error(
             matchup="",
             notices=notice_views(ctx),
             footer=(*ctx.deal_lines, *(lobby_footer() if footer is None else footer)),
+            answers=tuple(
+                link(ctx.reply_to, subject, command, phrase(label))
+                for label, command in answers
+                if ctx.reply_to
+            ),
         )
         return _render(page, "mail", templates)
     page = build_page(

@@ -66,6 +66,9 @@ class Page:
     board: Board | None = None
     footer: tuple[str, ...] = ()
     rematch: Link | None = None
+    # The answers a mail outside any game asks for (a confirmation request's), one click
+    # each.
+    answers: tuple[Link, ...] = ()
 
 
 # -- the table and the hand -------------------------------------------------------------

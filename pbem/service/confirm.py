@@ -15,7 +15,7 @@ list). A mailbox has one request waiting at a time; a request lapses after
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlmodel import Session, col, select
@@ -190,7 +190,14 @@ def send_request(
         ),
     )
     # The address may not play here yet: nothing to offer but the answer asked for.
-    mail = render_error(about, None, "Please confirm your request", footer=(SENT,))
+    about = replace(about, reply_to=reply_to)
+    mail = render_error(
+        about,
+        None,
+        "Please confirm your request",
+        footer=(SENT,),
+        answers=(("Yes, it was me", "yes"), ("Never mail me", "never")),
+    )
     queue(ctx, session, address, reply_to, mail, "confirm", inbound_id, answering, now)
 
 

@@ -108,6 +108,27 @@ def choose_action(
     return decide(view, rng if rng is not None else view_rng(view), level)
 
 
+def computer_view(game: Game, seat: int) -> PlayerView:
+    """What the computer playing ``seat`` decides from: that seat's `player_view`, its
+    events from the start of the current hand (`hand_start`). Nothing else of ``game``
+    reaches the decision (`computer_move`)."""
+    return player_view(game, seat, since=hand_start(game))
+
+
+def computer_move(view: PlayerView, level: str) -> Action:
+    """The move the service makes for a computer seat at ``level`` seeing ``view``: the
+    only legal action when pegging leaves one (a go, a single card: the service plays it
+    for anybody), else the level's choice with its tie-breaks drawn from `view_rng`.
+
+    A function of the view and the level alone, so anyone holding the view can re-derive
+    it (`engine.audit`). Raises ValueError for an unknown level or a seat with nothing
+    to do.
+    """
+    if view.phase == PEGGING and len(view.legal) == 1:
+        return view.legal[0]
+    return decide(view, view_rng(view), level)
+
+
 def view_rng(view: PlayerView) -> random.Random:
     """A random generator seeded from ``view`` alone (its canonical JSON), so a
     computer player's tie-breaks are reproducible and know nothing the seat does not."""
@@ -520,6 +541,8 @@ __all__ = [
     "choose_discard",
     "choose_play",
     "claim_answered",
+    "computer_move",
+    "computer_view",
     "crib_value",
     "decide",
     "discard_values",

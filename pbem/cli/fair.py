@@ -2,7 +2,9 @@
 
 ``pbem verify`` exits 0 when every deal is verified, 1 at the first mismatch (or an
 unreadable archive), and 3 when the game's deals are not verifiable at all (a game from
-before the protocol, or one dealt from an admin's ``--seed``).
+before the protocol, or one dealt from an admin's ``--seed``). When the archive names
+computer seats it also re-derives each of their moves from that seat's view alone
+(`engine.audit`); a move that differs is a mismatch (exit 1) whatever the deals.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from sqlmodel import Session
 
 from engine import EngineError
@@ -33,7 +36,8 @@ def verify(
     ] = None,
 ) -> None:
     """Check every deal of a finished game against its commitment and the players' cuts
-    (pbem-deal/1). Exit 0: all verified; 1: a mismatch; 3: not verifiable."""
+    (pbem-deal/1), and every move of its computer seats against that seat's own cards.
+    Exit 0: all verified; 1: a mismatch; 3: deals not verifiable."""
     from engine.fairness import verify_archive
 
     if (file is None) == (game_id is None):
@@ -51,12 +55,46 @@ def verify(
         verdict = verify_archive(data)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
+    code = 0
     if not verdict.verifiable:
         err.print(verdict.message, highlight=False)
-        raise typer.Exit(NOT_VERIFIABLE_EXIT)
-    if not verdict.ok:
-        fail(verdict.message)
-    out.print(verdict.message, highlight=False)
+        code = NOT_VERIFIABLE_EXIT
+    elif not verdict.ok:
+        err.print(
+            f"[bold red]error:[/] {escape(verdict.message)}",
+            highlight=False,
+            markup=True,
+            soft_wrap=True,
+        )
+        code = 1
+    else:
+        out.print(verdict.message, highlight=False)
+    if not check_computer(data):
+        code = 1  # a computer move that its own cards do not give outranks the deals
+    if code:
+        raise typer.Exit(code)
+
+
+def check_computer(data: object) -> bool:
+    """When the archive names computer seats, re-derive each of their moves from that
+    seat's view alone (`engine.audit`) and print the verdict: "the computer played only
+    from its own cards (N decisions re-derived)", or the first move that differs (on
+    standard error). True when there is nothing to check or every move agrees."""
+    from engine.audit import audit_archive, engine_label
+    from pbem import engine_version
+
+    if not isinstance(data, dict) or not data.get("computer"):
+        return True
+    try:
+        audit = audit_archive(data, engine=engine_label(engine_version()))
+    except EngineError as exc:
+        err.print(f"the computer's moves cannot be checked: {exc}", highlight=False, soft_wrap=True)
+        return False
+    if not audit.ok:
+        err.print(audit.message, highlight=False, soft_wrap=True)
+        return False
+    out.print(audit.message, highlight=False, soft_wrap=True)
+    return True
 
 
 @commands.command("standings", epilog=examples("pbem standings", "pbem standings --json"))

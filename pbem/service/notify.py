@@ -52,6 +52,7 @@ from pbem.service.context import (
     is_computer,
     load_game,
     public_name,
+    seat_level,
     seat_levels,
     seat_names,
     seats_of,
@@ -784,8 +785,20 @@ def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[
         players=[{"email": s.player.email, "name": s.name} for s in seats],
         status=game_row.status,
         created_at=game_row.created_at.isoformat(),
+        computer=computer_list(game_row),
         **extra,
     )
+
+
+def computer_list(game_row: m.Game) -> list[dict[str, Any]]:
+    """The archive's ``computer``: each computer seat with its level and the engine that
+    plays it (`engine.audit`; [] when every seat is a person)."""
+    from engine.audit import computer_entries
+    from pbem import engine_version
+
+    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
+    return computer_entries(levels, engine_version())
 
 
 def archive_bytes(data: dict[str, Any]) -> bytes:

@@ -323,7 +323,10 @@ def auto_moves(game: Game, game_row: m.Game) -> list[tuple[int | None, dict[str,
         if action is None and robots:
             for seat in game.to_act():
                 if seat in robots:
-                    action = computer.choose_action(game, seat, level=levels[seat])
+                    # The computer decides from its seat's view alone: the archive's
+                    # audit (`engine.audit`) re-derives this move from the same view.
+                    view = computer.computer_view(game, seat)
+                    action = computer.computer_move(view, levels[seat])
                     break
         if action is None:
             break

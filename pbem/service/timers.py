@@ -146,7 +146,7 @@ def timeout(
         if action_kind == "forfeit":
             action: Any = Resign(seat, "timeout")
         else:
-            action = computer.choose_action(game, seat, level="medium")
+            action = computer.computer_move(computer.computer_view(game, seat), "medium")
         game.apply(action)
         new_actions.append((seat, action_to_json(action), True))
     new_actions.extend(play.auto_moves(game, game_row))

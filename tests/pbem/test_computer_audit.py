@@ -8,6 +8,7 @@ import copy
 import json
 import random
 import shutil
+import subprocess
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -22,7 +23,8 @@ from pbem.cli.fair import NOT_VERIFIABLE_EXIT
 from pbem.render.replay import replay_page
 from pbem.service import games
 from pbem.store.db import make_engine
-from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, run_cli
+from tests.cli_process import PBEM
+from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, fresh_env, run_cli
 from tests.engine.test_audit import changed_at, person_move
 
 ENGINE = engine_label(engine_version())
@@ -132,6 +134,31 @@ def test_verify_re_derives_the_computers_moves(
     archive.write_text(json.dumps({**data, "computer": []}))
     plain = run_cli(env, "verify", str(archive))
     assert plain.exit_code == 0 and "computer" not in plain.output
+
+
+def test_verify_in_a_process_of_its_own_re_derives_the_same_moves(
+    against_computer: tuple[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The real command in a fresh process (no memo of the service's search warm): the
+    hard computer's moves depend on the view alone, not on what a process computed."""
+    _, data = against_computer
+    archive = tmp_path / "g.json"
+    archive.write_text(json.dumps(data))
+    done = subprocess.run(
+        [*PBEM, "verify", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**fresh_env(), "PBEM_DATA_DIR": str(tmp_path)},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    decisions = audit_archive(data).decisions
+    assert done.stdout.splitlines()[-1] == (
+        f"the computer played only from its own cards ({decisions} decisions re-derived)"
+    )
 
 
 def test_verify_checks_the_computer_when_the_deals_are_not_verifiable(

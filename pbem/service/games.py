@@ -448,12 +448,14 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
         raise ServiceError(f"the archive does not replay: {exc}") from exc
     people = archive_players(data.get("players"), game.players)
     proof = imported_proof(data, game)
+    stored = game.settings.to_json()
+    stored.update(imported_computer(data))
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         rows = [get_or_create_player(session, email, name, now=now) for email, name in people]
         game_row = create_game(
             session,
-            game.settings.to_json(),
+            stored,
             game.seed,
             rows,
             [new_token() for _ in rows],
@@ -498,6 +500,27 @@ def imported_proof(
     assert proof.server_seed is not None
     entropy = [{"seat": seat, "text": text} for seat, text in proof.entropy]
     return proof.commitment, proof.server_seed, entropy
+
+
+def imported_computer(data: dict[str, Any]) -> dict[str, Any]:
+    """The game settings that keep an archive's computer seats (``computer`` and
+    ``levels``, as `new_game` stores them; none when it lists none): kept only when
+    every computer move re-derives from its seat's view (`engine.audit`); ServiceError
+    otherwise."""
+    from engine.audit import audit_archive
+
+    if not data.get("computer"):
+        return {}
+    try:
+        audit = audit_archive(data)
+    except EngineError as exc:
+        raise ServiceError(f"the archive's computer seats are unreadable: {exc}") from exc
+    if not audit.ok:
+        raise ServiceError(f"the archive's computer moves do not re-derive: {audit.message}")
+    return {
+        "computer": [s.seat for s in audit.seats],
+        "levels": {str(s.seat): s.level for s in audit.seats},
+    }
 
 
 def archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

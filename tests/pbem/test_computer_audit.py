@@ -21,7 +21,7 @@ from engine.view import player_view
 from pbem import engine_version
 from pbem.cli.fair import NOT_VERIFIABLE_EXIT
 from pbem.render.replay import replay_page
-from pbem.service import games
+from pbem.service import ServiceError, games
 from pbem.store.db import make_engine
 from tests.cli_process import PBEM
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, fresh_env, run_cli
@@ -95,6 +95,21 @@ def test_the_archive_names_the_computer_seats(
     # A game between people names no computer.
     people = harness.service.new_game([ALICE, BOB], target=61, seed="people")
     assert harness.service.export(people)["computer"] == []
+
+
+def test_an_imported_archive_keeps_its_computer_seats_when_they_re_derive(
+    harness: Harness, against_computer: tuple[int, dict[str, Any]]
+) -> None:
+    _, data = against_computer
+    copy_id = harness.service.import_archive(data)
+    again = harness.service.export(copy_id)
+    assert again["computer"] == data["computer"] and again["actions"] == data["actions"]
+    tampered = copy.deepcopy(data)
+    tampered["computer"][0]["level"] = "medium"
+    with pytest.raises(ServiceError, match=r"computer moves do not re-derive: .* action "):
+        harness.service.import_archive(tampered)
+    with pytest.raises(ServiceError, match=r"computer seats are unreadable: .* not a list"):
+        harness.service.import_archive({**data, "computer": "seat 1"})
 
 
 def test_verify_re_derives_the_computers_moves(

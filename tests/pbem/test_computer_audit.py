@@ -26,6 +26,7 @@ from pbem.store.db import make_engine
 from tests.cli_process import PBEM
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, fresh_env, run_cli
 from tests.engine.test_audit import changed_at, person_move
+from tests.pbem.replay.browser import launch, open_page
 
 ENGINE = engine_label(engine_version())
 CUT = "cut 17 quiet cats"
@@ -238,3 +239,29 @@ def test_the_replay_page_shows_the_servers_check(
     running["actions"] = running["actions"][:20]
     running.pop("state_hash")
     assert 'id="computer-check"' not in replay_page(running, seat=0).html
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    yield from launch()
+
+
+@pytest.mark.browser
+def test_the_page_in_a_browser_shows_the_servers_check_beside_its_own(
+    browser: Any, against_computer: tuple[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    """In Chromium: the server's line is shown as rendered, under the page's own check of
+    the deals, which the page's script still makes."""
+    _, data = against_computer
+    path = tmp_path / "page.html"
+    path.write_text(replay_page(data).html, encoding="utf-8")
+    context, page = open_page(browser, path)
+    try:
+        assert page.errors == []
+        assert page.get_attribute("#verify", "data-state") == "verified"
+        assert page.is_visible("#computer-check")
+        text = page.inner_text("#computer-check")
+        assert text.startswith("the computer played only from its own cards (")
+        assert "Checked by the server" in text and "pbem verify" in text
+    finally:
+        context.close()

@@ -26,7 +26,13 @@ from engine.audit import (
 )
 from engine.errors import ReplayError
 from engine.levels import LEVELS
-from engine.players import choose_claim, computer_move, computer_view, random_action
+from engine.players import (
+    choose_action,
+    choose_claim,
+    computer_move,
+    computer_view,
+    random_action,
+)
 from engine.view import PlayerView, player_view
 
 ENGINE = engine_label("0.1.0")
@@ -121,6 +127,25 @@ def test_a_decision_needs_nothing_but_the_view_as_a_mail_carries_it(
             checked += 1
         game.apply(action)
     assert checked > 40
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_service_decides_as_it_did_from_the_game(
+    games: dict[tuple[int, str], dict[str, Any]], level: str
+) -> None:
+    """`computer_move` of `computer_view` (the service's call now) makes the moves the
+    service made before from the game itself (``choose_action(game, seat)`` after the
+    forced moves): the same decisions, from less."""
+    checked = 0
+    for players in TABLES:
+        archive = games[(players, level)]
+        for game, raw in zip(replay_archive(archive), archive["actions"], strict=False):
+            if raw["seat"] == 0 or game.forced_action() is not None:
+                continue
+            before = choose_action(game, raw["seat"], level=level)
+            assert action_to_json(before) == raw
+            checked += 1
+    assert checked > 50
 
 
 # -- a computer that peeks -----------------------------------------------------------

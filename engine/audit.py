@@ -109,9 +109,9 @@ class Difference:
 
     def describe(self) -> str:
         return (
-            f"action {self.number} (hand {self.hand}): the computer at seat {self.seat} "
-            f"({self.level}) would {self.expected} from its own cards, the archive has "
-            f"{self.played}"
+            f"action {self.number} (hand {self.hand}): from its own cards the computer at "
+            f"seat {self.seat} ({self.level}) makes '{self.expected}', the archive has "
+            f"'{self.played}'"
         )
 
 

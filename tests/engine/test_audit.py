@@ -205,8 +205,8 @@ def test_a_computer_that_peeks_is_caught_at_its_first_peek(players: int) -> None
     assert diff.expected != diff.played and diff.level == "medium"
     assert audit.decisions == sum(1 for a in archive["actions"][: number - 1] if a["seat"] != 0)
     assert f"action {number} (hand {diff.hand})" in audit.message
-    assert f"would play {diff.expected.card}" in audit.message
-    assert f"the archive has play {diff.played.card}" in audit.message
+    assert f"makes 'play {diff.expected.card}'" in audit.message
+    assert f"the archive has 'play {diff.played.card}'" in audit.message
 
 
 # -- changed archives ------------------------------------------------------------------
@@ -353,8 +353,8 @@ def test_an_unreadable_archive_is_refused() -> None:
 def test_the_difference_describes_itself() -> None:
     diff = Difference(7, 2, 1, "hard", Claim(1, 8), Claim(1, 6))
     assert diff.describe() == (
-        "action 7 (hand 2): the computer at seat 1 (hard) would count 8 from its own cards, "
-        "the archive has count 6"
+        "action 7 (hand 2): from its own cards the computer at seat 1 (hard) makes "
+        "'count 8', the archive has 'count 6'"
     )
     answer = Difference(9, 3, 2, "easy", Muggins(2), Accept(2)).describe()
-    assert f"would {Muggins(2)} from its own cards, the archive has {Accept(2)}" in answer
+    assert "the computer at seat 2 (easy) makes 'muggins', the archive has 'accept'" in answer

@@ -137,7 +137,7 @@ def test_verify_re_derives_the_computers_moves(
     assert wrong.exit_code == 1, wrong.output
     assert "deals verified" in wrong.stdout and "the computer played only" not in wrong.stdout
     assert "the computer's move differs from its own cards: action " in wrong.stderr
-    assert "the computer at seat 1 (medium) would " in wrong.stderr
+    assert "from its own cards the computer at seat 1 (medium) makes '" in wrong.stderr
     assert "Traceback" not in wrong.output
 
     # A malformed computer list cannot be checked: exit 1.
@@ -202,7 +202,7 @@ def test_verify_checks_the_computer_when_the_deals_are_not_verifiable(
     changed = run_cli(env, "verify", str(archive))
     assert changed.exit_code == 1, changed.output
     assert f"action {number} (hand 1)" in changed.stderr
-    assert f"the archive has {other}" in changed.stderr
+    assert f"the archive has '{other}'" in changed.stderr
 
 
 def attachment(msg: EmailMessage, name: str) -> str | None:

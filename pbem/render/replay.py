@@ -274,6 +274,35 @@ def _state(
     return state
 
 
+def computer_check(archive: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's audit of the computer's moves for the page (`engine.audit`), made
+    when the page is made: ``{"ok", "decisions", "message", "engine"}``, or None when the
+    archive names no computer seat. The page cannot run the engine, so it shows this
+    result labelled as the server's; ``pbem verify`` on the archive is the check a
+    player runs. Only a finished game's page carries it (a difference names cards)."""
+    from engine.audit import audit_archive, engine_label
+    from pbem import engine_version
+
+    if not archive.get("computer"):
+        return None
+    engine = engine_label(engine_version())
+    try:
+        audit = audit_archive(archive, engine=engine)
+    except (EngineError, ReplayError) as exc:
+        return {
+            "ok": False,
+            "decisions": 0,
+            "message": f"the computer's moves could not be checked: {exc}",
+            "engine": engine,
+        }
+    return {
+        "ok": audit.ok,
+        "decisions": audit.decisions,
+        "message": audit.message,
+        "engine": engine,
+    }
+
+
 def replay_data(
     archive: dict[str, Any], *, seat: int | None = None, title: str | None = None
 ) -> dict[str, Any]:
@@ -335,42 +364,13 @@ def replay_data(
         "result": result_words(final.outcome, names, settings.skunk) if final.outcome else None,
         "seat": seat,
         "hidden": not over,
+        "computer_check": computer_check(archive) if over else None,
         "states": states,
         # Only a finished game's page may carry the seed and the server seed.
         "seed": final.seed if over else None,
         "deal_proof": proof if isinstance(proof, dict) else None,
-        "computer_check": computer_check(archive) if over else None,
     }
     return data
-
-
-def computer_check(archive: dict[str, Any]) -> dict[str, Any] | None:
-    """The server's audit of the computer's moves for the page (`engine.audit`), made
-    when the page is made: ``{"ok", "decisions", "message", "engine"}``, or None when the
-    archive names no computer seat. The page cannot run the engine, so it shows this
-    result labelled as the server's; ``pbem verify`` on the archive is the check a
-    player runs. Only a finished game's page carries it (a difference names cards)."""
-    from engine.audit import audit_archive, engine_label
-    from pbem import engine_version
-
-    if not archive.get("computer"):
-        return None
-    engine = engine_label(engine_version())
-    try:
-        audit = audit_archive(archive, engine=engine)
-    except (EngineError, ReplayError) as exc:
-        return {
-            "ok": False,
-            "decisions": 0,
-            "message": f"the computer's moves could not be checked: {exc}",
-            "engine": engine,
-        }
-    return {
-        "ok": audit.ok,
-        "decisions": audit.decisions,
-        "message": audit.message,
-        "engine": engine,
-    }
 
 
 def _json_for_script(data: dict[str, Any]) -> str:

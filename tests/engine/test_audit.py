@@ -34,6 +34,7 @@ from engine.players import (
     random_action,
 )
 from engine.view import PlayerView, player_view
+from tests.e2e.helpers import assert_private_events_are_own, hidden_from, view_cards
 
 ENGINE = engine_label("0.1.0")
 TABLES = (2, 3, 4)
@@ -146,6 +147,24 @@ def test_the_service_decides_as_it_did_from_the_game(
             assert action_to_json(before) == raw
             checked += 1
     assert checked > 50
+
+
+def test_the_inputs_of_every_decision_hold_no_hidden_card(
+    games: dict[tuple[int, str], dict[str, Any]],
+) -> None:
+    """What the computer decides from (`computer_view`; its tie-break generator is seeded
+    from that view alone) names no card its seat may not know: no other seat's hand or
+    laid-away cards, no crib, no undealt card."""
+    checked = 0
+    for archive in games.values():
+        for game, raw in zip(replay_archive(archive), archive["actions"], strict=False):
+            if raw["seat"] == 0:
+                continue
+            view = computer_view(game, raw["seat"])
+            assert_private_events_are_own(view)
+            assert not view_cards(view) & hidden_from(game, raw["seat"]), raw
+            checked += 1
+    assert checked > 500
 
 
 # -- a computer that peeks -----------------------------------------------------------

@@ -2,10 +2,17 @@
 moves for them) once a game's deadline has passed — except while a player to move is
 away (``away 5 days``): their clocks then run from their return — the expiry of
 invitations nobody answered (the lobby's challenges), and the daily digests
-(`pbem.service.digest`)."""
+(`pbem.service.digest`).
+
+A player's clocks run from the delivery of their turn mail: while it is not delivered
+(the relay refuses it for now), or once it failed for good, no reminder or timeout falls
+due — the clocks move along (`pbem.store.delivery`). A seat whose turn mail failed for
+good makes its game wait, and the other players are told once (`tell_waiting`);
+``pbem status`` tells the admin."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,17 +20,27 @@ from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
-from pbem.render import Notice, render_reminder
+from pbem.render import Notice, render_reminder, render_turn
 from pbem.service import notify, play, policy
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, is_computer, load_game, seats_of
+from pbem.service.context import (
+    Context,
+    Seated,
+    is_computer,
+    load_game,
+    public_name,
+    seats_of,
+)
 from pbem.service.digest import send_digests
 from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.db import session_scope
+from pbem.store.delivery import postpone_clocks, waiting_mail
 from pbem.store.games import mark_aborted
 from pbem.store.players import get_player
+
+log = logging.getLogger("pbem.timers")
 
 
 def run_timers(ctx: Context) -> int:
@@ -35,6 +52,7 @@ def run_timers(ctx: Context) -> int:
     with session_scope(ctx.db) as session:
         touched += expire_invitations(ctx, session, now)
         touched += send_digests(ctx, session, now)
+        touched += tell_waiting(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
                 touched += cut_timers(ctx, session, game_row, now)
@@ -43,6 +61,13 @@ def run_timers(ctx: Context) -> int:
                 continue
             game = load_game(ctx, session, game_row)
             seats = seats_of(session, game_row.id)
+            to_move = [seats[s].seat for s in game.to_act() if s < len(seats)]
+            if waiting_mail(session, game_row, to_move):
+                # The turn mail of a player to move is not delivered (or failed for
+                # good): their clocks start when it is.
+                postpone_clocks(session, game_row, now)
+                touched += 1
+                continue
             back = clock_start(game, seats, now)
             if back > now:
                 # A player to move is away: their clocks start when they are back.
@@ -108,6 +133,66 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
         )
         return 1
     return 0
+
+
+def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
+    """Tell the other players of each game in progress whose seat's turn mail failed for
+    good (once per failure) that the game waits for that player, its clocks stopped —
+    through `notify.enqueue`, so the policy is asked (they are seated players: the game's
+    mail); the failing player is not mailed about it. Returns the games told about."""
+    waiting = session.exec(
+        select(m.Seat)
+        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+        .where(
+            col(m.Seat.mail_failed_at).is_not(None),
+            col(m.Seat.mail_failed_told).is_(False),
+            col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)),
+        )
+        .order_by(col(m.Seat.id))
+    ).all()
+    for failed in waiting:
+        game_row = session.get(m.Game, failed.game_id)
+        assert game_row is not None and game_row.id is not None
+        game = load_game(ctx, session, game_row)
+        seats = seats_of(session, game_row.id)
+        gone = seats[failed.seat]
+        log.warning(
+            "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
+            "--status failed; pbem outbox retry once the address is fixed)",
+            game_row.id,
+            failed.seat,
+        )
+        said = (
+            f"The mail telling {public_name(gone.player)} it is their turn could not be "
+            "delivered: the game waits for them, with their clock stopped, until their "
+            "mail gets through. The service's admin has been told."
+        )
+        for seated in seats:
+            if seated.seat.seat == failed.seat:
+                continue  # their mail does not get through: not mailed about it
+            view = player_view(game, seated.seat.seat, len(game.events))
+            about = notify.mail_context(
+                game_row,
+                seats,
+                seated.seat.seat,
+                [Notice("info", "", said)],
+                len(game.events),
+                reply_to=notify.seat_reply_to(ctx, seated),
+            )
+            notify.enqueue(
+                ctx,
+                session,
+                game_row,
+                seated,
+                render_turn(view, about),
+                "status",
+                f"f{failed.seat}-{now:%Y%m%d%H%M%S%f}",
+                now,
+                view_json=view.to_json(),
+                unsolicited=True,
+            )
+        update_row(session, failed, mail_failed_told=True)
+    return len(waiting)
 
 
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:

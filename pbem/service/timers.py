@@ -168,7 +168,7 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
             "mail gets through. The service's admin has been told."
         )
         for seated in seats:
-            if seated.seat.seat == failed.seat:
+            if seated.seat.seat == failed.seat or seated.seat.mail_failed_at is not None:
                 continue  # their mail does not get through: not mailed about it
             view = player_view(game, seated.seat.seat, len(game.events))
             about = notify.mail_context(

@@ -73,7 +73,9 @@ class Gate:
                 send_raw, self.stack, str(envelope.mail_from), list(envelope.rcpt_tos), raw
             )
         except smtplib.SMTPResponseException as exc:
-            return f"{exc.smtp_code} {exc.smtp_error.decode(errors='replace')}"
+            error = exc.smtp_error
+            text = error.decode(errors="replace") if isinstance(error, bytes) else error
+            return f"{exc.smtp_code} {text}"
         return "250 OK"
 
 

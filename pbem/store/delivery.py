@@ -118,10 +118,18 @@ def _seat_of(game_id: int, recipient: str) -> Any:
 
 
 def hold_for_mail(session: Session, row: Outbox, now: datetime) -> bool:
-    """``row`` failed for good: if it is a turn mail to a player to move, their seat is
-    marked (the game waits for it; the timers tell the others). Whether it was."""
+    """``row`` failed for good: if it is a turn mail to a player to move, of the game's
+    latest move, their seat is marked (the game waits for it; the timers tell the
+    others). Whether it was."""
     if not row.starts_clock or row.game_id is None:
         return False
+    last_move = (
+        session.connection()
+        .execute(select(_GAME.c.last_move_at).where(_GAME.c.id == row.game_id))
+        .scalar()
+    )
+    if last_move is None or row.created_at < last_move:
+        return False  # an older move's mail: the game went on without it
     result = session.connection().execute(
         update(_SEAT)
         .where(_SEAT.c.id == _seat_of(row.game_id, row.recipient), _SEAT.c.mail_failed_at.is_(None))

@@ -90,6 +90,8 @@ def test_only_a_failed_turn_mail_to_a_player_to_move_holds_the_game(desk: Desk) 
         ann = turn_rows(session, game_id)[ANN]
         ann.starts_clock = False  # as a mail to a player not to move
         assert not hold_for_mail(session, ann, NOW)
+        ann.starts_clock, ann.created_at = True, NOW - HOUR  # as an older move's mail
+        assert not hold_for_mail(session, ann, NOW)
         bob = turn_rows(session, game_id)[BOB]
         assert hold_for_mail(session, bob, NOW)
         assert not hold_for_mail(session, bob, NOW + HOUR)  # held already: since NOW

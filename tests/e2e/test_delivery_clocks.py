@@ -39,7 +39,9 @@ CLOCKS: dict[str, Any] = {"reminder_hours": 12, "timeout_days": 1, "timeout_acti
 # Past the longest backoff (4000 s, with up to a quarter more of jitter).
 LONGEST_WAIT = timedelta(seconds=5001)
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+# One real-server run per behaviour: the rules themselves run on both databases
+# (tests/pbem/service/test_delivery_clocks.py, and the bounce below).
+SQLITE_ONLY = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 class Gate:
@@ -109,6 +111,7 @@ def seat_row(h: Harness, game_id: int, seat: int) -> m.Seat:
         ).one()
 
 
+@SQLITE_ONLY
 def test_a_relay_refusing_for_a_day_delays_the_clock_not_the_player(
     tmp_path: Path, db_url: str, db_engine: Engine, mailstack: MailStack, gate: tuple[Gate, str]
 ) -> None:
@@ -162,6 +165,7 @@ def status_lines(h: Harness, db_url: str) -> tuple[int, str]:
     return result.exit_code, result.stdout
 
 
+@SQLITE_ONLY
 def test_a_refused_address_makes_the_game_wait_until_its_mail_is_delivered(
     tmp_path: Path, db_url: str, db_engine: Engine, mailstack: MailStack
 ) -> None:
@@ -216,6 +220,7 @@ def test_a_refused_address_makes_the_game_wait_until_its_mail_is_delivered(
         h.close()
 
 
+@SQLITE_ONLY
 def test_a_temporary_refusal_fails_only_after_outbox_max_age(
     tmp_path: Path, db_url: str, db_engine: Engine, mailstack: MailStack
 ) -> None:

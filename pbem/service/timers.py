@@ -137,62 +137,98 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
 
 def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
     """Tell the other players of each game in progress whose seat's turn mail failed for
-    good (once per failure) that the game waits for that player, its clocks stopped —
-    through `notify.enqueue`, so the policy is asked (they are seated players: the game's
-    mail); the failing player is not mailed about it. Returns the games told about."""
-    waiting = session.exec(
+    good (once per failure) that the game waits for that player, its clocks stopped; and,
+    once a mail to that seat got through, that the game goes on. Through
+    `notify.enqueue`, so the policy is asked (they are seated players: the game's mail);
+    the player whose mail fails is not mailed about it. Returns the games told about."""
+    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+    failed = session.exec(
         select(m.Seat)
         .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
         .where(
             col(m.Seat.mail_failed_at).is_not(None),
             col(m.Seat.mail_failed_told).is_(False),
-            col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)),
+            in_progress,
         )
         .order_by(col(m.Seat.id))
     ).all()
-    for failed in waiting:
-        game_row = session.get(m.Game, failed.game_id)
-        assert game_row is not None and game_row.id is not None
-        game = load_game(ctx, session, game_row)
-        seats = seats_of(session, game_row.id)
-        gone = seats[failed.seat]
+    through = session.exec(
+        select(m.Seat)
+        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+        .where(
+            col(m.Seat.mail_failed_told).is_(True),
+            col(m.Seat.mail_failed_at).is_(None),
+            in_progress,
+        )
+        .order_by(col(m.Seat.id))
+    ).all()
+    for seat in failed:
         log.warning(
             "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
             "--status failed; pbem outbox retry once the address is fixed)",
-            game_row.id,
-            failed.seat,
+            seat.game_id,
+            seat.seat,
         )
-        said = (
-            f"The mail telling {public_name(gone.player)} it is their turn could not be "
-            "delivered: the game waits for them, with their clock stopped, until their "
-            "mail gets through. The service's admin has been told."
+        tell_others(
+            ctx,
+            session,
+            seat,
+            "The mail telling {name} it is their turn could not be delivered: the game "
+            "waits for them, with their clock stopped, until their mail gets through. The "
+            "service's admin has been told.",
+            f"f{seat.seat}-{now:%Y%m%d%H%M%S%f}",
+            now,
         )
-        for seated in seats:
-            if seated.seat.seat == failed.seat or seated.seat.mail_failed_at is not None:
-                continue  # their mail does not get through: not mailed about it
-            view = player_view(game, seated.seat.seat, len(game.events))
-            about = notify.mail_context(
-                game_row,
-                seats,
-                seated.seat.seat,
-                [Notice("info", "", said)],
-                len(game.events),
-                reply_to=notify.seat_reply_to(ctx, seated),
-            )
-            notify.enqueue(
-                ctx,
-                session,
-                game_row,
-                seated,
-                render_turn(view, about),
-                "status",
-                f"f{failed.seat}-{now:%Y%m%d%H%M%S%f}",
-                now,
-                view_json=view.to_json(),
-                unsolicited=True,
-            )
-        update_row(session, failed, mail_failed_told=True)
-    return len(waiting)
+        update_row(session, seat, mail_failed_told=True)
+    for seat in through:
+        log.info("game %s goes on: mail to seat %s got through", seat.game_id, seat.seat)
+        tell_others(
+            ctx,
+            session,
+            seat,
+            "{name}'s mail gets through again: the game goes on, their clock running from "
+            "the delivery of their turn mail.",
+            f"g{seat.seat}-{now:%Y%m%d%H%M%S%f}",
+            now,
+        )
+        update_row(session, seat, mail_failed_told=False)
+    return len(failed) + len(through)
+
+
+def tell_others(
+    ctx: Context, session: Session, about_seat: m.Seat, said: str, tag: str, now: datetime
+) -> None:
+    """A status mail with ``said`` (``{name}``: the seat's player, by their public name)
+    to each other player of ``about_seat``'s game whose own mail gets through."""
+    game_row = session.get(m.Game, about_seat.game_id)
+    assert game_row is not None and game_row.id is not None
+    game = load_game(ctx, session, game_row)
+    seats = seats_of(session, game_row.id)
+    note = Notice("info", "", said.format(name=public_name(seats[about_seat.seat].player)))
+    for seated in seats:
+        if seated.seat.seat == about_seat.seat or seated.seat.mail_failed_at is not None:
+            continue  # their mail does not get through: not mailed about it
+        view = player_view(game, seated.seat.seat, len(game.events))
+        about = notify.mail_context(
+            game_row,
+            seats,
+            seated.seat.seat,
+            [note],
+            len(game.events),
+            reply_to=notify.seat_reply_to(ctx, seated),
+        )
+        notify.enqueue(
+            ctx,
+            session,
+            game_row,
+            seated,
+            render_turn(view, about),
+            "status",
+            tag,
+            now,
+            view_json=view.to_json(),
+            unsolicited=True,
+        )
 
 
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:

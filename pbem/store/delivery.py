@@ -14,7 +14,8 @@ failures, or a bounce of a mail the relay had taken: `fail_bounced`) marks its s
 (`hold_for_mail`): the game then waits, its clocks stopped, and the timers tell the
 other players once. The first mail to that seat delivered afterwards (``pbem outbox
 retry`` after the address was fixed, or the answer to a mail of the player's) clears the
-mark (`clear_failed`), and the clocks run from that delivery.
+mark (`clear_failed`), the clocks run from that delivery, and the timers tell the
+others that the game goes on.
 """
 
 from __future__ import annotations
@@ -156,11 +157,12 @@ def failed_seats(connection: Connection, game_ids: Sequence[int]) -> set[tuple[i
 
 def clear_failed(connection: Connection, game_id: int, recipient: str) -> None:
     """A mail to the player ``recipient`` of game ``game_id`` was delivered: their seat's
-    mail gets through again."""
+    mail gets through again (if the others were told it did not, the timers tell them
+    that it does)."""
     connection.execute(
         update(_SEAT)
         .where(_SEAT.c.id == _seat_of(game_id, recipient))
-        .values(mail_failed_at=None, mail_failed_told=False)
+        .values(mail_failed_at=None)  # (told stays: the timers tell the others)
     )
 
 

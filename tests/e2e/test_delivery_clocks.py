@@ -211,6 +211,9 @@ def test_a_refused_address_makes_the_game_wait_until_its_mail_is_delivered(
         assert again.status == "sent" and again.sent_at is not None
         wait_for_messages(mailstack, carol, password, 1)
         assert seat_row(h, game_id, 1).mail_failed_at is None
+        resumed = wait_for_messages(mailstack, alice, alice_pw, 3)  # Alice told, once
+        assert sum(b"gets through again" in raw for raw in resumed) == 1
+        assert not seat_row(h, game_id, 1).mail_failed_told
         game = h.game_row(game_id)
         assert game.clock_from == again.sent_at
         assert game.deadline_at == again.sent_at + timedelta(days=1)
@@ -264,7 +267,7 @@ def test_a_bounced_turn_mail_makes_the_game_wait_until_the_player_writes(
 ) -> None:
     """A bounce of a turn mail the relay had taken: failed, the game waits and Alice is
     told; Bob's own move (his mailbox works after all) is answered, and once that answer
-    is delivered the game goes on."""
+    is delivered the game goes on, and Alice is told so."""
     h = Harness.build(tmp_path, db_url, db_engine, **CLOCKS)
     try:
         game_id = h.new_game(seed="bounced")
@@ -290,6 +293,8 @@ def test_a_bounced_turn_mail_makes_the_game_wait_until_the_player_writes(
             assert h.last_inbound().status == "applied", h.last_inbound().reason
         assert h.count(b) == before + 1  # the news of the hand reached him
         assert seat_row(h, game_id, 1).mail_failed_at is None
+        told = [str(msg.get_body(("plain",)).get_content()) for msg in h.received(ALICE[0])]  # type: ignore[union-attr]
+        assert sum("gets through again: the game goes on" in text for text in told) == 1
         game_row = h.game_row(game_id)
         assert game_row.deadline_at is not None and game_row.deadline_at > h.clock.now
         _, text = status_lines(h, db_url)

@@ -1,8 +1,8 @@
 """Clocks that start at delivery: a turn mail whose delivery starts its player's clock
 (``outbox.starts_clock``), when a failed mail was queued again (``outbox.retried_at``:
 its time to retry runs from then), when a game's clocks started (``game.clock_from``),
-and a seat whose turn mail failed for good (``seat.mail_failed_at``; the other players
-told: ``seat.mail_failed_told``).
+and a seat whose turn mail failed for good (``seat.mail_failed_at``; whether the other
+players were told: ``seat.mail_failed_told``).
 
 Revision ID: 0013_delivery
 Revises: 0010_next_seed
@@ -36,9 +36,11 @@ def upgrade() -> None:
             sa.Column("mail_failed_told", sa.Boolean(), nullable=False, server_default=sa.false())
         )
     op.create_index("ix_seat_mail_failed_at", "seat", ["mail_failed_at"])
+    op.create_index("ix_seat_mail_failed_told", "seat", ["mail_failed_told"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_seat_mail_failed_told", table_name="seat")
     op.drop_index("ix_seat_mail_failed_at", table_name="seat")
     with op.batch_alter_table("seat") as batch:
         batch.drop_column("mail_failed_told")

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from sqlmodel import Session, select
 
+from pbem.service import timers
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.delivery import (
@@ -121,3 +122,37 @@ def test_a_bounce_fails_only_a_delivered_turn_mail_to_that_address(desk: Desk) -
         assert failed.status == "failed" and failed.last_error == "bounced: 550 5.1.1"
         assert failed_seats(session.connection(), [game_id]) == {(game_id, BOB)}
         mark_sent(session, failed, now=NOW)
+
+
+def status_mails(session: Session, game_id: int) -> list[str]:
+    rows = session.exec(select(m.Outbox).where(m.Outbox.game_id == game_id)).all()
+    return sorted(r.recipient for r in rows if r.kind == "status")
+
+
+def test_the_others_are_told_once_through_the_policy(desk: Desk) -> None:
+    """Bob's turn mail failed for good: Cy (who said "stop") is not told, Ann is, once;
+    Bob is not mailed about his own mail. Once Bob's mail gets through, Ann is told the
+    game goes on, once."""
+    game_id = desk.new_game(players=3)
+    desk.delivered()
+    with session_scope(desk.ctx.db) as session:
+        assert hold_for_mail(session, turn_rows(session, game_id)[BOB], NOW)
+        cy = session.exec(select(m.Player).where(m.Player.email == "cy@play.example")).one()
+        cy.stopped = True
+        session.add(cy)
+    with session_scope(desk.ctx.db) as session:
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 1
+        assert status_mails(session, game_id) == [ANN]
+    with session_scope(desk.ctx.db) as session:
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 0  # told already
+        clear_failed(session.connection(), game_id, BOB)
+    with session_scope(desk.ctx.db) as session:
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 1
+        assert status_mails(session, game_id) == [ANN, ANN]
+        [resumed] = [
+            r
+            for r in session.exec(select(m.Outbox).where(m.Outbox.game_id == game_id)).all()
+            if r.kind == "status" and b"goes on" in r.raw
+        ]
+        assert resumed.recipient == ANN
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 0

@@ -645,19 +645,20 @@ def enqueue(
     now: datetime,
     view_json: dict[str, Any] | None = None,
     unsolicited: bool = False,
-) -> None:
+) -> bool:
     """Queue ``mail`` to ``seated``, threaded after the seat's last mail. An
     ``unsolicited`` mail (a reminder, a status change: not an answer to the player's
-    own mail) is not sent to a player who sent ``stop``."""
+    own mail) is not sent to a player who sent ``stop``. Whether it was queued."""
     if is_computer(game_row, seated.seat.seat):
-        return  # the computer plays in-process; it has no mailbox
+        return False  # the computer plays in-process; it has no mailbox
     if unsolicited and seated.player.stopped:
-        return
+        return False
     if not may_mail_seat(ctx, session, seated, now):
-        return
+        return False
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, kind, game_row.id, raw, now)
+    return True
 
 
 def may_mail_seat(ctx: Context, session: Session, seated: Seated, now: datetime) -> bool:

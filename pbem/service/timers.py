@@ -147,7 +147,7 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
         .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
         .where(
             col(m.Seat.mail_failed_at).is_not(None),
-            col(m.Seat.mail_failed_told).is_(False),
+            col(m.Seat.mail_failed_told).is_(None),
             in_progress,
         )
         .order_by(col(m.Seat.id))
@@ -169,7 +169,7 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
             seat.game_id,
             seat.seat,
         )
-        tell_others(
+        told = tell_others(
             ctx,
             session,
             seat,
@@ -179,7 +179,7 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
             f"f{seat.seat}-{now:%Y%m%d%H%M%S%f}",
             now,
         )
-        update_row(session, seat, mail_failed_told=True)
+        update_row(session, seat, mail_failed_told=told > 0)
     for seat in through:
         log.info("game %s goes on: mail to seat %s got through", seat.game_id, seat.seat)
         tell_others(
@@ -191,20 +191,22 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
             f"g{seat.seat}-{now:%Y%m%d%H%M%S%f}",
             now,
         )
-        update_row(session, seat, mail_failed_told=False)
+        update_row(session, seat, mail_failed_told=None)
     return len(failed) + len(through)
 
 
 def tell_others(
     ctx: Context, session: Session, about_seat: m.Seat, said: str, tag: str, now: datetime
-) -> None:
+) -> int:
     """A status mail with ``said`` (``{name}``: the seat's player, by their public name)
-    to each other player of ``about_seat``'s game whose own mail gets through."""
+    to each other player of ``about_seat``'s game whose own mail gets through (and who
+    may be mailed: `notify.enqueue`); returns how many were queued."""
     game_row = session.get(m.Game, about_seat.game_id)
     assert game_row is not None and game_row.id is not None
     game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
     note = Notice("info", "", said.format(name=public_name(seats[about_seat.seat].player)))
+    told = 0
     for seated in seats:
         if seated.seat.seat == about_seat.seat or seated.seat.mail_failed_at is not None:
             continue  # their mail does not get through: not mailed about it
@@ -217,7 +219,7 @@ def tell_others(
             len(game.events),
             reply_to=notify.seat_reply_to(ctx, seated),
         )
-        notify.enqueue(
+        queued = notify.enqueue(
             ctx,
             session,
             game_row,
@@ -229,6 +231,8 @@ def tell_others(
             view_json=view.to_json(),
             unsolicited=True,
         )
+        told += queued
+    return told
 
 
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:

@@ -134,7 +134,7 @@ def hold_for_mail(session: Session, row: Outbox, now: datetime) -> bool:
     result = session.connection().execute(
         update(_SEAT)
         .where(_SEAT.c.id == _seat_of(row.game_id, row.recipient), _SEAT.c.mail_failed_at.is_(None))
-        .values(mail_failed_at=now, mail_failed_told=False)
+        .values(mail_failed_at=now, mail_failed_told=None)
     )
     return bool(result.rowcount)
 

@@ -189,11 +189,10 @@ class Seat(SQLModel, table=True):
     # When a turn mail to the seat failed for good (None: its mail gets through): the game
     # waits for it, its clocks stopped, until a mail to the seat is delivered.
     mail_failed_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
-    # The other players were told that the game waits for this seat's mail (and not yet,
-    # once it got through, that the game goes on).
-    mail_failed_told: bool = Field(
-        default=False, index=True, sa_column_kwargs={"server_default": false()}
-    )
+    # Whether the other players were told that the game waits for this seat's mail: None
+    # not yet, True told (and, once its mail got through, not yet told that the game goes
+    # on), False nobody could be told.
+    mail_failed_told: bool | None = Field(default=None, index=True)
 
 
 class MatchStatus(StrEnum):

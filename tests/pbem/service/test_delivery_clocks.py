@@ -156,3 +156,23 @@ def test_the_others_are_told_once_through_the_policy(desk: Desk) -> None:
         ]
         assert resumed.recipient == ANN
         assert timers.tell_waiting(desk.ctx, session, NOW) == 0
+
+
+def test_nobody_told_when_every_other_player_cannot_be_mailed(desk: Desk) -> None:
+    """Both turn mails failed for good: neither player is told of the other's (their own
+    mail does not get through), nor, once they get through, that the game goes on."""
+    game_id = desk.new_game()
+    desk.delivered()
+    with session_scope(desk.ctx.db) as session:
+        rows = turn_rows(session, game_id)
+        assert hold_for_mail(session, rows[ANN], NOW) and hold_for_mail(session, rows[BOB], NOW)
+    with session_scope(desk.ctx.db) as session:
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 2
+        assert status_mails(session, game_id) == []
+        told = {s.mail_failed_told for s in session.exec(select(m.Seat)).all()}
+        assert told == {False}  # nobody could be told
+        clear_failed(session.connection(), game_id, ANN)
+        clear_failed(session.connection(), game_id, BOB)
+    with session_scope(desk.ctx.db) as session:
+        assert timers.tell_waiting(desk.ctx, session, NOW) == 0
+        assert status_mails(session, game_id) == []

@@ -32,9 +32,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("clock_from", sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table("seat") as batch:
         batch.add_column(sa.Column("mail_failed_at", sa.DateTime(timezone=True), nullable=True))
-        batch.add_column(
-            sa.Column("mail_failed_told", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
+        batch.add_column(sa.Column("mail_failed_told", sa.Boolean(), nullable=True))
     op.create_index("ix_seat_mail_failed_at", "seat", ["mail_failed_at"])
     op.create_index("ix_seat_mail_failed_told", "seat", ["mail_failed_told"])
 

@@ -97,8 +97,18 @@ class Settings(BaseSettings):
     digest_hour: int = Field(
         7, ge=0, le=23, description="the UTC hour the daily digest goes to players in digest mode"
     )
-    outbox_max_attempts: int = Field(8, gt=0)
-    outbox_backoff_seconds: float = Field(30.0, gt=0)
+    outbox_max_age: float = Field(
+        5.0,
+        gt=0,
+        description="days a mail that fails temporarily is retried (with capped exponential "
+        "backoff) before it fails for good, as Postfix's maximal_queue_lifetime",
+    )
+    outbox_max_attempts: int | None = Field(
+        None, gt=0, description="also fail a mail after this many attempts (default: no limit)"
+    )
+    outbox_backoff_seconds: float = Field(
+        30.0, gt=0, description="the first retry's delay; it doubles, up to 4000 s"
+    )
     poll_seconds: float = Field(5.0, gt=0)
     render_processes: int | None = Field(
         None,

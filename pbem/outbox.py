@@ -4,8 +4,13 @@ Rows are claimed in one short transaction (marked 'sending' with a lease, so a
 sender that dies leaves them to be claimed again), sent outside any transaction,
 and each per-recipient result is recorded the moment the transport reports it, in
 a short transaction of its own, before the next message of its lane goes out:
-delivered, retried later with backoff and jitter (temporary failure), or failed
-(permanent, or out of attempts).
+delivered, retried later with capped exponential backoff and jitter (a temporary
+failure, for ``max_age``: 5 days by default, as Postfix), or failed (permanent, or
+temporary for that long).
+
+A turn mail to a player to move starts their clock when it is delivered, and one that
+fails for good makes the game wait for that seat (see ``pbem.store.delivery``): both
+are recorded with the delivery, in its transaction.
 
 A batch goes out over a few connections at once ("lanes", 3 by default), so the
 server's round trips for one message overlap another's; all mail to one recipient
@@ -40,9 +45,18 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.delivery import (
+    CLOCK_SLACK,
+    clear_failed,
+    failed_seats,
+    hold_for_mail,
+    start_clock,
+)
 from pbem.store.health import OUTBOX, record_transport_error, record_transport_ok
 from pbem.store.outbox import (
     DEFAULT_LEASE,
+    DEFAULT_MAX_AGE,
+    DEFAULT_MAX_BACKOFF,
     claim_due_outbox,
     mark_failed,
     note_in_flight,
@@ -67,8 +81,10 @@ class OutboxSender:
         sink: OutboundSink,
         clock: Callable[[], datetime],
         *,
-        max_attempts: int = 8,
+        max_age: timedelta = DEFAULT_MAX_AGE,
+        max_attempts: int | None = None,
         backoff: timedelta = timedelta(seconds=30),
+        max_backoff: timedelta = DEFAULT_MAX_BACKOFF,
         batch: int = 50,
         lease: timedelta = DEFAULT_LEASE,
         lanes: int = 3,
@@ -76,8 +92,10 @@ class OutboxSender:
         self.db = db
         self.sink = sink
         self.clock = clock
+        self.max_age = max_age
         self.max_attempts = max_attempts
         self.backoff = backoff
+        self.max_backoff = max_backoff
         self.batch = batch
         self.lease = lease
         self.lanes = lanes
@@ -86,6 +104,10 @@ class OutboxSender:
         self._lock_conn: Connection | None = None
         # Claimed rows: outbox id → (game id, attempt number), for the delivery log.
         self._claimed: dict[int, tuple[int | None, int]] = {}
+        # Claimed turn mails that start a clock: outbox id → (game id, when queued).
+        self._clocks: dict[int, tuple[int, datetime]] = {}
+        # (game id, address) of the claimed rows' seats whose mail had failed for good.
+        self._held: set[tuple[int, str]] = set()
         self._transport_failing = False
 
     def drain(self, max_batches: int = 100) -> int:
@@ -130,8 +152,16 @@ class OutboxSender:
             following = next((int(i.id) for i in lane if int(i.id) not in recorded), None)
             now = self.clock()
             if result.ok:
+                clock = self._clocks.pop(row_id, None)
                 with self.db.begin() as connection:
                     record_sent(connection, row_id, now=now, next_in_flight=following)
+                    if clock is not None and now - clock[1] > CLOCK_SLACK:
+                        start_clock(connection, clock[0], clock[1], now)
+                    game_id = self._claimed.get(row_id, (None, 0))[0]
+                    held = (game_id, result.recipient.lower())
+                    if game_id is not None and held in self._held:
+                        clear_failed(connection, game_id, result.recipient)
+                        self._held.discard(held)
                 delivered += 1
                 if self._transport_failing:
                     self._note_transport(None)
@@ -147,9 +177,14 @@ class OutboxSender:
                     result.error or "delivery failed",
                     temporary=result.temporary,
                     now=now,
+                    max_age=self.max_age,
                     max_attempts=self.max_attempts,
                     backoff=self.backoff,
+                    max_backoff=self.max_backoff,
                 )
+                if failed.status == m.OutboxStatus.FAILED.value:
+                    # A turn mail failed for good: the game waits for its seat.
+                    hold_for_mail(session, failed, now)
                 if following is not None:
                     note_in_flight(session, following, now=now)
                 if result.address_refused:
@@ -260,6 +295,13 @@ class OutboxSender:
     def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
         rows = claim_due_outbox(session, now, self.batch, lease=self.lease, lock_rows=lock_rows)
         self._claimed = {r.id: (r.game_id, r.attempts) for r in rows if r.id is not None}
+        self._clocks = {
+            r.id: (r.game_id, r.created_at)
+            for r in rows
+            if r.id is not None and r.starts_clock and r.game_id is not None
+        }
+        games = [r.game_id for r in rows if r.game_id is not None]
+        self._held = failed_seats(session.connection(), games) if games else set()
         items = [
             OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
             for r in rows

@@ -54,6 +54,7 @@ def build_daemon(
         db,
         sink,
         clock,
+        max_age=timedelta(days=settings.outbox_max_age),
         max_attempts=settings.outbox_max_attempts,
         backoff=timedelta(seconds=settings.outbox_backoff_seconds),
     )

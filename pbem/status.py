@@ -13,7 +13,10 @@ What needs attention (exit code 1), each with its line in ``problems``:
 - mail failed: an inbox message that failed in the last ``RECENT`` (its processing
   raised; ``pbem inbox list --status failed``), or outbox mail that failed for good
   (``pbem outbox retry``);
-- a transport's last error is more recent than its last success.
+- a transport's last error is more recent than its last success;
+- a game waits because the turn mail of one of its players failed for good (its clocks
+  stopped until a mail to that player is delivered: fix the address, then
+  ``pbem outbox retry``).
 
 Bounced players and stalled games are listed but are the players' business, not the
 operator's: they do not make the status 1.
@@ -56,6 +59,7 @@ class Status:
     outbox_failed: int
     bounced_players: list[dict[str, Any]] = field(default_factory=list)
     stalled_games: list[int] = field(default_factory=list)
+    waiting_games: list[dict[str, Any]] = field(default_factory=list)
     transports: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -152,6 +156,24 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
             if settings.reminder_hours > 0
             else []
         )
+        waiting = [
+            {
+                "game": seat.game_id,
+                "seat": seat.seat,
+                "email": email,
+                "since": seat.mail_failed_at.isoformat() if seat.mail_failed_at else None,
+            }
+            for seat, email in session.exec(
+                select(m.Seat, m.Player.email)
+                .join(m.Player, col(m.Player.id) == col(m.Seat.player_id))
+                .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+                .where(
+                    col(m.Seat.mail_failed_at).is_not(None),
+                    col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)),
+                )
+                .order_by(col(m.Seat.mail_failed_at))
+            )
+        ]
         transports = [
             {
                 "name": t.name,
@@ -179,6 +201,7 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
         outbox_failed=outbox_failed,
         bounced_players=bounced,
         stalled_games=stalled,
+        waiting_games=waiting,
         transports=transports,
     )
     status.problems = _problems(status)
@@ -222,6 +245,12 @@ def _problems(s: Status) -> list[str]:
     for t in s.transports:
         if t["failing"]:
             problems.append(f"the {t['name']} transport is failing: {t['last_error']}")
+    for w in s.waiting_games:
+        problems.append(
+            f"game {w['game']} waits: the turn mail to {w['email']} failed for good "
+            f"(since {w['since']}); its clocks are stopped. Fix the address, then "
+            "pbem outbox retry"
+        )
     return problems
 
 
@@ -262,6 +291,12 @@ def describe(s: Status) -> list[str]:
         ),
         f"stalled games: {len(s.stalled_games)}"
         + (": " + ", ".join(str(g) for g in s.stalled_games[:10]) if s.stalled_games else ""),
+        f"games waiting for mail: {len(s.waiting_games)}"
+        + (
+            ": " + ", ".join(f"{w['game']} ({w['email']})" for w in s.waiting_games[:10])
+            if s.waiting_games
+            else ""
+        ),
     ]
     if not s.transports:
         lines.append("transports: no error recorded")

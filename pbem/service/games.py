@@ -363,6 +363,7 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
                 game_row.next_reminder_at += gap
             if game_row.deadline_at is not None:
                 game_row.deadline_at += gap
+            game_row.clock_from = (game_row.clock_from or game_row.last_move_at) + gap
             game_row.paused_at = None
         elif status == "aborted":
             game_row.next_reminder_at = game_row.deadline_at = None

@@ -37,6 +37,7 @@ from pbem.service.play import Known
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import is_postgresql, update_row
+from pbem.store.delivery import fail_bounced
 from pbem.store.games import games_for_player, table_by_token, tables_by_tokens
 from pbem.store.inbound import count_recent_from, count_recent_many
 from pbem.store.outbox import sent_recipients
@@ -466,7 +467,8 @@ def record_bounces(
 ) -> str:
     """Count a bounce on each player it names whom mail it answers went to (anyone can
     write a bounce: one naming an address but none of our mail to it counts for
-    nothing). What was recorded, for the inbound row's reason."""
+    nothing); a turn mail it answers failed for good (`pbem.store.delivery`). What was
+    recorded, for the inbound row's reason."""
     sent = sent_recipients(session, bounce.answered_ids)
     notes = ""
     for address in bounce.recipients:
@@ -476,6 +478,9 @@ def record_bounces(
         bounced = record_bounce(session, address, reason, now=now)
         if bounced is not None:
             notes += f" (recorded on player {bounced.email})"
+        # A turn mail the relay took but that never arrived failed for good.
+        if fail_bounced(session, bounce.answered_ids, address, reason, now):
+            notes += f" (the turn mail to {address} failed: its game waits)"
     return notes
 
 

@@ -343,11 +343,11 @@ def turn_mails(
             # mail says what the game is, as the cut request would have.
             about = replace(about, opening=opening_line(game_row, seats, seat))
         job = TurnMailJob(view, about, envelope)
-        if ctx.maker is not None:
-            # In a batch: made while the batch goes on (see pbem.renderer).
-            queue(ctx, session, envelope, kind, game_row.id, ctx.maker.submit(job), now)
-        else:
-            queue(ctx, session, envelope, kind, game_row.id, make_turn_mail(job), now)
+        # The mail of a player to move: their clock starts when it is delivered.
+        starts = not game.is_over and seat in game.to_act()
+        made = ctx.maker.submit(job) if ctx.maker is not None else make_turn_mail(job)
+        # (In a batch the mail is made while the batch goes on: see pbem.renderer.)
+        queue(ctx, session, envelope, kind, game_row.id, made, now, starts_clock=starts)
     names = {s.seat.seat: s.name for s in seats}
     lines = [Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in spoken]
     return observe.observer_mails(ctx, session, game_row, game, seats, now, lines)
@@ -646,19 +646,20 @@ def enqueue(
     now: datetime,
     view_json: dict[str, Any] | None = None,
     unsolicited: bool = False,
-) -> None:
+) -> bool:
     """Queue ``mail`` to ``seated``, threaded after the seat's last mail. An
     ``unsolicited`` mail (a reminder, a status change: not an answer to the player's
-    own mail) is not sent to a player who sent ``stop``."""
+    own mail) is not sent to a player who sent ``stop``. Whether it was queued."""
     if is_computer(game_row, seated.seat.seat):
-        return  # the computer plays in-process; it has no mailbox
+        return False  # the computer plays in-process; it has no mailbox
     if unsolicited and seated.player.stopped:
-        return
+        return False
     if not may_mail_seat(ctx, session, seated, now):
-        return
+        return False
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
     queue(ctx, session, envelope, kind, game_row.id, raw, now)
+    return True
 
 
 def may_mail_seat(ctx: Context, session: Session, seated: Seated, now: datetime) -> bool:
@@ -738,9 +739,12 @@ def queue(
     game_id: int | None,
     raw: bytes | PendingMail,
     now: datetime,
+    *,
+    starts_clock: bool = False,
 ) -> None:
     """Put a composed mail in the outbox (in a batch: with the batch's other mail,
-    just before the commit, when every `PendingMail` is made)."""
+    just before the commit, when every `PendingMail` is made); ``starts_clock``: a turn
+    mail whose delivery starts its player's clock (`pbem.store.delivery`)."""
     # Every id is new in this transaction (it names the game state and the kind of
     # mail), so a plain insert; the unique index still guards against a duplicate.
     row = outbox_row(
@@ -751,6 +755,7 @@ def queue(
         raw if isinstance(raw, bytes) else b"",
         game_id,
         now=now,
+        starts_clock=starts_clock,
     )
     if ctx.deferred is not None:
         if isinstance(raw, PendingMail):

@@ -371,12 +371,15 @@ def clock_values(
     ctx: Context, game: Game | None, now: datetime, start: datetime | None = None
 ) -> dict[str, Any]:
     """The game row's clocks after a move (and its outcome when it is over); they run
-    from ``start`` (default: now). ``game`` None: a fair game not dealt yet."""
+    from ``start`` (default: now), and from the delivery of the turn mail of the player
+    to move if that comes later (`pbem.store.delivery`). ``game`` None: a fair game not
+    dealt yet."""
     reminder = timedelta(hours=ctx.settings.reminder_hours)
     timeout = timedelta(days=ctx.settings.timeout_days)
     begin = start or now
     values: dict[str, Any] = {
         "last_move_at": now,
+        "clock_from": begin,
         "reminders_sent": 0,
         "next_reminder_at": begin + reminder if ctx.settings.reminder_hours else None,
         "deadline_at": begin + timeout if ctx.settings.timeout_days else None,

@@ -2,10 +2,17 @@
 moves for them) once a game's deadline has passed — except while a player to move is
 away (``away 5 days``): their clocks then run from their return — the expiry of
 invitations nobody answered (the lobby's challenges), and the daily digests
-(`pbem.service.digest`)."""
+(`pbem.service.digest`).
+
+A player's clocks run from the delivery of their turn mail: while it is not delivered
+(the relay refuses it for now), or once it failed for good, no reminder or timeout falls
+due — the clocks move along (`pbem.store.delivery`). A seat whose turn mail failed for
+good makes its game wait, and the other players are told once (`tell_waiting`);
+``pbem status`` tells the admin."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,17 +20,27 @@ from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
-from pbem.render import Notice, render_reminder
+from pbem.render import Notice, render_reminder, render_turn
 from pbem.service import notify, play, policy
 from pbem.service.away import clock_start
-from pbem.service.context import Context, Seated, is_computer, load_game, seats_of
+from pbem.service.context import (
+    Context,
+    Seated,
+    is_computer,
+    load_game,
+    public_name,
+    seats_of,
+)
 from pbem.service.digest import send_digests
 from pbem.service.invitations import PENDING, group, tell
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.db import session_scope
+from pbem.store.delivery import postpone_clocks, waiting_mail
 from pbem.store.games import mark_aborted
 from pbem.store.players import get_player
+
+log = logging.getLogger("pbem.timers")
 
 
 def run_timers(ctx: Context) -> int:
@@ -35,6 +52,7 @@ def run_timers(ctx: Context) -> int:
     with session_scope(ctx.db) as session:
         touched += expire_invitations(ctx, session, now)
         touched += send_digests(ctx, session, now)
+        touched += tell_waiting(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
                 touched += cut_timers(ctx, session, game_row, now)
@@ -43,6 +61,13 @@ def run_timers(ctx: Context) -> int:
                 continue
             game = load_game(ctx, session, game_row)
             seats = seats_of(session, game_row.id)
+            to_move = [seats[s].seat for s in game.to_act() if s < len(seats)]
+            if waiting_mail(session, game_row, to_move):
+                # The turn mail of a player to move is not delivered (or failed for
+                # good): their clocks start when it is.
+                postpone_clocks(session, game_row, now)
+                touched += 1
+                continue
             back = clock_start(game, seats, now)
             if back > now:
                 # A player to move is away: their clocks start when they are back.
@@ -108,6 +133,106 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
         )
         return 1
     return 0
+
+
+def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
+    """Tell the other players of each game in progress whose seat's turn mail failed for
+    good (once per failure) that the game waits for that player, its clocks stopped; and,
+    once a mail to that seat got through, that the game goes on. Through
+    `notify.enqueue`, so the policy is asked (they are seated players: the game's mail);
+    the player whose mail fails is not mailed about it. Returns the games told about."""
+    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+    failed = session.exec(
+        select(m.Seat)
+        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+        .where(
+            col(m.Seat.mail_failed_at).is_not(None),
+            col(m.Seat.mail_failed_told).is_(None),
+            in_progress,
+        )
+        .order_by(col(m.Seat.id))
+    ).all()
+    through = session.exec(
+        select(m.Seat)
+        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+        .where(
+            col(m.Seat.mail_failed_told).is_(True),
+            col(m.Seat.mail_failed_at).is_(None),
+            in_progress,
+        )
+        .order_by(col(m.Seat.id))
+    ).all()
+    for seat in failed:
+        log.warning(
+            "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
+            "--status failed; pbem outbox retry once the address is fixed)",
+            seat.game_id,
+            seat.seat,
+        )
+        told = tell_others(
+            ctx,
+            session,
+            seat,
+            "The mail telling {name} it is their turn could not be delivered: the game "
+            "waits for them, with their clock stopped, until their mail gets through. The "
+            "service's admin has been told.",
+            f"f{seat.seat}-{now:%Y%m%d%H%M%S%f}",
+            now,
+        )
+        update_row(session, seat, mail_failed_told=told > 0)
+    for seat in through:
+        log.info("game %s goes on: mail to seat %s got through", seat.game_id, seat.seat)
+        tell_others(
+            ctx,
+            session,
+            seat,
+            "{name}'s mail gets through again: the game goes on, their clock running from "
+            "the delivery of their turn mail.",
+            f"g{seat.seat}-{now:%Y%m%d%H%M%S%f}",
+            now,
+        )
+        update_row(session, seat, mail_failed_told=None)
+    return len(failed) + len(through)
+
+
+def tell_others(
+    ctx: Context, session: Session, about_seat: m.Seat, said: str, tag: str, now: datetime
+) -> int:
+    """A status mail with ``said`` (``{name}``: the seat's player, by their public name)
+    to each other player of ``about_seat``'s game whose own mail gets through (and who
+    may be mailed: `notify.enqueue`); returns how many were queued."""
+    game_row = session.get(m.Game, about_seat.game_id)
+    assert game_row is not None and game_row.id is not None
+    game = load_game(ctx, session, game_row)
+    seats = seats_of(session, game_row.id)
+    note = Notice("info", "", said.format(name=public_name(seats[about_seat.seat].player)))
+    told = 0
+    for seated in seats:
+        if seated.seat.seat == about_seat.seat or seated.seat.mail_failed_at is not None:
+            continue  # their mail does not get through: not mailed about it
+        view = player_view(game, seated.seat.seat, len(game.events))
+        about = notify.mail_context(
+            game_row,
+            seats,
+            seated.seat.seat,
+            [note],
+            len(game.events),
+            reply_to=notify.seat_reply_to(ctx, seated),
+        )
+        queued = notify.enqueue(
+            ctx,
+            session,
+            game_row,
+            seated,
+            render_turn(view, about),
+            "status",
+            tag,
+            now,
+            view_json=view.to_json(),
+            unsolicited=True,
+        )
+        told += queued
+    return told
 
 
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:

@@ -147,6 +147,10 @@ class Game(SQLModel, table=True):
     # Whether others may watch the game ("watch GAME"): on for games against the
     # computer, off for challenges until every human player says "observers on".
     observers: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # When the game's clocks (``next_reminder_at``, ``deadline_at``) started running: the
+    # move, or the delivery of the turn mail of the player to move, when that came later
+    # (None: the move, ``last_move_at``; see pbem.store.delivery).
+    clock_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Seat(SQLModel, table=True):
@@ -182,6 +186,13 @@ class Seat(SQLModel, table=True):
     joined: bool = Field(default=True, sa_column_kwargs={"server_default": true()})
     # How many mails went to the seat while it was not joined.
     unjoined_mails: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    # When a turn mail to the seat failed for good (None: its mail gets through): the game
+    # waits for it, its clocks stopped, until a mail to the seat is delivered.
+    mail_failed_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
+    # Whether the other players were told that the game waits for this seat's mail: None
+    # not yet, True told (and, once its mail got through, not yet told that the game goes
+    # on), False nobody could be told.
+    mail_failed_told: bool | None = Field(default=None, index=True)
 
 
 class MatchStatus(StrEnum):
@@ -384,6 +395,10 @@ class Outbox(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_type=Text)
     created_at: datetime = Field(sa_type=UTCDateTime)
     sent_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # A turn mail to a player to move: its delivery starts the game's clocks.
+    starts_clock: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    # When ``pbem outbox retry`` queued it again: its time to retry runs from then.
+    retried_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ErrorThrottle(SQLModel, table=True):

@@ -30,9 +30,11 @@ from sqlmodel import Session, col, select
 from pbem.store._sql import is_postgresql, upsert
 from pbem.store.models import Outbox, OutboxStatus
 
-DEFAULT_MAX_ATTEMPTS = 8
 DEFAULT_BACKOFF = timedelta(minutes=1)
-DEFAULT_MAX_BACKOFF = timedelta(hours=6)
+# As Postfix: retries at most 4000 s apart (maximal_backoff_time), for 5 days
+# (maximal_queue_lifetime).
+DEFAULT_MAX_BACKOFF = timedelta(seconds=4000)
+DEFAULT_MAX_AGE = timedelta(days=5)
 DEFAULT_LEASE = timedelta(minutes=5)
 DEFAULT_JITTER = 0.25
 # Advisory lock keys of outbox rows: this base plus the row id (clear of the inbox reader's).
@@ -85,8 +87,11 @@ def outbox_row(
     game_id: int | None = None,
     *,
     now: datetime,
+    starts_clock: bool = False,
 ) -> dict[str, Any]:
-    """The column values of a rendered message to queue for delivery at `now`."""
+    """The column values of a rendered message to queue for delivery at `now`;
+    ``starts_clock``: a turn mail whose delivery starts its player's clock
+    (`pbem.store.delivery`)."""
     return {
         "message_id": message_id,
         "game_id": game_id,
@@ -98,6 +103,7 @@ def outbox_row(
         "attempts": 0,
         "next_attempt_at": now,
         "created_at": now,
+        "starts_clock": starts_clock,
     }
 
 
@@ -302,7 +308,8 @@ def mark_failed(
     *,
     temporary: bool,
     now: datetime,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_age: timedelta = DEFAULT_MAX_AGE,
+    max_attempts: int | None = None,
     backoff: timedelta = DEFAULT_BACKOFF,
     max_backoff: timedelta = DEFAULT_MAX_BACKOFF,
     jitter: float = DEFAULT_JITTER,
@@ -311,20 +318,22 @@ def mark_failed(
     """Record a failed delivery.
 
     A temporary failure puts the message back to 'pending', due after an exponential
-    backoff with jitter (`backoff_delay`); a permanent failure, or a temporary one after
-    `max_attempts` attempts, makes it 'failed' until `retry_outbox`.
+    backoff with jitter (`backoff_delay`), but no later than `max_age` after it was
+    queued (or queued again by `retry_outbox`), when it is tried a last time; a permanent
+    failure, or a temporary one `max_age` after it was queued (or after `max_attempts`
+    attempts, when given), makes it 'failed' until `retry_outbox`.
     """
     loaded = _load(session, row)
     loaded.last_error = error
     attempts = max(loaded.attempts, 1)
-    if not temporary or attempts >= max_attempts:
+    give_up = (loaded.retried_at or loaded.created_at) + max_age
+    if not temporary or now >= give_up or (max_attempts is not None and attempts >= max_attempts):
         loaded.status = OutboxStatus.FAILED.value
         loaded.next_attempt_at = now
     else:
         loaded.status = OutboxStatus.PENDING.value
-        loaded.next_attempt_at = now + backoff_delay(
-            attempts, base=backoff, cap=max_backoff, jitter=jitter, rand=rand
-        )
+        delay = backoff_delay(attempts, base=backoff, cap=max_backoff, jitter=jitter, rand=rand)
+        loaded.next_attempt_at = min(now + delay, give_up)
     session.add(loaded)
     session.flush()
     return loaded
@@ -337,7 +346,8 @@ def retry_outbox(
     ids: Sequence[int] | None = None,
     all_failed: bool = False,
 ) -> int:
-    """Make messages due again at `now` with a fresh attempt count.
+    """Make messages due again at `now` with a fresh attempt count (and a fresh
+    `max_age` of retries, from `now`).
 
     Either `ids` (rows that are 'failed' or 'pending'; sent rows are left alone) or
     `all_failed=True` (every 'failed' row). Returns how many rows were reset.
@@ -345,7 +355,7 @@ def retry_outbox(
     if (ids is None) == (not all_failed):
         raise ValueError("give either ids or all_failed=True")
     statement = update(Outbox).values(
-        status=OutboxStatus.PENDING.value, attempts=0, next_attempt_at=now
+        status=OutboxStatus.PENDING.value, attempts=0, next_attempt_at=now, retried_at=now
     )
     if ids is not None:
         if not ids:

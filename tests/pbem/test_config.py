@@ -65,3 +65,28 @@ def test_masked_settings_hide_passwords(tmp_path: Path) -> None:
         outbound_url="smtp://u:pw123@127.0.0.1:2",
     )
     assert "pw123" not in repr(cfg.masked())
+
+
+def test_outbox_max_age_reaches_the_sender(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Days, 5 by default (as Postfix); no attempt limit unless one is set; a zero or
+    negative age is refused."""
+    from datetime import timedelta
+
+    from pbem.runtime import build_daemon
+    from pbem.store.db import make_engine
+
+    monkeypatch.chdir(tmp_path)
+    cfg = load_settings(data_dir=tmp_path / "d")
+    assert (cfg.outbox_max_age, cfg.outbox_max_attempts) == (5.0, None)
+    monkeypatch.setenv("PBEM_OUTBOX_MAX_AGE", "0.5")
+    cfg = load_settings(data_dir=tmp_path / "d")
+    engine = make_engine(cfg.db_url)
+    try:
+        daemon = build_daemon(cfg, engine)
+        daemon.wakeup.close()
+        assert (daemon.sender.max_age, daemon.sender.max_attempts) == (timedelta(hours=12), None)
+    finally:
+        engine.dispose()
+    monkeypatch.setenv("PBEM_OUTBOX_MAX_AGE", "0")
+    with pytest.raises(ConfigError, match="outbox_max_age"):
+        load_settings(data_dir=tmp_path / "d")

@@ -64,6 +64,16 @@ class Desk:
             [(inbound_id, _)] = insert_inbound_many(session, [row], now=NOW)
         return inbound_id
 
+    def delivered(self) -> None:
+        """Every mail queued so far was taken by the relay at ``NOW`` (a player's clock
+        runs from their turn mail's delivery)."""
+        from pbem.store.outbox import mark_sent
+
+        with session_scope(self.ctx.db) as session:
+            for row in self.outbox(session):
+                if row.status == m.OutboxStatus.PENDING.value and row.id is not None:
+                    mark_sent(session, row.id, now=NOW)
+
     @staticmethod
     def outbox(session: Session) -> list[m.Outbox]:
         """The outbox as ``session`` sees it (its own writes included)."""

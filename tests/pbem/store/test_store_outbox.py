@@ -112,6 +112,45 @@ def test_a_temporary_failure_fails_after_max_attempts(session: Session, now: dat
     assert claim_due_outbox(session, at + timedelta(days=30)) == []
 
 
+def test_a_temporary_failure_is_retried_for_max_age_then_fails(
+    session: Session, now: datetime
+) -> None:
+    """Five days of refusals, as Postfix: retries at most 4000 s apart, the last one at
+    the five days (however the backoff falls), then failed; never before."""
+    row = _enqueue(session, now)
+    give_up = now + timedelta(days=5)
+    at, tries = now, 0
+    while True:
+        claim_due_outbox(session, at)
+        mark_failed(session, row, "451 later", temporary=True, now=at, rand=lambda: 0.5)
+        tries += 1
+        if row.status == "failed":
+            break
+        assert row.status == "pending" and row.next_attempt_at <= give_up
+        assert row.next_attempt_at - at <= timedelta(seconds=4000 * 1.125)
+        at = row.next_attempt_at
+    assert at == give_up  # the last try came at the five days, not later
+    assert 100 < tries < 130  # each about an hour apart once the backoff is capped
+    assert claim_due_outbox(session, at + timedelta(days=30)) == []
+
+
+def test_a_retried_mail_gets_a_fresh_max_age(session: Session, now: datetime) -> None:
+    row = _enqueue(session, now)
+    claim_due_outbox(session, now)
+    mark_failed(session, row, "451", temporary=True, now=now, max_age=timedelta(hours=1))
+    later = now + timedelta(hours=2)
+    claim_due_outbox(session, later)
+    mark_failed(session, row, "451", temporary=True, now=later, max_age=timedelta(hours=1))
+    assert row.status == "failed"  # an hour since it was queued: given up
+    assert retry_outbox(session, now=later, ids=[row.id or 0]) == 1
+    session.refresh(row)
+    assert row.retried_at == later
+    claim_due_outbox(session, later)
+    mark_failed(session, row, "451", temporary=True, now=later, max_age=timedelta(hours=1))
+    assert row.status == "pending"  # its hour runs from the retry
+    assert row.next_attempt_at <= later + timedelta(hours=1)
+
+
 def test_a_permanent_failure_fails_at_once(session: Session, now: datetime) -> None:
     row = _enqueue(session, now)
     claim_due_outbox(session, now)
@@ -120,7 +159,7 @@ def test_a_permanent_failure_fails_at_once(session: Session, now: datetime) -> N
 
 
 def test_backoff_delay_is_capped() -> None:
-    cap = timedelta(hours=6)
+    cap = timedelta(seconds=4000)  # Postfix's maximal_backoff_time
     assert backoff_delay(1, rand=lambda: 0) == MINUTE
     assert backoff_delay(3, rand=lambda: 0) == 4 * MINUTE
     assert backoff_delay(30, rand=lambda: 0) == cap

@@ -304,4 +304,4 @@ def _ascii(card: Card | None) -> str | None:
 
 
 def _join(cards: Any) -> str:
-    return " ".join(str(c) for c in cards) if isinstance(cards, list | tuple) else repr(cards)
+    return " ".join(str(c) for c in cards) if not isinstance(cards, str) else cards

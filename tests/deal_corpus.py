@@ -175,7 +175,9 @@ def base_cases() -> list[Case]:
         "protocol": "pbem-deal/1",
         "commitment": legacy["deal_proof"]["commitment"],
         "server_seed": None,
-        "entropy": [{"seat": e["seat"], "text": e["text"]} for e in legacy["deal_proof"]["entropy"]],
+        "entropy": [
+            {"seat": e["seat"], "text": e["text"]} for e in legacy["deal_proof"]["entropy"]
+        ],
     }
     legacy["status"] = "finished"
     unfair = to_archive(_played(Game(Settings(players=2, target=61), "admin seed")))

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from engine.cards import Card
-from engine.errors import EngineError
+from engine.errors import EngineError, ReplayError
 from engine.fairness import (
+    PROTOCOLS,
     DealProof,
     Verdict,
     check_deals,
@@ -51,12 +52,16 @@ def verify(
     raw = record.get("deal_proof")
     if raw is None:
         return Verdict(False, verifiable=False)
-    proof = DealProof.from_json(raw)
+    if not isinstance(raw, dict) or raw.get("protocol") not in PROTOCOLS:
+        raise ReplayError("the deal_proof is not one of " + ", ".join(PROTOCOLS))
+    if not isinstance(raw.get("commitment"), str):
+        raise ReplayError("the deal_proof's commitment must be a string")
     try:
         if seat is not None and cut is not None:
-            check_receipt(proof, seat, cut)
-        if proof.server_seed is None:
+            check_receipt(raw, seat, cut)
+        if raw.get("server_seed") is None:
             return Verdict(False, revealed=False)
+        proof = DealProof.from_json(raw)
         deals = check_proof(record, raw, proof)
     except Mismatch as exc:
         return exc.verdict()
@@ -92,10 +97,15 @@ def verify(
     return Verdict(True, deals=deals if deals is not None else verdict.deals)
 
 
-def check_receipt(proof: DealProof, seat: int, cut: str) -> None:
-    """The entropy text recorded for ``seat`` is ``cut``, the text of the player's
-    receipt; Mismatch("cut") otherwise."""
-    texts = dict(proof.entropy)
+def check_receipt(raw: Any, seat: int, cut: str) -> None:
+    """The entropy text recorded for ``seat`` in the ``deal_proof`` ``raw`` is ``cut``,
+    the text of the player's receipt; Mismatch("cut") otherwise."""
+    entries = raw.get("entropy") if isinstance(raw, dict) else None
+    texts = {
+        e.get("seat"): e.get("text")
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict)
+    }
     if seat not in texts:
         raise Mismatch("cut", f"no cut is recorded for seat {seat}")
     if texts[seat] != cut:

@@ -205,3 +205,97 @@ def test_the_replay_page_gives_each_verdict(
     # The pages that could not be made are mismatches for the other two verifiers too.
     assert unbuilt == ["two--key", "two--cut-omitted-reground"]
     assert all(case.verdict == MISMATCH for case, _ in cases if case.name in unbuilt)
+
+
+def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None:
+    """In-process, every failure of `tests.engine.test_dealcheck` that needs no replay:
+    the standalone verifier names the same check."""
+    import importlib.util
+
+    from tests.engine.test_dealcheck import CASES, base
+
+    spec = importlib.util.spec_from_file_location("pbem_deal_verify", STANDALONE)
+    assert spec is not None and spec.loader is not None
+    standalone = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(standalone)
+    replay_only = {"state hash", "outcome finished", "outcome aborted"}
+    for name, what, edit, check, _words in CASES:
+        if what in replay_only:
+            continue
+        archive = base(name)
+        edit(archive)
+        with pytest.raises(standalone.Failed) as failed:
+            standalone.verify(archive)
+        assert failed.value.code == 1 and f"check {check}" in str(failed.value), what
+    # What it cannot read, and an archive from before the records: no traceback.
+    legacy = base("two")
+    for key in ("cuts", "recuts", "follows", "outcome", "abort_reason", "draws", "deals"):
+        legacy["deal_proof"].pop(key)
+    files = {
+        "missing.json": None,
+        "bad.json": "{not json",
+        "list.json": "[]",
+        "other.json": json.dumps({**base("two"), "deal_proof": {"protocol": "x"}}),
+        "legacy.json": json.dumps(legacy),
+    }
+    codes = {}
+    for file, text in files.items():
+        path = tmp_path / file
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-I", str(STANDALONE), str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "Traceback" not in done.stderr
+        codes[file] = (done.returncode, done.stderr)
+    assert codes["missing.json"][0] == 1 and "cannot read" in codes["missing.json"][1]
+    assert codes["bad.json"][0] == 1 and "cannot read" in codes["bad.json"][1]
+    assert codes["list.json"][0] == 1 and "not a game archive" in codes["list.json"][1]
+    assert codes["other.json"][0] == 1 and "pbem-deal/1" in codes["other.json"][1]
+    assert codes["legacy.json"][0] == 3 and "records no deals" in codes["legacy.json"][1]
+    # pbem verify checks the same legacy archive through the replay.
+    result = CliRunner().invoke(app, ["verify", str(tmp_path / "legacy.json")])
+    assert result.exit_code == 0 and "deals verified" in result.stdout
+
+
+def test_the_page_checks_the_board_it_shows(
+    cases: list[tuple[Case, Path]], browser: Any, tmp_path: Path
+) -> None:
+    """A page whose embedded board was edited (a starter, a dealt hand, the last deal
+    record dropped) fails its check, though its proof is intact."""
+    from pbem.render.replay import render_page, replay_data
+
+    archive = next(case.archive for case, _ in cases if case.name == "three")
+
+    def starter(data: dict[str, Any]) -> None:
+        ev = next(e for st in data["states"] for e in st["ev"] if e["k"] == "starter")
+        ev["c"] = ["AS" if ev["c"][0] != "AS" else "KH"]
+
+    def dealt(data: dict[str, Any]) -> None:
+        ev = next(e for st in data["states"] for e in st["ev"] if e["k"] == "hand")
+        ev["c"] = ["AS" if c != "AS" else "KH" for c in ev["c"]]
+
+    def record_dropped(data: dict[str, Any]) -> None:
+        data["deal_proof"]["deals"] = data["deal_proof"]["deals"][:-1]
+
+    context = browser.new_context()
+    tab = context.new_page()
+    try:
+        for edit, words in (
+            (starter, "starter"),
+            (dealt, "dealt cards"),
+            (record_dropped, "recorded"),
+        ):
+            data = replay_data(archive)
+            edit(data)
+            path = tmp_path / f"{edit.__name__}.html"
+            path.write_text(render_page(data), encoding="utf-8")
+            tab.goto(path.as_uri())
+            tab.wait_for_function("document.getElementById('verify').dataset.state !== 'pending'")
+            assert tab.get_attribute("#verify", "data-state") == "mismatch", edit.__name__
+            assert words in (tab.text_content("#verify") or ""), edit.__name__
+    finally:
+        context.close()

@@ -195,11 +195,17 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
     if isinstance(computer, list):
         robots = {c.get("seat") for c in computer if isinstance(c, dict)}
         humans = [s for s in range(players) if s not in robots]
-        if [s for s, _ in entropy] != humans:
+        seats = [s for s, _ in entropy]
+        # A game never dealt may have stopped before every human seat cut.
+        if (not set(seats) <= set(humans)) if archive.get("seed") is None else seats != humans:
             raise mismatch("entropy", f"the entropy is not one cut per human seat {humans}")
-    # Step 3: the key.
+    # Step 3: the key (none for a game aborted before every human seat cut).
+    never_dealt = archive.get("seed") is None
     key = derive(server_seed, [text for _, text in entropy])
-    if key != archive.get("seed"):
+    if never_dealt:
+        if proof.get("outcome") != "aborted":
+            raise mismatch("seed", "the archive has no seed, yet the game was not aborted")
+    elif key != archive.get("seed"):
         raise mismatch(
             "seed", f"the server seed and the entropy give {key}, not the archive's seed"
         )
@@ -241,15 +247,15 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
         if follows is None:
             if first is not None:
                 raise mismatch(
-                    "first dealer", f"the game follows no other, yet seat {first} deals first"
+                    "first_dealer", f"the game follows no other, yet seat {first} deals first"
                 )
         else:
             if not isinstance(follows, dict) or follows.get("rule") != "loser-deals-first":
-                raise mismatch("first dealer", "the game it follows has no known rule")
+                raise mismatch("first_dealer", "the game it follows has no known rule")
             scores, winner, last_dealer = (
                 follows.get("scores"),
                 follows.get("winner"),
-                follows.get("last_dealer"),
+                follows.get("dealer"),
             )
             sides = 2 if players == 4 else players
             if not (
@@ -259,18 +265,24 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
                 and type(winner) is int
                 and 0 <= winner < sides
             ):
-                raise mismatch("first dealer", "the game it follows has no scores or winner")
+                raise mismatch("first_dealer", "the game it follows has no scores or winner")
             if type(last_dealer) is not int or not 0 <= last_dealer < players:
                 if players != 2:
-                    raise mismatch("first dealer", "the game it follows names no last dealer")
+                    raise mismatch("first_dealer", "the game it follows names no last dealer")
                 last_dealer = winner
             want = first_dealer_after(players, scores, winner, last_dealer)
             if first != want:
                 raise mismatch(
-                    "first dealer", f"seat {first} deals first; the rule gives seat {want}"
+                    "first_dealer", f"seat {first} deals first; the rule gives seat {want}"
                 )
     # Step 7: the records against the key.
-    if "outcome" not in proof:
+    if never_dealt:
+        if archive.get("actions"):
+            raise mismatch("replay", "a game never dealt has actions")
+        if proof.get("draws") or proof.get("deals"):
+            raise mismatch("records", "a game never dealt has deal records")
+        return "aborted before the deal: nothing was dealt (all 0 deals verified)"
+    if "deals" not in proof:
         raise Failed(
             NOT_VERIFIABLE,
             "this archive records no deals (written before they were recorded): "

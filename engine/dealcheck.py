@@ -61,10 +61,12 @@ def verify(
             check_receipt(raw, seat, cut)
         if raw.get("server_seed") is None:
             return Verdict(False, revealed=False)
-        proof = DealProof.from_json(raw)
-        deals = check_proof(record, raw, proof)
+        proof = check_proof(record, raw)
+        deals = _check_after_entropy(record, raw, proof)
     except Mismatch as exc:
         return exc.verdict()
+    if record.get("seed") is None:
+        return Verdict(True, deals=0, notes=["aborted before the deal: nothing was dealt"])
     try:
         verdict = check_deals(replay_archive(record), proof.seed())
         if not verdict.ok:
@@ -78,7 +80,7 @@ def verify(
         return Verdict(
             False, check="replay", detail="the replayed game does not match the state hash"
         )
-    if "outcome" in raw:
+    if "deals" in raw:
         replayed = deal_records(states)
         for key in ("draws", "deals"):
             if replayed[key] != raw.get(key):
@@ -87,13 +89,14 @@ def verify(
                     check="records",
                     detail=f"the archive's {key} are not the replayed game's",
                 )
-        if (raw["outcome"] == "finished") != final.is_over:
-            return Verdict(
-                False,
-                check="records",
-                detail=f"the outcome says {raw['outcome']}, the replayed game "
-                + ("is over" if final.is_over else "is not over"),
-            )
+    outcome = raw.get("outcome")
+    if outcome in ("finished", "aborted") and (outcome == "finished") != final.is_over:
+        return Verdict(
+            False,
+            check="records",
+            detail=f"the outcome says {outcome}, the replayed game "
+            + ("is over" if final.is_over else "is not over"),
+        )
     return Verdict(True, deals=deals if deals is not None else verdict.deals)
 
 
@@ -114,27 +117,44 @@ def check_receipt(raw: Any, seat: int, cut: str) -> None:
         )
 
 
-def check_proof(record: dict[str, Any], raw: dict[str, Any], proof: DealProof) -> int | None:
-    """Every check a verifier makes from the archive and the key alone; the number of
-    deal records checked (None for an archive without records, from before they were
-    kept). Mismatch at the first that fails."""
-    assert proof.server_seed is not None
-    players = _players(record)
-    if commitment(proof.server_seed) != proof.commitment:
+def check_proof(record: dict[str, Any], raw: dict[str, Any]) -> DealProof:
+    """Steps 1 and 2 (the commitment, the entropy's form) on a revealed ``raw``
+    ``deal_proof``: the proof read. Mismatch at the first that fails; ReplayError for a
+    proof malformed otherwise."""
+    seed, commit = raw.get("server_seed"), raw.get("commitment")
+    if not isinstance(seed, str):
+        raise ReplayError("the deal_proof's server_seed must be a string")
+    if commitment(seed) != commit:
         raise Mismatch(
             "commitment",
-            f"SHA-256 of the server seed is {commitment(proof.server_seed)}, "
-            f"the commitment says {proof.commitment}",
+            f"SHA-256 of the server seed is {commitment(seed)}, the commitment says {commit}",
         )
-    _check_entropy(raw.get("entropy") or [], players, "entropy")
+    _check_entropy(raw.get("entropy") or [], _players(record), "entropy")
+    return DealProof.from_json(raw)
+
+
+def _check_after_entropy(
+    record: dict[str, Any], raw: dict[str, Any], proof: DealProof
+) -> int | None:
+    """Every later check a verifier makes from the archive and the key alone; the number
+    of deal records checked (None for an archive without records, from before they were
+    kept). Mismatch at the first that fails."""
+    players = _players(record)
     computer = record.get("computer")
     if isinstance(computer, list):
         robots = {c.get("seat") for c in computer if isinstance(c, dict)}
         humans = [s for s in range(players) if s not in robots]
-        if [s for s, _ in proof.entropy] != humans:
+        seats = [s for s, _ in proof.entropy]
+        # A game never dealt may have stopped before every human seat cut.
+        never = record.get("seed") is None
+        if (not set(seats) <= set(humans)) if never else seats != humans:
             raise Mismatch(
                 "entropy", f"the entropy is not one cut per human seat {humans}, in seat order"
             )
+    settings = record.get("settings") or {}
+    first = settings.get("first_dealer")
+    if record.get("seed") is None:
+        return _check_never_dealt(record, raw, proof, players, first)
     key = proof.seed()
     if key != record.get("seed"):
         raise Mismatch(
@@ -142,17 +162,35 @@ def check_proof(record: dict[str, Any], raw: dict[str, Any], proof: DealProof) -
             f"the server seed and the entropy give {key}, the archive's seed is "
             f"{record.get('seed')}",
         )
+    _check_around(raw, proof, players, first)
+    if "deals" not in raw:
+        return None
+    return _check_records(raw, key, players, first)
+
+
+def _check_around(raw: dict[str, Any], proof: DealProof, players: int, first: Any) -> None:
+    """Steps 4-6: the cuts received, the re-cuts, the first dealer."""
     if "cuts" in raw:
         _check_cuts(raw["cuts"], proof, players)
     for number, recut in enumerate(raw.get("recuts") or [], start=1):
         _check_recut(recut, number, players)
-    settings = record.get("settings") or {}
-    first = settings.get("first_dealer")
     if "follows" in raw:
         _check_first_dealer(raw["follows"], first, players)
-    if "outcome" not in raw:
-        return None
-    return _check_records(raw, key, players, first)
+
+
+def _check_never_dealt(
+    record: dict[str, Any], raw: dict[str, Any], proof: DealProof, players: int, first: Any
+) -> int:
+    """A game that ended before its deal (not every human seat cut): no key, so nothing
+    to deal; it must say it was aborted, have no action and no deal records."""
+    if raw.get("outcome") != "aborted":
+        raise Mismatch("seed", "the archive has no seed, yet the game was not aborted")
+    _check_around(raw, proof, players, first)
+    if record.get("actions"):
+        raise Mismatch("replay", "a game never dealt has actions")
+    if raw.get("draws") or raw.get("deals"):
+        raise Mismatch("records", "a game never dealt has deal records")
+    return 0
 
 
 def _players(record: dict[str, Any]) -> int:
@@ -213,14 +251,14 @@ def _check_first_dealer(follows: Any, first: Any, players: int) -> None:
     if follows is None:
         if first is not None:
             raise Mismatch(
-                "first dealer",
-                f"the game follows no other, yet seat {first} deals first without the draw",
+                "first_dealer",
+                f"seat {first} dealt first without a draw, but the game follows no other game",
             )
         return
-    scores, winner, last = follows.get("scores"), follows.get("winner"), follows.get("last_dealer")
+    scores, winner, last = follows.get("scores"), follows.get("winner"), follows.get("dealer")
     sides = 2 if players == 4 else players
     if follows.get("rule") != "loser-deals-first":
-        raise Mismatch("first dealer", f"unknown rule {follows.get('rule')!r}")
+        raise Mismatch("first_dealer", f"unknown rule {follows.get('rule')!r}")
     if not (
         isinstance(scores, list)
         and len(scores) == sides
@@ -228,17 +266,17 @@ def _check_first_dealer(follows: Any, first: Any, players: int) -> None:
         and isinstance(winner, int)
         and 0 <= winner < sides
     ):
-        raise Mismatch("first dealer", "the game it follows has no scores or winner")
+        raise Mismatch("first_dealer", "the game it follows has no scores or winner")
     if not isinstance(last, int) or not 0 <= last < players:
         if players != 2:
-            raise Mismatch("first dealer", "the game it follows names no last dealer")
+            raise Mismatch("first_dealer", "the game it follows names no last dealer")
         last = winner  # two players: the loser deals, whoever dealt last
     want = first_dealer_rule(players, scores, winner, last)
     if first != want:
         raise Mismatch(
-            "first dealer",
-            f"seat {first} deals first; after game {follows.get('game')} the rule gives seat "
-            f"{want}",
+            "first_dealer",
+            f"game {follows.get('game')} ended {scores} (winner {winner}, last dealer seat "
+            f"{last}): seat {want} deals first, the archive says {first}",
         )
 
 

@@ -560,7 +560,7 @@
         var sides = n === 4 ? 2 : n;
         if (!f || f.rule !== "loser-deals-first") fail("the game it follows has no known rule.");
         if (!Array.isArray(f.scores) || f.scores.length !== sides || !f.scores.every(isInt) || !isInt(f.winner) || f.winner < 0 || f.winner >= sides) fail("the game it follows has no scores or winner.");
-        var lastDealer = f.last_dealer;
+        var lastDealer = f.dealer;
         if (!isInt(lastDealer) || lastDealer < 0 || lastDealer >= n) {
           if (n !== 2) fail("the game it follows names no last dealer.");
           lastDealer = f.winner;
@@ -570,7 +570,7 @@
       }
     }
     // 7. The records against the key.
-    if (!("outcome" in proof)) return { key: key, records: null };
+    if (!("deals" in proof)) return { key: key, records: null };
     var draws = proof.draws, deals = proof.deals;
     if (!Array.isArray(draws) || !Array.isArray(deals)) fail("the archive records no draws and deals.");
     if (first === null) {

@@ -141,7 +141,7 @@ def follows_of(previous: dict[str, Any]) -> tuple[dict[str, Any], int]:
         "state_hash": previous["state_hash"],
         "scores": list(final.outcome.scores),
         "winner": final.outcome.winner,
-        "last_dealer": final.dealer,
+        "dealer": final.dealer,
         "rule": "loser-deals-first",
     }
     return data, first_dealer_after(final)
@@ -180,6 +180,7 @@ def base_cases() -> list[Case]:
         ],
     }
     legacy["status"] = "finished"
+    never = never_dealt()
     unfair = to_archive(_played(Game(Settings(players=2, target=61), "admin seed")))
     return [
         Case("two", two, OK),
@@ -191,10 +192,38 @@ def base_cases() -> list[Case]:
         Case("follows2", after2, OK),
         Case("follows3", after3, OK),
         Case("follows4", after4, OK),
+        Case("never-dealt", never, OK),
         Case("running", running, NOT_REVEALED),
         Case("legacy-unrevealed", legacy, NOT_REVEALED),
         Case("no-proof", unfair, NOT_VERIFIABLE),
     ]
+
+
+def never_dealt() -> dict[str, Any]:
+    """A 3-player game aborted at its cut deadline: seat 0 cut, seats 1 and 2 did not.
+    No key, no deal; the server seed is revealed."""
+    s = server_seed("never-dealt")
+    cut = _cut(0, "<nd-0@mail.example>", "early bird", 1)
+    proof = DealProof(
+        commitment(s),
+        s,
+        ((0, cut["text"]),),
+        cuts=(cut,),
+        follows=None,
+        outcome="aborted",
+        abort_reason="not every player cut by the deadline",
+    )
+    return {
+        "format": "pbem-cribbage/1",
+        "settings": Settings(players=3, target=61).to_json(),
+        "seed": None,
+        "actions": [],
+        "state_hash": None,
+        "deal_proof": proof.to_json(reveal=True),
+        "game_id": 77,
+        "status": "aborted",
+        "computer": [],
+    }
 
 
 def _played(game: Game) -> Game:
@@ -379,7 +408,11 @@ TAMPERS: list[tuple[str, str, Tamper]] = [
     ("follows2", "first-dealer", _follows_winner),
     ("follows4", "first-dealer", _follows_winner),
     ("follows3", "follows-dropped", _follows_dropped),
-    ("follows4", "last-dealer", _set("deal_proof.follows.last_dealer", None)),
+    ("follows4", "last-dealer", _set("deal_proof.follows.dealer", None)),
+    ("never-dealt", "server-seed", _set("deal_proof.server_seed", "7" * 64)),
+    ("never-dealt", "actions", _set("actions", [{"type": "go", "seat": 0}])),
+    ("never-dealt", "records", _set("deal_proof.deals", [{"hand": 1}])),
+    ("never-dealt", "cut-hash", _set("deal_proof.cuts.0.sha256", "8" * 64)),
     ("computer", "computer-cut", _computer_unlisted),
     ("aborted", "server-seed", _set("deal_proof.server_seed", "5" * 64)),
     ("aborted", "recut-seed", _set("deal_proof.recuts.0.server_seed", "6" * 64)),

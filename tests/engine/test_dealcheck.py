@@ -82,14 +82,14 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
         "follows2",
         "unknown rule",
         lambda a: a["deal_proof"]["follows"].update(rule="winner-deals"),
-        "first dealer",
+        "first_dealer",
         "unknown rule",
     ),
     (
         "follows3",
         "no scores",
         lambda a: a["deal_proof"]["follows"].update(scores=None),
-        "first dealer",
+        "first_dealer",
         "no scores",
     ),
     ("two", "records missing", proof_set("deals", None), "records", "no draws and deals"),
@@ -144,12 +144,12 @@ def test_the_receipt_check_and_malformed_proofs() -> None:
     assert not verify(running, seat=0, cut=running["deal_proof"]["entropy"][0]["text"]).revealed
     text_missing = copy.deepcopy(archive["deal_proof"])
     text_missing["entropy"][0].pop("text")
+    assert verify({**archive, "deal_proof": text_missing}).check == "entropy"
     bad: Any
     for bad in (
         {"protocol": "pbem-deal/9", "commitment": "x"},
         {"protocol": "pbem-deal/2"},
         [],
-        text_missing,
     ):
         archive["deal_proof"] = bad
         with pytest.raises(ReplayError):

@@ -83,10 +83,12 @@ def test_pbem_verify_gives_each_verdict(cases: list[tuple[Case, Path]]) -> None:
 def test_the_real_pbem_verify_command_gives_each_kind_of_verdict(
     cases: list[tuple[Case, Path]],
 ) -> None:
-    """One archive of each verdict through the real ``pbem`` process."""
+    """An archive of each exit status through the real ``pbem`` process (the in-process
+    runs above give every verdict)."""
     picked: dict[str, tuple[Case, Path]] = {}
     for case, path in cases:
-        picked.setdefault(case.verdict, (case, path))
+        if case.verdict != NOT_VERIFIABLE:
+            picked.setdefault(case.verdict, (case, path))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for verdict, (case, path) in picked.items():
         done = subprocess.run(
@@ -188,7 +190,7 @@ def test_the_replay_page_gives_each_verdict(
                     page = replay_page(case.archive, seat=0)
             except ReplayPageError:
                 # An archive that does not replay makes no page (``pbem replay`` refuses
-                # it): in the corpus, only the two whose key was changed.
+                # it).
                 unbuilt.append(case.name)
                 continue
             path = tmp_path / f"{case.name}.html"
@@ -202,9 +204,11 @@ def test_the_replay_page_gives_each_verdict(
         context.close()
     assert not errors
     assert not wrong
-    # The pages that could not be made are mismatches for the other two verifiers too.
-    assert unbuilt == ["two--key", "two--cut-omitted-reground"]
-    assert all(case.verdict == MISMATCH for case, _ in cases if case.name in unbuilt)
+    # The pages that cannot be made: a game never dealt has nothing to replay, and an
+    # archive whose key was changed does not replay (a mismatch for the others too).
+    never = [case.name for case, _ in cases if case.archive["seed"] is None]
+    assert len(never) == 5
+    assert sorted(unbuilt) == sorted(["two--key", "two--cut-omitted-reground", *never])
 
 
 def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from engine.fairness import (
     entropy_text,
     text_hash,
 )
+from engine.game import PEGGING
 from engine.match import first_dealer_after
 from engine.players import choose_action
 from tests.engine.helpers import choose
@@ -71,7 +72,9 @@ def _play(game: Game, rng: random.Random, computer: dict[int, str], stop: int | 
     the game is over or ``stop`` actions are applied."""
     while not game.is_over and (stop is None or len(game.actions) < stop):
         robots = [seat for seat in game.to_act() if seat in computer]
-        if robots:
+        if robots and game.phase == PEGGING and len(game.legal_actions()) == 1:
+            game.apply(game.legal_actions()[0])  # as the service plays a forced move
+        elif robots:
             game.apply(choose_action(game, robots[0], level=computer[robots[0]]))
         else:
             game.apply(choose(game, rng))

@@ -282,6 +282,14 @@ def test_the_page_checks_the_board_it_shows(
         ev = next(e for st in data["states"] for e in st["ev"] if e["k"] == "hand")
         ev["c"] = ["AS" if c != "AS" else "KH" for c in ev["c"]]
 
+    def shown_starter(data: dict[str, Any]) -> None:
+        state = next(st for st in data["states"] if st["st"])
+        state["st"] = "AS" if state["st"] != "AS" else "KH"
+
+    def shown_card(data: dict[str, Any]) -> None:
+        held = next(h for st in data["states"][1:] for h in st["hold"] if len(h) > 1)
+        held[0] = next(c for c in ("AS", "KH", "QD") if c not in held)
+
     def record_dropped(data: dict[str, Any]) -> None:
         data["deal_proof"]["deals"] = data["deal_proof"]["deals"][:-1]
 
@@ -291,6 +299,8 @@ def test_the_page_checks_the_board_it_shows(
         for edit, words in (
             (starter, "starter"),
             (dealt, "dealt cards"),
+            (shown_starter, "starter shown"),
+            (shown_card, "is shown a card"),
             (record_dropped, "recorded"),
         ):
             data = replay_data(archive)

@@ -44,6 +44,17 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Case, Path]]:
     return out
 
 
+def test_the_corpus_is_the_same_every_time(cases: list[tuple[Case, Path]], tmp_path: Path) -> None:
+    from tests.deal_corpus import write
+
+    written = list(write(tmp_path))
+    assert len(written) == len(cases)
+    for (case, _), path in zip(cases, written, strict=True):
+        assert json.loads(path.read_text(encoding="utf-8")) == case.archive
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text(encoding="utf-8"))
+    assert verdicts == {case.name: case.verdict for case, _ in cases}
+
+
 def exit_verdict(code: int, stderr: str) -> str:
     """A verifier's verdict from its exit status (and, for 3, which of the two)."""
     if code == 3:

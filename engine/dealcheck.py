@@ -66,7 +66,11 @@ def verify(
     except Mismatch as exc:
         return exc.verdict()
     if record.get("seed") is None:
-        return Verdict(True, deals=0, notes=["aborted before the deal: nothing was dealt"])
+        return Verdict(
+            True,
+            deals=0,
+            notes=["aborted before the deal: nothing was dealt, and the server seed is revealed"],
+        )
     try:
         verdict = check_deals(replay_archive(record), proof.seed())
         if not verdict.ok:

@@ -672,6 +672,8 @@
     v.textContent = r.text;
   }
 
-  window.cribbageReplay = { sha256js: sha256js };  // for a test against Python's hashlib
+  // For the tests: the SHA-256 against Python's hashlib, the key and the shuffle against
+  // the specification's vectors.
+  window.cribbageReplay = { sha256js: sha256js, derive: deriveInOrder, shuffled: shuffled };
   setup();
 })();

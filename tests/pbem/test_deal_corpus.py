@@ -324,3 +324,31 @@ def test_the_page_checks_the_board_it_shows(
             assert words in (tab.text_content("#verify") or ""), edit.__name__
     finally:
         context.close()
+
+
+def test_the_pages_key_and_shuffle_are_the_specifications(
+    cases: list[tuple[Case, Path]], browser: Any, tmp_path: Path
+) -> None:
+    """The page's own implementation against the test vectors of docs/pbem-deal-1.md."""
+    vectors = json.loads(
+        (ROOT / "tests" / "engine" / "data" / "deal_vectors.json").read_text(encoding="utf-8")
+    )
+    path = tmp_path / "page.html"
+    path.write_text(replay_page(cases[0][0].archive).html, encoding="utf-8")
+    context = browser.new_context()
+    tab = context.new_page()
+    try:
+        tab.goto(path.as_uri())
+        for v in vectors["shuffles"]:
+            got = tab.evaluate(
+                "([k, l]) => window.cribbageReplay.shuffled(k, l)", [v["key"], v["label"]]
+            )
+            assert got == v["pack"]
+        for v in vectors["keys"]:
+            got = tab.evaluate(
+                "([s, e]) => window.cribbageReplay.derive(s, e.map((t) => ({ text: t })))",
+                [v["server_seed"], v["entropy"]],
+            )
+            assert got == v["key"]
+    finally:
+        context.close()

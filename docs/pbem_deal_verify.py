@@ -181,6 +181,7 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
                 "cut",
                 f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}",
             )
+        print(f"seat {seat}'s cut as recorded is the text of the receipt")
     if server_seed is None:
         raise Failed(
             NOT_VERIFIABLE,

@@ -157,9 +157,24 @@ def test_a_substituted_cut_is_caught_by_the_players_receipt(
             check=False,
         )
         assert exit_verdict(done.returncode, done.stderr) == verdict, done.stderr
+        if verdict == OK:
+            said = "seat 0's cut as recorded is the text of the receipt"
+            assert said in result.stdout and said in done.stdout
         if verdict == MISMATCH:
             assert "check cut" in result.stderr and "check cut" in done.stderr
             assert receipt in done.stderr
+    # While the game runs the receipt can be checked already (then exit 3: not revealed).
+    running, running_path = by_name["running"]
+    mine = running.archive["deal_proof"]["entropy"][1]["text"]
+    result = runner.invoke(app, ["verify", str(running_path), "--seat", "1", "--cut", mine])
+    assert result.exit_code == 3 and "seat 1's cut as recorded is the text" in result.stdout
+    done = subprocess.run(
+        [sys.executable, "-I", str(STANDALONE), str(running_path), "--seat", "1", "--cut", mine],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3 and "seat 1's cut as recorded is the text" in done.stdout
     # A seat that never cut, and --seat without --cut.
     result = runner.invoke(app, ["verify", str(real_path), "--seat", "3", "--cut", "x"])
     assert result.exit_code == 1 and "no cut is recorded for seat 3" in result.stderr

@@ -121,7 +121,8 @@ def db_copy(
         except CopyError as exc:
             fail(str(exc))
         except Exception as exc:
-            fail(f"the copy to {mask_url(to)} failed, the target is unchanged: {exc}")
+            detail = " ".join(str(getattr(exc, "orig", None) or exc).split())
+            fail(f"the copy to {mask_url(to)} failed, the target is unchanged: {detail}")
         out.print(f"copied {report.total} rows to {mask_url(to)}")
         audit = Service(cfg, target).audit()
         for note in audit.notes:

@@ -156,6 +156,7 @@ def test_the_copy_refuses_an_old_source_and_an_unreachable_target(
     assert run_cli(env, "init").exit_code == 0
     result = run_cli(env, "db", "copy", "--to", "postgresql://nobody@127.0.0.1:1/none")
     assert result.exit_code == 1
-    assert "the copy to postgresql+psycopg://nobody@127.0.0.1:1/none failed" in result.stderr
+    failed = "the copy to postgresql://nobody@127.0.0.1:1/none failed, the target is unchanged"
+    assert f"{failed}: connection" in result.stderr
     result = run_cli(env, "db", "copy", "--to", env["PBEM_DATABASE_URL"] or "")
     assert result.exit_code == 1 and "the same database" in result.stderr

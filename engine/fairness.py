@@ -285,6 +285,11 @@ def verify_archive(data: dict[str, Any] | str) -> Verdict:
     raw = record.get("deal_proof")
     if raw is None:
         return Verdict(False, verifiable=False)
+    from engine.forgetting import verify_forgotten  # a forgotten player's cut
+
+    forgotten: Verdict | None = verify_forgotten(record)
+    if forgotten is not None:
+        return forgotten
     proof = DealProof.from_json(raw)
     if proof.server_seed is None:
         return Verdict(

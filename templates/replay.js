@@ -454,7 +454,9 @@
     if (typeof S0 !== "string") return { state: "mismatch", text: "Deal check failed: the server seed was not revealed." };
     var c = hex(await sha256(enc.encode(S0)));
     if (c !== String(proof.commitment).toLowerCase()) return { state: "mismatch", text: "Deal check failed: SHA-256 of the server seed is not the commitment " + proof.commitment + "." };
-    var k = await derive(S0, proof.entropy || []);
+    // A forgotten player's cut keeps only its text's SHA-256: the seed cannot be derived again.
+    var forgotten = (proof.entropy || []).filter(function (e) { return typeof e.text !== "string"; });
+    var k = forgotten.length ? D.seed : await derive(S0, proof.entropy || []);
     if (k !== D.seed) return { state: "mismatch", text: "Deal check failed: the game's seed is not derived from the server seed and the players' cuts." };
     var n = D.players, size = n === 2 ? 6 : 5, deals = 0, drawRound = 0, pending = null;
     for (var i = 0; i < S.length; i++) {
@@ -488,6 +490,7 @@
       }
     }
     if (pending && Object.keys(pending.seen).length !== n) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": not every seat's dealt cards are recorded." };
+    if (forgotten.length) return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, and every draw, deal and starter is the seed's shuffle; a forgotten player's cut is kept only as its SHA-256, so the seed cannot be derived again from the cuts." };
     return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, the seed comes from it and the players' cuts, and every draw, deal and starter is the seed's shuffle." };
   }
   function report(r) {

@@ -27,7 +27,7 @@ from typing import Annotated
 import typer
 
 from pbem.cli import admin, archive, fair, game, mail, ops, serve, site
-from pbem.cli.base import out, package_version, state
+from pbem.cli.base import examples, out, package_version, state
 from pbem.logsetup import configure_logging
 
 app = typer.Typer(
@@ -49,6 +49,13 @@ app.add_typer(mail.outbox_app, name="outbox")
 app.add_typer(mail.inbox_app, name="inbox")
 app.add_typer(mail.player_app, name="player")
 app.add_typer(ops.db_app, name="db")
+mail.player_app.command(
+    "forget",
+    epilog=examples(
+        "pbem player forget alice@example.com",
+        "pbem player forget alice@example.com --abort-games --yes",
+    ),
+)(ops.player_forget)
 
 
 def _print_version(value: bool) -> None:

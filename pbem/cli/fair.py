@@ -57,6 +57,8 @@ def verify(
     if not verdict.ok:
         fail(verdict.message)
     out.print(verdict.message, highlight=False)
+    for note in verdict.notes:
+        out.print(f"note: {note}", highlight=False)
 
 
 @commands.command("standings", epilog=examples("pbem standings", "pbem standings --json"))

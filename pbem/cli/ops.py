@@ -138,3 +138,44 @@ def db_copy(
     finally:
         target.dispose()
         source.dispose()
+
+
+def player_forget(
+    address: Annotated[str, typer.Argument(help="The player's address.", metavar="ADDR")],
+    abort_games: Annotated[
+        bool,
+        typer.Option("--abort-games", help="Abort the player's games not over yet first."),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Forget without asking.")] = False,
+) -> None:
+    """Forget a player: their address, names and cut Message-IDs replaced by a pseudonym
+    everywhere (games, archives, standings, outbox history, the stored mail).
+
+    Their games still replay and their deals still verify (a forgotten cut keeps only its
+    SHA-256); a suppression ("never") is kept under a one-way hash of the mailbox; their
+    later mail is a stranger's. Backups made before keep the address: rotate them.
+    """
+    from pbem.cli.base import guard, service
+    from pbem.service.forget import ABORT_REASON
+
+    if not yes and not typer.confirm(f"Forget {address} for good?"):
+        fail("nothing forgotten")
+    svc = service()
+    report = guard(svc.forget, address, abort_games=abort_games)
+    for game_id in report.aborted:
+        out.print(f"game {game_id} aborted: {ABORT_REASON}")
+    for table, n in report.rows.items():
+        out.print(f"{table:<16} {n:>8} rows rewritten")
+    if report.suppression_kept:
+        out.print("its suppression is kept, under a one-way hash of the mailbox")
+    audit = report.audit
+    for note in audit.notes:
+        out.print(f"note: {note}")
+    for problem in audit.problems:
+        out.print(f"problem: {problem}")
+    out.print(
+        f"{address} is now {report.pseudonym} ({report.name}); {audit.games} of its games: "
+        f"{audit.replayed} replayed, {audit.verified_games} with {audit.deals} deals verified"
+    )
+    if not audit.ok:
+        fail(f"{len(audit.problems)} games do not check out after forgetting")

@@ -47,6 +47,7 @@ from pbem.store.outbox import queue_mails
 
 if TYPE_CHECKING:
     from pbem.service.audit import Audit
+    from pbem.service.forget import Forgotten
 
 
 @dataclass
@@ -267,6 +268,12 @@ class Service:
         from pbem.service.audit import audit_games
 
         return audit_games(self._ctx(), game_ids)
+
+    def forget(self, address: str, *, abort_games: bool = False) -> Forgotten:
+        """Forget the player of ``address`` (`pbem.service.forget`)."""
+        from pbem.service.forget import forget
+
+        return forget(self._ctx(), address, abort_games=abort_games)
 
     def run_timers(self) -> int:
         return timers.run_timers(self._ctx())

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pbem.store.db import make_engine
@@ -55,3 +55,13 @@ def populate(harness: Harness) -> Installation:
     svc.set_status(aborted, "aborted", "a player left")
     harness.step()
     return Installation(harness, finished, cutting, active, paused, aborted)
+
+
+def clone(made: Installation, tmp_path: Path) -> Installation:
+    """A copy of an installation (its database and mail folders) for one test."""
+    dest = tmp_path / "installation"
+    shutil.copytree(made.harness.tmp_path, dest)
+    url = f"sqlite:///{dest / 'pbem.db'}"
+    harness = Harness.build(dest, url, make_engine(url), fair_deals=True)
+    harness.clock.now = made.harness.clock.now
+    return replace(made, harness=harness)

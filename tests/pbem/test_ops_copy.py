@@ -19,20 +19,14 @@ from pbem.store.copy import tables
 from pbem.store.db import make_engine, migrate
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, run_cli
 from tests.fixtures.db import _database_url, _pg_admin
-from tests.pbem.ops_helpers import Installation, populate, sqlite_harness
+from tests.pbem.ops_helpers import Installation
 
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture(scope="module")
-def installation(
-    tmp_path_factory: pytest.TempPathFactory, _sqlite_template: Path
-) -> Iterator[Installation]:
-    """One SQLite installation for the module: tests copy its file, never change it."""
-    made = populate(sqlite_harness(tmp_path_factory.mktemp("installation"), _sqlite_template))
-    made.harness.close()
-    made.harness.db.dispose()
-    yield made
+@pytest.fixture
+def installation(ops_installation: Installation) -> Installation:
+    return ops_installation
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
 from engine.fairness import verify_archive
-from pbem.service.policy import forgotten_key, is_suppressed, suppress
+from pbem.service.policy import forgotten_key, is_suppressed, lift, suppress
 from pbem.store import models as m
 from pbem.store.copy import tables
 from tests.e2e.helpers import ALICE, BOB, DAVE, Harness, cli_env, reply, run_cli
@@ -169,6 +169,9 @@ def test_a_suppression_outlives_the_address(installation: Installation) -> None:
         assert is_suppressed(session, DAVE[0], now)
         assert is_suppressed(session, "Dave+cribbage@example.com", now)
         assert not is_suppressed(session, BOB[0], now)
+        # "start" still lifts it.
+        assert lift(ctx, session, DAVE[0])
+        assert not is_suppressed(session, DAVE[0], now)
 
 
 def test_forget_refuses_what_it_cannot_do(installation: Installation) -> None:

@@ -146,7 +146,7 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
     mine = [
         row
         for row in session.exec(
-            select(m.Inbound).where(col(m.Inbound.sender).endswith("@" + box.rpartition("@")[2]))
+            select(m.Inbound).where(col(m.Inbound.sender).ilike("%@" + box.rpartition("@")[2]))
         ).all()
         if row.sender is not None and mailbox_of(row.sender) == box
     ]

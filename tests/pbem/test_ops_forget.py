@@ -129,6 +129,15 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     result = run_cli(env, "verify", "--game", str(installation.finished))
     assert result.exit_code == 0, result.output
     assert "deals verified" in result.stdout and "note: seat 0's cut was forgotten" in result.stdout
+    # The published site (pages and archives) is made from the database: no trace either.
+    site = harness.tmp_path / "site"
+    result = run_cli(env, "site", str(site))
+    assert result.exit_code == 0, result.output
+    files = [path for path in site.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".json" for path in files)
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert not [p.pattern for p in ALICE_TRACES if p.search(text)], path
     # The standings name her by her pseudonym only.
     result = run_cli(env, "standings")
     assert "Alice" not in result.stdout and ALICE[0] not in result.stdout

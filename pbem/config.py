@@ -128,7 +128,19 @@ class Settings(BaseSettings):
     http_listen: str = Field(
         "127.0.0.1:8025",
         description="HOST:PORT where pbem serve answers the one-click unsubscribe (behind "
-        "an HTTPS reverse proxy at unsubscribe_url); used only when unsubscribe_url is set",
+        "an HTTPS reverse proxy at unsubscribe_url) and /metrics; used only when unsubscribe_url "
+        "or metrics is set",
+    )
+    metrics: bool = Field(
+        False,
+        description="answer Prometheus text at /metrics on http_listen (pbem serve then "
+        "listens even without unsubscribe_url): to a client on the loopback that came "
+        "through no proxy, or to one that sends metrics_token",
+    )
+    metrics_token: str = Field(
+        "",
+        description="a secret a scraper on another host sends as 'Authorization: Bearer "
+        "TOKEN' for /metrics (empty: loopback only)",
     )
     log_level: str = Field(
         "INFO",
@@ -217,6 +229,7 @@ class Settings(BaseSettings):
         out["inbound_url"] = mask_url(self.inbound)
         out["outbound_url"] = mask_url(self.outbound)
         out["address"] = self.address
+        out["metrics_token"] = "***" if self.metrics_token else ""
         return out
 
 

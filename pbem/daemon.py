@@ -32,6 +32,7 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Session, col, func, select
 
 from pbem.logsetup import mask_address
+from pbem.metrics import METRICS
 from pbem.outbox import OutboxSender
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.service.digest import digest_due
@@ -239,16 +240,21 @@ class Daemon:
     def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:
         """One INFO line per message processed here: id, sender, game, outcome, reason."""
         mine = [(i, o) for i, o in zip(ids, outcomes, strict=True) if o is not ALREADY_PROCESSED]
-        if not mine or not log.isEnabledFor(logging.INFO):
+        if not mine:
             return
         with Session(self.service.db) as session:
-            senders = dict(
-                session.exec(
-                    select(m.Inbound.id, m.Inbound.sender).where(
-                        col(m.Inbound.id).in_([i for i, _ in mine])
-                    )
-                ).all()
-            )
+            rows = session.exec(
+                select(
+                    m.Inbound.id, m.Inbound.sender, m.Inbound.received_at, m.Inbound.processed_at
+                ).where(col(m.Inbound.id).in_([i for i, _ in mine]))
+            ).all()
+        senders = {row[0]: row[1] for row in rows}
+        waits = {row[0]: (row[3] - row[2]).total_seconds() for row in rows if row[3] and row[2]}
+        for inbound_id, outcome in mine:
+            moves = len(outcome.applied) if outcome.status == m.InboundStatus.APPLIED else 0
+            METRICS.message(outcome.status, moves, waits.get(inbound_id))
+        if not log.isEnabledFor(logging.INFO):
+            return
         for inbound_id, outcome in mine:
             sender = mask_address(senders.get(inbound_id)) or "-"
             game = outcome.game_id if outcome.game_id is not None else "-"
@@ -330,6 +336,7 @@ class Daemon:
             if error is None:
                 record_transport_ok(self.service.db, INBOX, now=now)
             else:
+                METRICS.transport_error("inbox")
                 record_transport_error(self.service.db, INBOX, error, now=now)
         except Exception as exc:  # the record is for the operator: never stop for it
             log.warning("cannot record the inbox's state: %s", exc)

@@ -43,6 +43,7 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col, func, select
 
 from pbem.logsetup import mask_address
+from pbem.metrics import METRICS
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.delivery import (
@@ -229,6 +230,8 @@ class OutboxSender:
         """Record the outbox transport's error (or that it works again) for
         ``pbem status``; a temporary failure is the transport's, a refused address not."""
         self._transport_failing = error is not None
+        if error is not None:
+            METRICS.transport_error("outbox")
         try:
             if error is None:
                 record_transport_ok(self.db, OUTBOX, now=self.clock())
@@ -241,6 +244,7 @@ class OutboxSender:
         self, row_id: int, recipient: str, result: str, error: str | None = None
     ) -> None:
         """One line per delivery attempt: recipient, game, result, attempt number."""
+        METRICS.delivery(result)
         game_id, attempt = self._claimed.pop(row_id, (None, 0))
         to = mask_address(recipient)
         text = f"outbox {row_id} to {to}, game {game_id if game_id is not None else '-'}: "

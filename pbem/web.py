@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import ipaddress
 import logging
 import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -143,6 +145,10 @@ TIMED_OUT = _plain(HTTPStatus.REQUEST_TIMEOUT)
 HEAD_TOO_LARGE = _plain(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE)
 BUSY = _plain(HTTPStatus.SERVICE_UNAVAILABLE, **{"Retry-After": "1"})
 _CONTINUE = h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+FORBIDDEN = Answer(HTTPStatus.FORBIDDEN, "Forbidden\n")
+METRICS_PATH = "/metrics"
+METRICS_TYPE = "text/plain; version=0.0.4"
+_FORWARD_HEADERS = {"forwarded", "x-forwarded-for", "x-real-ip"}
 NOT_ALLOWED = Answer(HTTPStatus.METHOD_NOT_ALLOWED, "Method not allowed\n", extra={"Allow": _ALLOW})
 
 
@@ -156,21 +162,37 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Request:
-    """A whole request, body included."""
+    """A whole request, body included; ``headers`` lowercase names; ``peer`` the client's
+    IP address."""
 
     method: str
     target: str
     body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+    peer: str = ""
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k == name), None)
 
 
 class UnsubscribeServer:
     """The listening socket and the asyncio loop, in a daemon thread, that serves it."""
 
-    def __init__(self, sock: socket.socket, service: Service, prefix: str) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        service: Service,
+        prefix: str | None,
+        *,
+        metrics: bool = False,
+        metrics_token: str = "",
+    ) -> None:
         self.sock = sock
         self._port = int(sock.getsockname()[1])
         self.service = service
-        self.prefix = prefix
+        self.prefix = prefix  # None: no unsubscribe
+        self.metrics = metrics
+        self.metrics_token = metrics_token
         self.thread: threading.Thread | None = None
         self.active = 0
         self._executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="pbem-unsubscribe-db")
@@ -303,10 +325,16 @@ class UnsubscribeServer:
                     raise Refused(TOO_LARGE)
             elif isinstance(event, h11.EndOfMessage):
                 assert start is not None
+                peer = writer.get_extra_info("peername")
                 return Request(
                     start.method.decode("ascii", "replace"),
                     start.target.decode("ascii", "replace"),
                     bytes(body),
+                    tuple(
+                        (k.decode("ascii", "replace").lower(), v.decode("latin-1"))
+                        for k, v in start.headers
+                    ),
+                    str(peer[0]) if isinstance(peer, tuple) and peer else "",
                 )
             elif isinstance(event, h11.ConnectionClosed):
                 return None
@@ -339,6 +367,8 @@ class UnsubscribeServer:
     async def _answer(self, request: Request) -> Answer:
         if request.method not in ("GET", "HEAD", "POST"):
             return NOT_ALLOWED
+        if self.metrics and _path(request.target) == METRICS_PATH:
+            return await self._metrics(request)
         try:
             if request.method == "POST":
                 return await self._post(request)
@@ -366,10 +396,22 @@ class UnsubscribeServer:
         log.info("unsubscribed seat %s (one-click)", mask_token(token))
         return Answer(HTTPStatus.OK, _DONE)
 
+    async def _metrics(self, request: Request) -> Answer:
+        if request.method == "POST":
+            return NOT_ALLOWED
+        if not metrics_allowed(request, self.metrics_token):
+            return FORBIDDEN
+        try:
+            text = await self._blocking(metrics_text, self.service)
+        except Exception:
+            log.exception("metrics request failed")
+            return SERVER_ERROR
+        return Answer(HTTPStatus.OK, text, METRICS_TYPE)
+
     def _token(self, target: str) -> str | None:
         """The token the path names, or None when the path is not ``PREFIX/TOKEN``."""
-        path = target.split("?", 1)[0].split("#", 1)[0]
-        if not path.startswith(self.prefix + "/"):
+        path = _path(target)
+        if self.prefix is None or not path.startswith(self.prefix + "/"):
             return None
         token = path[len(self.prefix) + 1 :]
         return token if TOKEN_RE.fullmatch(token) else None
@@ -377,6 +419,112 @@ class UnsubscribeServer:
     async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in the database threads."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+
+def _path(target: str) -> str:
+    return target.split("?", 1)[0].split("#", 1)[0]
+
+
+def metrics_allowed(request: Request, token: str) -> bool:
+    """Whether ``/metrics`` is answered: to the ``metrics_token`` as a bearer token, or
+    (without one) to a loopback client whose request no proxy forwarded (a reverse proxy
+    on this host would make any client look local)."""
+    given = request.header("authorization") or ""
+    if token and given.startswith("Bearer "):
+        return hmac.compare_digest(given[len("Bearer ") :].strip().encode(), token.encode())
+    forwarded = any(name in _FORWARD_HEADERS for name, _ in request.headers)
+    try:
+        local = ipaddress.ip_address(request.peer.removeprefix("::ffff:")).is_loopback
+    except ValueError:
+        local = False
+    return local and not forwarded and not given
+
+
+def metrics_text(service: Service) -> str:
+    """The Prometheus text of ``/metrics``: this process's counters (`pbem.metrics`) and
+    the queues read from the database now."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+        Metric,
+    )
+    from prometheus_client.registry import Collector
+    from sqlmodel import Session
+
+    from pbem.metrics import METRICS, WAIT_BUCKETS
+    from pbem.store.gauges import queues
+
+    snap = METRICS.snapshot()
+    with Session(service.db) as session:
+        queue = queues(session, service.clock())
+
+    def labelled(
+        name: str, doc: str, label: str, values: dict[str, int], known: tuple[str, ...]
+    ) -> CounterMetricFamily:
+        family = CounterMetricFamily(name, doc, labels=[label])
+        for key in sorted({*known, *values}):
+            family.add_metric([key], values.get(key, 0))
+        return family
+
+    class Families(Collector):
+        def collect(self) -> Iterator[Metric]:
+            yield labelled(
+                "pbem_messages",
+                "Inbound messages processed, by outcome.",
+                "outcome",
+                snap.messages,
+                ("applied", "rejected", "ignored", "failed"),
+            )
+            yield CounterMetricFamily(
+                "pbem_moves", "The players' commands applied to games.", value=snap.moves
+            )
+            yield labelled(
+                "pbem_deliveries",
+                "Delivery attempts of outgoing mail, by result.",
+                "result",
+                snap.deliveries,
+                ("sent", "deferred", "failed", "bounced"),
+            )
+            yield labelled(
+                "pbem_transport_errors",
+                "Failures of a mail transport (the inbox or the outbox).",
+                "transport",
+                snap.transport_errors,
+                ("inbox", "outbox"),
+            )
+            cumulative: list[tuple[str, float]] = []
+            total = 0
+            bounds = (*map(str, WAIT_BUCKETS), "+Inf")
+            for bound, count in zip(bounds, snap.wait_buckets, strict=True):
+                total += count
+                cumulative.append((bound, total))
+            yield HistogramMetricFamily(
+                "pbem_message_wait_seconds",
+                "Seconds from a message's arrival to the end of its processing.",
+                buckets=cumulative,
+                sum_value=snap.wait_sum,
+            )
+            yield GaugeMetricFamily(
+                "pbem_outbox_queue_depth",
+                "Outgoing mails waiting to go (pending, deferred or being sent).",
+                value=queue.outbox_depth,
+            )
+            yield GaugeMetricFamily(
+                "pbem_outbox_oldest_due_seconds",
+                "How long the oldest outgoing mail that is due has been due (0: none is).",
+                value=queue.oldest_due_seconds,
+            )
+            yield GaugeMetricFamily(
+                "pbem_inbound_pending",
+                "Inbound messages stored and not yet processed.",
+                value=queue.inbound_pending,
+            )
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Families())
+    return generate_latest(registry).decode("utf-8")
 
 
 def _check_framing(request: h11.Request, raw: bytes) -> None:
@@ -408,21 +556,38 @@ def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> Non
     log.debug("unsubscribe loop: %s %r", context.get("message"), context.get("exception"))
 
 
-def start_listener(service: Service, listen: str, unsubscribe_url: str) -> UnsubscribeServer:
+def start_listener(
+    service: Service,
+    listen: str,
+    unsubscribe_url: str,
+    *,
+    metrics: bool = False,
+    metrics_token: str = "",
+) -> UnsubscribeServer:
     """Listen on ``listen`` (HOST:PORT; port 0: any free one) for the one-click unsubscribe
-    of ``unsubscribe_url`` and serve it in a daemon thread. Raises OSError when the
-    address cannot be bound."""
+    of ``unsubscribe_url`` (empty: none) and, with ``metrics``, ``/metrics``; serve them
+    in a daemon thread. Raises OSError when the address cannot be bound."""
     host, port = split_listen(listen)
-    prefix = urlsplit(unsubscribe_url).path.rstrip("/")
+    prefix = urlsplit(unsubscribe_url).path.rstrip("/") if unsubscribe_url else None
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.create_server((host, port), family=family, backlog=128)
-    server = UnsubscribeServer(sock, service, prefix)
+    server = UnsubscribeServer(sock, service, prefix, metrics=metrics, metrics_token=metrics_token)
     server.start()
-    log.info(
-        "one-click unsubscribe on %s:%d for %s",
-        host,
-        server.port,
-        unsubscribe_url,
-        extra={"listen": f"{host}:{server.port}", "unsubscribe_url": unsubscribe_url},
-    )
+    if unsubscribe_url:
+        log.info(
+            "one-click unsubscribe on %s:%d for %s",
+            host,
+            server.port,
+            unsubscribe_url,
+            extra={"listen": f"{host}:{server.port}", "unsubscribe_url": unsubscribe_url},
+        )
+    if metrics:
+        log.info(
+            "metrics on http://%s:%d%s (%s)",
+            host,
+            server.port,
+            METRICS_PATH,
+            "loopback, or the metrics_token" if metrics_token else "loopback only",
+            extra={"listen": f"{host}:{server.port}", "metrics": METRICS_PATH},
+        )
     return server

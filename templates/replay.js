@@ -518,17 +518,20 @@
     if (await textHash(S0) !== proof.commitment) fail("SHA-256 of the server seed is not the commitment " + proof.commitment + ".");
     // 2. One cut per human seat, in seat order, each hash its text's.
     var entropy = proof.entropy === undefined ? [] : proof.entropy;
-    await checkEntropy(entropy, "the players' cuts");
+    // A forgotten player's cut keeps only its text's SHA-256: the key cannot be derived
+    // again from the cuts, so the deals are checked against the archive's seed.
+    var forgotten = Array.isArray(entropy) ? entropy.filter(function (e) { return e && typeof e.text !== "string" && typeof e.sha256 === "string"; }) : [];
+    if (!forgotten.length) await checkEntropy(entropy, "the players' cuts");
     if (Array.isArray(D.computer)) {
       var robots = D.computer.map(function (c) { return c && c.seat; }), humans = [];
       for (var s = 0; s < n; s++) if (robots.indexOf(s) < 0) humans.push(s);
       if (!same(entropy.map(function (e) { return e.seat; }), humans)) fail("the cuts are not one per human seat.");
     }
     // 3. The key.
-    var key = await deriveInOrder(S0, entropy);
+    var key = forgotten.length ? D.seed : await deriveInOrder(S0, entropy);
     if (key !== D.seed) fail("the game's seed is not derived from the server seed and the players' cuts.");
     // 4. The cuts received: each seat's last accepted cut is its entropy text.
-    if ("cuts" in proof) {
+    if ("cuts" in proof && !forgotten.length) {
       var cuts = Array.isArray(proof.cuts) ? proof.cuts : [null], last = {};
       for (var c = 0; c < cuts.length; c++) {
         var cut = cuts[c];
@@ -570,7 +573,7 @@
       }
     }
     // 7. The records against the key.
-    if (!("deals" in proof)) return { key: key, records: null };
+    if (!("deals" in proof)) return { key: key, records: null, forgotten: forgotten.length };
     var draws = proof.draws, deals = proof.deals;
     if (!Array.isArray(draws) || !Array.isArray(deals)) fail("the archive records no draws and deals.");
     if (first === null) {
@@ -593,7 +596,7 @@
       } else if (rec.starter !== d.starter) fail("hand " + h + ": the starter is not the seed's.");
       dealer = (dealer + 1) % n;
     }
-    return { key: key, records: deals };
+    return { key: key, records: deals, forgotten: forgotten.length };
   }
 
   // The board this page shows: every draw, hand dealt, crib card and starter is the key's,
@@ -664,6 +667,7 @@
       if (err instanceof Mismatch) return { state: "mismatch", text: err.text };
       throw err;
     }
+    if (found.forgotten) return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, and every draw, deal and starter is the seed's shuffle; a forgotten player's cut is kept only as its SHA-256, so the seed cannot be derived again from the cuts." };
     return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, the seed comes from it and the players' cuts, and every draw, deal and starter is the seed's shuffle." };
   }
   function report(r) {

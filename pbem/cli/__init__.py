@@ -11,7 +11,8 @@ joins them into one ``app``, in the order ``pbem --help`` lists them:
 - :mod:`pbem.cli.fair`: ``verify``, ``standings``;
 - :mod:`pbem.cli.game`: ``game`` (new, rematch, list, show, stalled, resend, pause,
   resume, abort), with :mod:`pbem.cli.archive`: ``game replay``, ``export``, ``import``;
-- :mod:`pbem.cli.site`: ``replay FILE --html OUT``, ``site DIR``.
+- :mod:`pbem.cli.site`: ``replay FILE --html OUT``, ``site DIR``;
+- :mod:`pbem.cli.ops`: ``backup``, ``restore``, ``db copy``, ``player forget``.
 
 Every user mistake (a bad config, an unknown game, a malformed file) prints one
 clear line on stderr and exits 1 — no tracebacks.
@@ -25,8 +26,8 @@ from typing import Annotated
 
 import typer
 
-from pbem.cli import admin, archive, fair, game, mail, serve, site
-from pbem.cli.base import out, package_version, state
+from pbem.cli import admin, archive, fair, game, mail, ops, serve, site
+from pbem.cli.base import examples, out, package_version, state
 from pbem.logsetup import configure_logging
 
 app = typer.Typer(
@@ -41,11 +42,20 @@ app.add_typer(mail.commands)
 app.add_typer(serve.commands)
 app.add_typer(site.commands)
 app.add_typer(fair.commands)
+app.add_typer(ops.commands)
 game.game_app.add_typer(archive.commands)
 app.add_typer(game.game_app, name="game")
 app.add_typer(mail.outbox_app, name="outbox")
 app.add_typer(mail.inbox_app, name="inbox")
 app.add_typer(mail.player_app, name="player")
+app.add_typer(ops.db_app, name="db")
+mail.player_app.command(
+    "forget",
+    epilog=examples(
+        "pbem player forget alice@example.com",
+        "pbem player forget alice@example.com --abort-games --yes",
+    ),
+)(ops.player_forget)
 
 
 def _print_version(value: bool) -> None:

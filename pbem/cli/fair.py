@@ -90,6 +90,8 @@ def verify(
         code = 1
     else:
         out.print(verdict.message, highlight=False)
+        for note in verdict.notes:
+            out.print(f"note: {note}", highlight=False)
     if not check_computer(data):
         code = 1  # a computer move that its own cards do not give outranks the deals
     if code:

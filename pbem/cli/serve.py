@@ -102,14 +102,21 @@ def serve(
         daemon.close()
         fail(str(exc))
     listener = None
-    if cfg.unsubscribe_url and not once:
+    if (cfg.unsubscribe_url or cfg.metrics) and not once:
         from pbem.web import start_listener
 
         try:
-            listener = start_listener(daemon.service, cfg.http_listen, cfg.unsubscribe_url)
+            listener = start_listener(
+                daemon.service,
+                cfg.http_listen,
+                cfg.unsubscribe_url,
+                metrics=cfg.metrics,
+                metrics_token=cfg.metrics_token,
+            )
         except OSError as exc:
             daemon.close()
-            fail(f"cannot listen on {cfg.http_listen} for the unsubscribe: {exc.strerror or exc}")
+            what = "the unsubscribe" if cfg.unsubscribe_url else "the metrics"
+            fail(f"cannot listen on {cfg.http_listen} for {what}: {exc.strerror or exc}")
     freeze_startup_objects()
     restore = _stop_on_signals(daemon)
     serve_log.info(

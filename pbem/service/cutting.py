@@ -78,12 +78,18 @@ def deal_proof(game_row: m.Game) -> dict[str, Any] | None:
     finished), or None."""
     if not game_row.commitment:
         return None
+    from engine.forgetting import is_forgotten
+
+    entries = game_row.entropy or ()
     proof = DealProof(
         game_row.commitment,
         game_row.server_seed,
-        tuple((int(e["seat"]), str(e["text"])) for e in game_row.entropy or ()),
+        tuple((int(e["seat"]), str(e.get("text", ""))) for e in entries),
     )
-    return proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
+    data = proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
+    if any(is_forgotten(e) for e in entries):  # a forgotten player's cut: its hash only
+        data["entropy"] = [dict(e) for e in entries]
+    return data
 
 
 def prepare_next(session: Session, game_row: m.Game) -> None:

@@ -32,6 +32,7 @@ sent is logged at debug level with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ __all__ = [
     "Why",
     "confirm",
     "decide",
+    "forgotten_key",
     "joined_seats",
     "lift",
     "mailbox_of",
@@ -82,6 +84,30 @@ def mailbox_of(address: str) -> str:
         return address.strip().lower()
     base = local.split("+", 1)[0]
     return (base or local) + at + domain
+
+
+FORGOTTEN_DOMAIN = "forgotten.invalid"
+"""The domain of the pseudonyms of forgotten players (``pbem player forget``): a
+reserved name (RFC 2606) that no mail reaches, and that the service never mails."""
+
+
+def forgotten_key(mailbox: str) -> str:
+    """The key under which the consent row of a forgotten player's mailbox is kept when
+    it must stay on the suppression list (it said ``never``): a one-way hash, so the
+    address itself is no longer stored, yet its later mail still finds the row."""
+    return "sha256:" + hashlib.sha256(mailbox.encode("utf-8")).hexdigest()
+
+
+def _find(session: Session, mailbox: str) -> m.Consent | None:
+    """The consent row of ``mailbox``: the one kept for it when it was forgotten first
+    (its suppression holds), else its own."""
+    return find_consent(session, forgotten_key(mailbox)) or find_consent(session, mailbox)
+
+
+def _locked(session: Session, mailbox: str) -> m.Consent:
+    """`_find`'s row, created if new, locked for the transaction."""
+    kept = find_consent(session, forgotten_key(mailbox))
+    return locked_consent(session, kept.mailbox if kept is not None else mailbox)
 
 
 def is_service_mailbox(ctx: Context, address: str) -> bool:
@@ -191,7 +217,7 @@ def decide(
         )
     if sender.proof >= rule.proof:
         if rule.confirm_unknown and sender.proof < Proof.TOKEN:
-            box = find_consent(session, sender.mailbox)
+            box = _find(session, sender.mailbox)
             if box is None or box.confirmed_at is None:
                 return Decision(
                     Verdict.CONFIRM, f"{action}: {sender.address} never confirmed its address"
@@ -263,7 +289,7 @@ def suppress(
     no mail but one answer to its own mail per quiet period and what its proven mail
     asks for. ``days`` set (a decline, a lapsed invitation): no invitation for that
     long. A longer suppression already there stays."""
-    box = locked_consent(session, mailbox_of(address))
+    box = _locked(session, mailbox_of(address))
     until = None if days is None else now + timedelta(days=days)
     if box.suppressed and (
         box.suppressed_until is None or (until is not None and box.suppressed_until >= until)
@@ -276,10 +302,10 @@ def suppress(
 
 def lift(ctx: Context, session: Session, address: str) -> bool:
     """Take ``address``'s mailbox off the suppression list; whether it was on it."""
-    box = find_consent(session, mailbox_of(address))
+    box = _find(session, mailbox_of(address))
     if box is None or box.suppressed is None:
         return False
-    box = locked_consent(session, box.mailbox)
+    box = _locked(session, box.mailbox)
     box.suppressed = box.suppressed_at = box.suppressed_until = None
     session.add(box)
     session.flush()
@@ -288,7 +314,7 @@ def lift(ctx: Context, session: Session, address: str) -> bool:
 
 def is_suppressed(session: Session, address: str, now: datetime) -> bool:
     """Whether ``address``'s mailbox is on the suppression list now."""
-    box = find_consent(session, mailbox_of(address))
+    box = _find(session, mailbox_of(address))
     if box is None or not box.suppressed:
         return False
     return box.suppressed_until is None or box.suppressed_until > now
@@ -350,6 +376,8 @@ def _may_mail(
     box_name = mailbox_of(address)
     if is_service_mailbox(ctx, box_name) or not is_valid_address(address):
         return False, "the service's own address, or not an address"
+    if box_name.endswith("@" + FORGOTTEN_DOMAIN):
+        return False, "a forgotten player's pseudonym"
     asker = ctx.senders.get(inbound_id) if inbound_id is not None else None
     own = asker is not None and asker.mailbox == box_name
     if why == Why.WATCH:
@@ -360,7 +388,7 @@ def _may_mail(
         return True, "an answer to a proven mail"
     if own and asker is not None and asker.proof == Proof.NONE:
         return False, "an answer to an unproven mail"
-    box = locked_consent(session, box_name)
+    box = _locked(session, box_name)
     hard = bool(box.suppressed) and box.suppressed_until is None
     # A mailbox that confirmed, and did not say "never" since, may get more than the one
     # unasked mail.
@@ -438,7 +466,7 @@ def reachable(ctx: Context, session: Session, address: str, now: datetime) -> bo
     """Whether a mail that ``address`` did not ask for by a proven mail could reach it
     now (nothing is counted): it never said ``never``, and it confirmed or got no unasked
     mail in the quiet period."""
-    box = find_consent(session, mailbox_of(address))
+    box = _find(session, mailbox_of(address))
     if box is None:
         return not is_service_mailbox(ctx, address)
     if box.suppressed and box.suppressed_until is None:
@@ -457,7 +485,7 @@ def take_new_game(ctx: Context, session: Session, sender: Sender, now: datetime)
     why not (nothing counted): the mailbox started ``max_new_games_per_day`` today, or —
     for a mail proven by its From alone — `UNJOINED_AT_ONCE` games started that way in
     its name still wait for their player's first answer."""
-    box = locked_consent(session, sender.mailbox)
+    box = _locked(session, sender.mailbox)
     _new_day(box, now)
     if box.games_today >= ctx.settings.max_new_games_per_day:
         return "over the daily limit of new games"
@@ -504,7 +532,7 @@ def may_invite(
             return False, "blocked, bouncing or stopped"
     # Locked: two workers inviting one mailbox at once decide one after the other, and
     # `may_mail` then counts what this found.
-    box = locked_consent(session, box_name)
+    box = _locked(session, box_name)
     if box.suppressed and (box.suppressed_until is None or box.suppressed_until > now):
         return False, f"suppressed ({box.suppressed})"
     today = box.day == now.strftime("%Y-%m-%d")

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 from sqlmodel import Session, select
@@ -44,6 +44,10 @@ from pbem.store.inbound import (
     message_key,
 )
 from pbem.store.outbox import queue_mails
+
+if TYPE_CHECKING:
+    from pbem.service.audit import Audit
+    from pbem.service.forget import Forgotten
 
 
 @dataclass
@@ -258,6 +262,18 @@ class Service:
 
     def import_archive(self, data: dict[str, Any]) -> int:
         return games.import_archive(self._ctx(), data)
+
+    def audit(self, game_ids: Sequence[int] | None = None) -> Audit:
+        """Replay every game (or ``game_ids``) and verify its deals (`pbem.service.audit`)."""
+        from pbem.service.audit import audit_games
+
+        return audit_games(self._ctx(), game_ids)
+
+    def forget(self, address: str, *, abort_games: bool = False) -> Forgotten:
+        """Forget the player of ``address`` (`pbem.service.forget`)."""
+        from pbem.service.forget import forget
+
+        return forget(self._ctx(), address, abort_games=abort_games)
 
     def run_timers(self) -> int:
         return timers.run_timers(self._ctx())

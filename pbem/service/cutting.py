@@ -88,7 +88,10 @@ def deal_proof(game_row: m.Game) -> dict[str, Any] | None:
     )
     data = proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
     if any(is_forgotten(e) for e in entries):  # a forgotten player's cut: its hash only
-        data["entropy"] = [dict(e) for e in entries]
+        data["entropy"] = [
+            dict(e) if is_forgotten(e) else made
+            for e, made in zip(entries, data["entropy"], strict=True)
+        ]
     return data
 
 

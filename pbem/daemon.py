@@ -8,7 +8,9 @@ out early), and only then acks the fetched messages to the inbox
 Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.wakeup``).  Each message
+command line wakes it because it queued mail (see ``pbem.wakeup``).  Fed over LMTP,
+the inbox is the listener's (``pbem.lmtp``): the listener has stored each message before
+the step, and its "stored" ends the wait at once.  Each message
 processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
@@ -190,7 +192,7 @@ class Daemon:
         """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
         process what is pending, send what is due and run the timers."""
         stats = StepStats()
-        fetched = self.inbox.fetch() if self.is_reader() and fetch else []
+        fetched = self.inbox.fetch() if fetch and (self._listens or self.is_reader()) else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for start in range(0, len(fetched), RECEIVE_CHUNK):
@@ -342,7 +344,7 @@ class Daemon:
         wait that ends for another reason sends no command to the server. An inbox that
         is polled is read after every wait."""
         pushes = bool(getattr(self.inbox, "pushes", False))
-        if self._reader or not self._shared:
+        if self._reader or not self._shared or self._listens:
             longest = IDLE_WAIT_SECONDS if pushes else self.poll_seconds
             timeout = self._wait_seconds(longest)
             log.debug("waiting up to %.1f s", timeout)
@@ -353,6 +355,12 @@ class Daemon:
         if self.wakeup.check():
             log.debug("woken up: mail was queued")
         return news or not pushes
+
+    @property
+    def _listens(self) -> bool:
+        """Whether this worker's inbox is its own listener's (LMTP): every worker waits on
+        it, and none needs the reader lock of a shared inbox."""
+        return bool(getattr(self.inbox, "listens", False))
 
     @property
     def _shared(self) -> bool:

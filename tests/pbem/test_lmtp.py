@@ -95,6 +95,7 @@ def test_a_move_over_lmtp_is_stored_wakes_the_loop_and_is_applied(
     game_id = h.new_game()
     recipient, raw = first_move(h, game_id)
     with lmtp(port) as client:
+        assert client.ehlo_resp is not None
         assert b"PIPELINING" in client.ehlo_resp and b"ENHANCEDSTATUSCODES" in client.ehlo_resp
         assert client.mail(ALICE[0])[0] == 250
         assert client.rcpt(recipient.upper())[0] == 250  # any case

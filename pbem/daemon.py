@@ -274,6 +274,9 @@ class Daemon:
         """Run until ``stop()`` (or, with ``once``, until nothing is left to do)."""
         self.claim()
         try:
+            # Listen for wake-ups before the first step looks for work: a poke sent between
+            # that look and the first wait (a listener's, another worker's) is not lost.
+            self.wakeup.open()
             # Rows a crashed sender left 'sending' are due now, not when their lease ends.
             self.sender.recover_interrupted()
             recovered_at = time.monotonic()

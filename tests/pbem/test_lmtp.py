@@ -12,8 +12,11 @@ databases: every answer it gives, and what it stores.
 
 from __future__ import annotations
 
+import signal
 import smtplib
 import socket
+import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +32,9 @@ from pbem.runtime import build_daemon
 from pbem.store import models as m
 from pbem.store.db import make_engine
 from pbem.transport.lmtp import LmtpInbound
-from tests.e2e.helpers import ALICE, BOB, DOMAIN, Harness, make_settings, reply
+from tests.cli_process import PBEM, start_pbem
+from tests.e2e.helpers import ALICE, BOB, DOMAIN, Harness, fresh_env, make_settings, reply
+from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY
 
 SERVICE = f"cribbage@{DOMAIN}"
 LIMIT = 20_000
@@ -61,6 +66,14 @@ def served(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[tuple[Har
         h.close()
 
 
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def lmtp(port: int) -> smtplib.LMTP:
     client = smtplib.LMTP("127.0.0.1", port, timeout=30)
     client.ehlo("mx.test")  # LHLO
@@ -84,8 +97,9 @@ def first_move(h: Harness, game_id: int) -> tuple[str, bytes]:
     action: Action = game.legal_actions()[0]
     address = h.address_of(game_id, action.seat)
     name = next(n for a, n in (ALICE, BOB) if a == address)
-    raw = reply(h.latest(address), address, name, command_for(action))
-    return f"cribbage+{h.token(game_id, action.seat)}@{DOMAIN}", raw
+    token = h.token(game_id, action.seat)
+    mail = next(m for m in reversed(h.received(address)) if token in str(m["Reply-To"]))
+    return f"cribbage+{token}@{DOMAIN}", reply(mail, address, name, command_for(action))
 
 
 def test_a_move_over_lmtp_is_stored_wakes_the_loop_and_is_applied(
@@ -323,3 +337,132 @@ def test_the_envelope_in_front_is_the_same_for_the_same_delivery() -> None:
     assert one == with_envelope(b"Subject: x\r\n\r\nbody", None, ["a@x", "b@x"])
     assert one == with_envelope(b"Subject: x\r\n\r\nbody", "<>", ["a@x", "b@x"])
     assert one.startswith(b"Return-Path: <>\r\nDelivered-To: a@x\r\nDelivered-To: b@x\r\n")
+
+
+@POSTGRES_ONLY
+def test_workers_share_one_port_and_each_mail_is_applied_once_by_a_free_one(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    """Two workers on PostgreSQL, each with a listener on the same port (the kernel
+    spreads the connections): a mail that a busy worker's listener takes is applied by
+    the free one at once, and many mails at once are each applied exactly once."""
+    port = free_port()
+    url = f"lmtp://127.0.0.1:{port}"
+    busy = Harness.build(tmp_path / "a", db_url, db_engine, inbound_url=url)
+    free = Harness.build(tmp_path / "b", db_url, db_engine, inbound_url=url)
+    assert isinstance(busy.daemon.inbox, LmtpInbound)
+    assert isinstance(free.daemon.inbox, LmtpInbound)
+    listeners = [start_listener(busy.service, busy.daemon.inbox)]
+    threads: list[threading.Thread] = []
+    try:
+        games = [busy.new_game(seed=f"w{n}") for n in range(6)]
+        busy.step()
+        moves = {g: first_move(busy, g) for g in games}
+        # Only the free worker runs its loop; the busy one only has its listener up.
+        threads.append(threading.Thread(target=free.daemon.run, daemon=True))
+        threads[-1].start()
+        recipient, raw = moves[games[0]]
+        with lmtp(port) as client:  # only the busy worker listens yet
+            client.mail(ALICE[0])
+            client.rcpt(recipient)
+            assert client.data(raw)[0] == 250
+        deadline = time.monotonic() + 10
+        while inbound_rows(db_engine)[0].status == "pending" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [row.status for row in inbound_rows(db_engine)] == ["applied"]
+        # Both listeners on the one port and both loops now, and the other moves all at
+        # once over several connections.
+        listeners.append(start_listener(free.service, free.daemon.inbox))
+        threads.append(threading.Thread(target=busy.daemon.run, daemon=True))
+        threads[-1].start()
+
+        def send(game_id: int) -> None:
+            recipient, raw = moves[game_id]
+            with lmtp(port) as client:
+                client.mail(ALICE[0])
+                client.rcpt(recipient)
+                assert client.data(raw)[0] == 250
+
+        senders = [threading.Thread(target=send, args=(g,)) for g in games[1:]]
+        for thread in senders:
+            thread.start()
+        for thread in senders:
+            thread.join(30)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if all(row.status != "pending" for row in inbound_rows(db_engine)):
+                break
+            time.sleep(0.02)
+    finally:
+        for h in (busy, free):
+            h.daemon.stop()
+        for thread in threads:
+            thread.join(30)
+        for listener in listeners:
+            listener.stop()
+        busy.close()
+        free.close()
+    rows = inbound_rows(db_engine)
+    assert len(rows) == len(games) and {row.status for row in rows} == {"applied"}
+    for game_id in games:
+        players_moves = [entry for entry in busy.log(game_id) if not entry[3]]
+        assert len(players_moves) == 1, (game_id, players_moves)
+
+
+@SQLITE_ONLY
+def test_pbem_serve_listens_for_lmtp_and_says_when_it_cannot(tmp_path: Path, db_url: str) -> None:
+    """The real program: it says where it listens, takes a mail, and stops on SIGTERM with
+    the port let go; an address it cannot bind is a clear error, exit status 1."""
+    port = free_port()
+    env = {
+        **fresh_env(),
+        "PBEM_DATA_DIR": str(tmp_path / "data"),
+        "PBEM_DOMAIN": DOMAIN,
+        "PBEM_DATABASE_URL": db_url,
+        "PBEM_INBOUND_URL": f"lmtp://127.0.0.1:{port}",
+    }
+    init = subprocess.run(
+        [*PBEM, "init"], env=env, cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert init.returncode == 0, init.stderr
+    with socket.create_server(("127.0.0.1", port)):  # someone else has the port
+        taken = subprocess.run(
+            [*PBEM, "serve"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    assert taken.returncode == 1
+    assert f"cannot listen on lmtp://127.0.0.1:{port} for LMTP" in taken.stderr
+    assert "Traceback" not in taken.stderr
+
+    proc = start_pbem("serve", env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client = lmtp(port)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "pbem serve never listened"
+                time.sleep(0.05)
+        with client:
+            client.mail(ALICE[0])
+            client.rcpt(SERVICE)
+            mail = b"From: alice@example.com\r\nSubject: hi\r\n\r\nhelp\r\n"
+            assert client.data(mail)[0] == 250
+        db = make_engine(db_url)
+        try:
+            while [row.status for row in inbound_rows(db)] == ["pending"]:
+                assert time.monotonic() < deadline + 30, "the mail was never processed"
+                time.sleep(0.05)
+        finally:
+            db.dispose()
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert f"listening for LMTP on 127.0.0.1:{port}" in err
+    assert "inbound 1 from " in err  # stored, then processed
+    assert not listening(port)

@@ -44,7 +44,7 @@ from tests.e2e.realstack_daemon import (
     service_config,
 )
 from tests.e2e.realstack_players import ImapPlayer, PlayerPool, mail_every_move, reference_log
-from tests.fixtures.mailstack import MailStack
+from tests.fixtures.mailstack import MailStack, MailStackError
 
 pytestmark = [pytest.mark.slow, pytest.mark.mailstack]
 
@@ -226,3 +226,19 @@ def test_postfix_over_lmtp_plays_a_game_through_kills_in_data_commit_and_answer(
         assert msg_id, stage
         assert statuses[message_key(b"", msg_id)] == "applied", (stage, msg_id)
     print(f"\nkills caught these mails, each delivered again by Postfix: {caught}")
+
+
+@pytest.mark.parametrize(
+    ("domain", "nexthop", "message"),
+    [
+        ("example.org", "127.0.0.1:8024", "subdomain of"),
+        ("svc.pbem.test.evil.example", "127.0.0.1:8024", "subdomain of"),
+        ("svc.pbem.test", "10.0.0.1:8024", "bad next hop"),
+        ("svc.pbem.test", "relative.sock", "bad next hop"),
+    ],
+)
+def test_the_stack_routes_only_its_own_subdomains_to_local_listeners(
+    mailstack: MailStack, domain: str, nexthop: str, message: str
+) -> None:
+    with pytest.raises(MailStackError, match=message):
+        mailstack.route(domain.replace("pbem.test", mailstack.domain), nexthop)

@@ -23,10 +23,13 @@ way every mail goes — intake, policy, route — when the loop processes it; st
 wakes the loop at once (`LmtpInbound.stored`) and, on PostgreSQL, every worker (a
 ``NOTIFY``), so whichever worker is free takes it.
 
-The protocol is aiosmtpd's, served by an asyncio loop in a thread of its own; the
-database calls run in a small pool of threads, so a slow commit does not stall the other
-connections. On TCP the socket is opened with ``SO_REUSEPORT``, so several workers may
-listen on one port and the kernel spreads the connections among them.
+The protocol is aiosmtpd's, served by an asyncio loop in a thread of its own. The
+messages are stored by one thread beside it (`Store`), which stores all the messages
+waiting at once in one transaction (a group commit: under load the mail server delivers
+over many connections at once) and answers each connection after that commit; a slow
+commit does not stall the loop. On TCP the socket is opened with ``SO_REUSEPORT``, so
+several workers may listen on one port and the kernel spreads the connections among
+them.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import queue
 import socket
 import stat
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from pbem.service import Service
@@ -49,8 +53,8 @@ from pbem.wakeup import poke
 
 log = logging.getLogger("pbem.lmtp")
 
-DB_THREADS = 4
-"""Threads for the database calls (storing a message)."""
+STORE_BATCH = 50
+"""The most messages stored in one transaction."""
 
 IDLE_TIMEOUT = 300
 """Seconds a connection may stay silent before it is closed (RFC 5321's 5 minutes)."""
@@ -78,14 +82,76 @@ def with_envelope(raw: bytes, mail_from: str | None, recipients: list[str]) -> b
     return head.encode("utf-8", "surrogateescape") + raw
 
 
+class Store:
+    """The thread that stores the messages the connections took: every message waiting
+    when it looks, up to `STORE_BATCH`, in one transaction (`Service.receive_many`,
+    deduplicated by Message-ID), then each connection's future is resolved — with
+    ``(inbound id, is new)`` after the commit, or with the error when the transaction
+    failed, for every message in it. After a commit that stored something new it wakes
+    the loop and, on PostgreSQL, every worker (so a free one takes the mail)."""
+
+    def __init__(self, service: Service, inbox: LmtpInbound) -> None:
+        self.service = service
+        self.inbox = inbox
+        self._postgres = service.db.dialect.name == "postgresql"
+        self._queue: queue.SimpleQueue[tuple[bytes, Future[tuple[int, bool]]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._thread = threading.Thread(target=self._run, name="pbem-lmtp-store", daemon=True)
+        self._thread.start()
+
+    def store(self, raw: bytes) -> Future[tuple[int, bool]]:
+        """Queue ``raw``; the future holds ``(inbound id, is new)`` once committed."""
+        future: Future[tuple[int, bool]] = Future()
+        self._queue.put((raw, future))
+        return future
+
+    def stop(self) -> None:
+        """End the thread after what is queued (those stored, or failed, first)."""
+        self._queue.put(None)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stop = False
+            while len(batch) < STORE_BATCH:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stop = True
+                    break
+                batch.append(item)
+            self._store(batch)
+            if stop:
+                return
+
+    def _store(self, batch: list[tuple[bytes, Future[tuple[int, bool]]]]) -> None:
+        try:
+            stored = self.service.receive_many([(raw, False) for raw, _ in batch], SOURCE)
+        except Exception as exc:
+            for _, future in batch:
+                future.set_exception(exc)
+            return
+        if any(created for _, created in stored):
+            self.inbox.stored()
+            if self._postgres:
+                poke(self.service.db)
+        for (_, future), result in zip(batch, stored, strict=True):
+            future.set_result(result)
+
+
 class LmtpHandler:
     """aiosmtpd's handler: who may be written to, and storing what was written."""
 
-    def __init__(self, service: Service, inbox: LmtpInbound, executor: ThreadPoolExecutor):
+    def __init__(self, service: Service, store: Store) -> None:
         self.service = service
-        self.inbox = inbox
-        self.executor = executor
-        self._postgres = service.db.dialect.name == "postgresql"
+        self.store = store
 
     async def handle_EHLO(
         self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
@@ -109,27 +175,17 @@ class LmtpHandler:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         recipients: list[str] = list(envelope.rcpt_tos)
         raw = with_envelope(bytes(envelope.original_content), envelope.mail_from, recipients)
-        loop = asyncio.get_running_loop()
         try:
-            inbound_id, created = await loop.run_in_executor(self.executor, self._store, raw)
+            inbound_id, created = await asyncio.wrap_future(self.store.store(raw))
         except Exception as exc:
             log.warning("LMTP: cannot store a message now (%s); answered 451", exc)
             return "\r\n".join(
                 f"451 4.3.0 <{r}>: cannot store the message now; try again later"
                 for r in recipients
             )
-        self.inbox.stored()
         what = "stored" if created else "stored already"
         log.debug("LMTP: inbound %s %s for %d recipient(s)", inbound_id, what, len(recipients))
         return "\r\n".join(f"250 2.0.0 <{r}> {what} as inbound {inbound_id}" for r in recipients)
-
-    def _store(self, raw: bytes) -> tuple[int, bool]:
-        """Store and commit (raises when the database cannot); on PostgreSQL, wake every
-        worker, so a free one takes the message even if this one is busy."""
-        inbound_id, created = self.service.receive(raw, SOURCE)
-        if created and self._postgres:
-            poke(self.service.db)
-        return inbound_id, created
 
 
 def _protocol_class() -> type:
@@ -186,7 +242,7 @@ class LmtpListener:
         self._server: asyncio.AbstractServer | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="pbem-lmtp-db")
+        self._store: Store | None = None
 
     @property
     def address(self) -> str:
@@ -261,7 +317,8 @@ class LmtpListener:
 
     async def _open(self) -> None:
         protocol = _protocol_class()
-        handler = LmtpHandler(self.service, self.inbox, self._executor)
+        self._store = Store(self.service, self.inbox)
+        handler = LmtpHandler(self.service, self._store)
         settings = self.service.settings
 
         def factory() -> Any:
@@ -298,7 +355,9 @@ class LmtpListener:
                 loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._store is not None:
+            self._store.stop()
+            self._store = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None

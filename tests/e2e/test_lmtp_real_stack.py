@@ -99,15 +99,15 @@ if _SPEC:
 
         _tx.insert_inbound_many = _insert_many
     elif _stage == "answer":
-        _store = _lmtp.LmtpHandler._store
+        _receive = _tx.Service.receive_many
 
-        def _store_then_stall(self, raw):
-            result = _store(self, raw)
-            if _due():
-                _stall(raw)
+        def _receive_then_stall(self, messages, source):
+            result = _receive(self, messages, source)
+            if threading.current_thread().name.startswith("pbem-lmtp") and _due():
+                _stall(messages[0][0])
             return result
 
-        _lmtp.LmtpHandler._store = _store_then_stall
+        _tx.Service.receive_many = _receive_then_stall
 '''
 
 

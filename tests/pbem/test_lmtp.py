@@ -150,6 +150,34 @@ def test_the_same_mail_delivered_again_is_stored_once(served: tuple[Harness, int
     assert len(h.log(game_id)) == moves + 1
 
 
+def test_mails_over_many_connections_at_once_are_each_stored_once(
+    served: tuple[Harness, int],
+) -> None:
+    """Many connections deliver at once (the mail server under load, or retrying one
+    mail twice): stored together, each answered 250, each Message-ID stored once."""
+    h, port = served
+    mails = [
+        b"From: Alice <alice@example.com>\r\nMessage-ID: <c%d@x>\r\nSubject: s\r\n\r\nhelp\r\n"
+        % (n % 6)
+        for n in range(12)
+    ]
+    codes: list[int] = []
+
+    def send(raw: bytes) -> None:
+        with lmtp(port) as client:
+            client.mail(ALICE[0])
+            client.rcpt(SERVICE)
+            codes.append(client.data(raw)[0])
+
+    senders = [threading.Thread(target=send, args=(raw,)) for raw in mails]
+    for thread in senders:
+        thread.start()
+    for thread in senders:
+        thread.join(30)
+    assert codes == [250] * len(mails)
+    assert sorted(row.message_key for row in inbound_rows(h.db)) == [f"<c{n}@x>" for n in range(6)]
+
+
 @pytest.mark.parametrize(
     "recipient",
     [

@@ -313,7 +313,7 @@ class Daemon:
                     )
                 if once and not stats.busy:
                     break
-                if stats.busy or self.stop_event.is_set():
+                if self.stop_event.is_set() or (stats.busy and not self._settled(stats)):
                     continue
                 fetch = self._wait()
         finally:
@@ -358,6 +358,15 @@ class Daemon:
         if self.wakeup.check():
             log.debug("woken up: mail was queued")
         return news or not pushes
+
+    def _settled(self, stats: StepStats) -> bool:
+        """Whether a busy step leaves nothing that the wait would not announce, so the
+        loop may wait at once instead of stepping again to look. True only for an inbox
+        fed by a listener (LMTP): every message stored after the step looked wakes the
+        wait (the listener's "stored", another worker's NOTIFY), so only a step that
+        stopped at its limit, or ran timers (which may have made more to do), leaves
+        work behind. (An inbox that is read must be read again: mail may have come.)"""
+        return self._listens and stats.processed < PROCESS_LIMIT and not stats.timers
 
     @property
     def _listens(self) -> bool:

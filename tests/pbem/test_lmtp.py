@@ -27,6 +27,7 @@ from sqlmodel import Session, select
 
 from engine import Action
 from pbem.bots import command_for
+from pbem.daemon import StepStats
 from pbem.lmtp import LmtpListener, start_listener, with_envelope
 from pbem.runtime import build_daemon
 from pbem.store import models as m
@@ -129,6 +130,46 @@ def test_a_move_over_lmtp_is_stored_wakes_the_loop_and_is_applied(
     [row] = inbound_rows(h.db)
     assert row.status == "applied", row.reason
     assert len(h.log(game_id)) == moves + 1
+
+
+def test_the_running_loop_takes_each_move_in_one_step(served: tuple[Harness, int]) -> None:
+    """``pbem serve``'s loop fed over LMTP: each stored move wakes it, is applied, and the
+    loop waits again at once, without a second step to look for more (anything stored
+    meanwhile wakes the wait)."""
+    h, port = served
+    game_id = h.new_game()
+    steps: list[StepStats] = []
+    step = h.daemon.step
+
+    def counted(*, fetch: bool = True) -> StepStats:
+        steps.append(step(fetch=fetch))
+        return steps[-1]
+
+    h.daemon.step = counted  # type: ignore[method-assign]
+    loop = threading.Thread(target=h.daemon.run, daemon=True)
+    loop.start()
+    try:
+        for n in range(1, 4):
+            recipient, raw = first_move(h, game_id)
+            with lmtp(port) as client:
+                client.mail(ALICE[0])
+                client.rcpt(recipient)
+                assert client.data(raw)[0] == 250
+            deadline = time.monotonic() + 20
+            while [r.status for r in inbound_rows(h.db)] != ["applied"] * n:
+                assert time.monotonic() < deadline, [r.status for r in inbound_rows(h.db)]
+                time.sleep(0.01)
+            time.sleep(0.2)  # a step that would follow comes now
+    finally:
+        h.daemon.stop()
+        loop.join(30)
+    processed = [s.processed for s in steps]
+    if h.db.dialect.name == "sqlite":
+        assert processed == [0, 1, 1, 1]  # the first look at start, then one step a move
+    else:
+        # On PostgreSQL the mail a move queues also NOTIFYs every worker (this one too),
+        # which wakes it for one more look.
+        assert [n for n in processed if n] == [1, 1, 1] and len(processed) <= 1 + 2 * 3
 
 
 def test_the_same_mail_delivered_again_is_stored_once(served: tuple[Harness, int]) -> None:

@@ -4,12 +4,17 @@
     python benchmarks/mail_bench.py --games 100 --moves 2500 --rate 35
     python benchmarks/mail_bench.py --games 100 --workers 2 \
         --db postgresql://postgres@127.0.0.1:5432/pbem_mail_bench
+    python benchmarks/mail_bench.py --inbound imap,lmtp --games 4 --moves 200 --rate 2
 
 Plays ``--games`` concurrent 2-player games through the real mail stack (started with
 ``deploy/mailstack.sh`` if it is not running; root needed). The daemon runs as it does in
 production: ``pbem serve`` processes (one on SQLite; ``--workers`` on PostgreSQL) with a
 TOML config — their own Dovecot mailbox read over IMAP with IDLE (processed mail moved to
 ``Done``, as in ``deploy/pbem.example.toml``), Postfix over SMTP.
+With ``--inbound lmtp`` the service is fed by Postfix over LMTP instead: a service
+domain of its own is routed by ``mailstack.sh route`` (transport_maps) to the LMTP
+listener of ``pbem serve`` (every worker on one port); ``--inbound imap,lmtp`` runs
+both, one after the other, in the same run, and reports them side by side.
 Every player has its own Dovecot mailbox, reads it over IMAP and replies over SMTP with
 the quoted reply a mail client writes (decisions from the mail's own view).
 
@@ -20,6 +25,11 @@ its game is under way): every ``--poll`` seconds at first, then every tenth of t
 time waited so far, so a latency is reported at most max(``--poll``, 10 %) late, never
 early. ``--rate`` caps the
 offered load (moves per second, all games together); by default players answer at once.
+
+The service's own share: from the moment Postfix accepted the player's reply to the
+moment Postfix accepted the service's answer to it (the outbox row's ``sent_at``, the
+later of the two players' mails): ``handed_ms``. The daemon's CPU time is divided by
+the moves made (``daemon_cpu_ms_per_move``).
 
 Moves per second counts the player moves SMTP accepted in the measured window (the first
 ``--warmup`` share of moves is left out), and the latency trend over the window's
@@ -34,6 +44,7 @@ import json
 import os
 import queue
 import random
+import secrets
 import shutil
 import statistics
 import sys
@@ -85,6 +96,7 @@ class Move:
     game_id: int
     answers: int
     accepted_at: float
+    accepted_wall: float = 0.0  # the same moment on the wall clock (outbox rows use it)
 
 
 @dataclass
@@ -175,9 +187,14 @@ class Bucket:
 
 
 class Bench:
-    def __init__(self, args: argparse.Namespace, stack: MailStack) -> None:
+    def __init__(self, args: argparse.Namespace, stack: MailStack, inbound: str = "imap") -> None:
         self.args = args
         self.stack = stack
+        self.inbound = inbound
+        # Over LMTP the service has a domain of its own, routed to its listener.
+        self.domain = stack.domain
+        if inbound == "lmtp":
+            self.domain = f"bench-{secrets.token_hex(3)}.{stack.domain}"
         self.players: list[Player] = []
         self.games: dict[int, Game] = {}
         self.moves: list[Move] = []
@@ -186,6 +203,7 @@ class Bench:
         self.stop = threading.Event()
         self.bucket = Bucket(args.rate)
         self.send_errors = 0
+        self.handed: dict[tuple[str, int], list[tuple[int, float]]] = {}
 
     # -- players ---------------------------------------------------------------------
 
@@ -200,7 +218,7 @@ class Bench:
                 if since is None or now < player.next_poll:
                     continue
                 try:
-                    busy = player.tick(self.stack.domain, self.outbox) > 0 or busy
+                    busy = player.tick(self.domain, self.outbox) > 0 or busy
                 except Exception:
                     player.errors += 1
                 player.next_poll = now + max(self.args.poll, 0.1 * (now - since))
@@ -225,11 +243,12 @@ class Bench:
                         if self.stop.wait(0.2):
                             return
                 accepted = time.monotonic()
+                wall = time.time()
                 if count > game.last_move:
                     game.moved_at = accepted
                     game.last_move = count
                 with self.moves_lock:
-                    self.moves.append(Move(game.id, count, accepted))
+                    self.moves.append(Move(game.id, count, accepted, wall))
         finally:
             link.close()
 
@@ -239,7 +258,17 @@ class Bench:
         args = self.args
         work = Path(tempfile.mkdtemp(prefix="pbem-mail-bench-"))
         db_url = self.database(work)
-        address, password = self.stack.new_user("bench-svc")
+        if self.inbound == "lmtp":
+            port = _free_port()
+            address, password = f"cribbage@{self.domain}", ""
+            self.stack.route(self.domain, f"127.0.0.1:{port}")
+            wiring = {
+                "inbound_url": f"lmtp://127.0.0.1:{port}",
+                "outbound_url": self.stack.smtp_url(),
+            }
+        else:
+            address, password = self.stack.new_user("bench-svc")
+            wiring = {"inbound_url": self.stack.imap_url(address, password, **self.imap_params())}
         configs = [
             service_config(
                 work / f"worker{i}.toml",
@@ -248,7 +277,7 @@ class Bench:
                 password,
                 db_url,
                 poll_seconds=args.daemon_poll,
-                inbound_url=self.stack.imap_url(address, password, **self.imap_params()),
+                **wiring,
             )
             for i in range(args.workers)
         ]
@@ -325,7 +354,10 @@ class Bench:
                 worker.close()
             for player in self.players:
                 player.reader.close()
+            if self.inbound == "lmtp":
+                self.stack.unroute(self.domain)
         elapsed = time.monotonic() - started
+        self.handed = self.handed_times(db_url)
         bench_cpu = sum(os.times()[:2]) - sum(cpu_start[:2])
         result = self.report(elapsed, worker_cpu, bench_cpu, work)
         result["stack_disruptions"] = self.disruptions(marks)
@@ -333,6 +365,32 @@ class Bench:
             shutil.rmtree(work, ignore_errors=True)
             result.pop("work_dir")
         return result
+
+    def handed_times(self, db_url: str) -> dict[tuple[str, int], list[tuple[int, float]]]:
+        """(recipient, game) → (action count, wall time Postfix accepted it) of every turn
+        mail the service sent."""
+        db = make_engine(db_url)
+        out: dict[tuple[str, int], list[tuple[int, float]]] = {}
+        try:
+            with db.connect() as connection:
+                rows = connection.execute(
+                    text("SELECT message_id, recipient, game_id, sent_at FROM outbox")
+                ).all()
+        finally:
+            db.dispose()
+        for message_id, recipient, game_id, sent_at in rows:
+            ours = parse_message_id(message_id, self.domain)
+            if ours is None or sent_at is None or game_id is None:
+                continue
+            number, _, kind = ours.seq[1:].partition(".")
+            if not ours.seq.startswith("a") or kind not in _TURN or not number.isdigit():
+                continue
+            if isinstance(sent_at, str):
+                sent_at = datetime.fromisoformat(sent_at)
+            if sent_at.tzinfo is None:
+                sent_at = sent_at.replace(tzinfo=UTC)
+            out.setdefault((recipient, game_id), []).append((int(number), sent_at.timestamp()))
+        return out
 
     def stack_logs(self) -> list[Path]:
         return [self.stack.state_dir / "log" / name for name in ("dovecot.log", "postfix.log")]
@@ -390,9 +448,21 @@ class Bench:
         skip = int(len(moves) * args.warmup)
         measured = moves[skip:]
         latencies: list[tuple[float, float]] = []  # (accepted_at, latency)
+        handed: list[float] = []  # Postfix accepted the reply → Postfix accepted the answer
         unanswered = 0
         for move in measured:
             game = self.games[move.game_id]
+            sent = []
+            for address in game.addresses:
+                later = [
+                    at
+                    for count, at in self.handed.get((address, move.game_id), [])
+                    if count > move.answers
+                ]
+                if later:
+                    sent.append(min(later))
+            if len(sent) == 2:
+                handed.append(max(sent) - move.accepted_wall)
             times = []
             for address in game.addresses:
                 later = [
@@ -408,6 +478,8 @@ class Bench:
                 unanswered += 1
         window = (measured[-1].accepted_at - measured[0].accepted_at) if len(measured) > 1 else 0.0
         values = sorted(lat for _, lat in latencies)
+        handed.sort()
+        cpu = sum(worker_cpu)
         quarters = []
         if latencies and window > 0:
             start = measured[0].accepted_at
@@ -428,6 +500,7 @@ class Bench:
                 )
         return {
             "games": args.games,
+            "inbound": self.inbound,
             "db": "sqlite" if args.db == "sqlite" else "postgresql",
             "workers": args.workers,
             "idle": args.idle,
@@ -444,11 +517,17 @@ class Bench:
                 "p99": round(_pct(values, 99) * 1000) if values else None,
                 "max": round(values[-1] * 1000) if values else None,
             },
+            "handed_ms": {
+                "median": round(statistics.median(handed) * 1000) if handed else None,
+                "p95": round(_pct(handed, 95) * 1000) if handed else None,
+                "p99": round(_pct(handed, 99) * 1000) if handed else None,
+            },
             "quarters": quarters,
             "moves_without_both_mails_seen": unanswered,
             "poll_s": args.poll,
             "elapsed_s": round(elapsed, 1),
             "daemon_cpu_s": [round(c, 1) for c in worker_cpu],
+            "daemon_cpu_ms_per_move": round(cpu / len(moves) * 1000, 1) if moves else None,
             "bench_cpu_s": round(bench_cpu, 1),
             "player_errors": sum(p.errors for p in self.players),
             "send_retries": self.send_errors,
@@ -461,6 +540,14 @@ def _pct(values: list[float], pct: float) -> float:
         return 0.0
     index = min(len(values) - 1, max(0, round(pct / 100 * len(values) + 0.5) - 1))
     return values[index]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _cpu(pid: int) -> float:
@@ -490,20 +577,31 @@ def main() -> None:
     parser.add_argument(
         "--processed", default="Done", help="folder processed mail moves to ('': flag only)"
     )
+    parser.add_argument(
+        "--inbound",
+        default="imap",
+        help="imap, lmtp, or both as imap,lmtp (one after the other, side by side)",
+    )
     parser.add_argument("--seed", default="1")
     parser.add_argument("--profile", action="store_true", help="cProfile each pbem serve")
     parser.add_argument("--keep", action="store_true", help="keep the database and logs")
     args = parser.parse_args()
     if args.workers > 1 and args.db == "sqlite":
         parser.error("--workers needs a PostgreSQL --db (SQLite allows one pbem serve)")
+    inbounds = [name.strip() for name in args.inbound.split(",") if name.strip()]
+    if not inbounds or set(inbounds) - {"imap", "lmtp"}:
+        parser.error("--inbound takes imap, lmtp or imap,lmtp")
     stack = _start()
-    result = Bench(args, stack).run()
-    result["machine"] = {
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
-    }
-    print(json.dumps(result, indent=1))
+    results = []
+    for inbound in inbounds:
+        result = Bench(args, stack, inbound).run()
+        result["machine"] = {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
+        }
+        results.append(result)
+    print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
 
 
 if __name__ == "__main__":

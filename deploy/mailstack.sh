@@ -8,6 +8,10 @@
 # notification to the sender, as when a remote server knows no such user.
 # Postfix accepts mail from 127.0.0.0/8 without AUTH, and offers AUTH (PLAIN, LOGIN; checked
 # by Dovecot) for clients that want it. tempfail@DOMAIN is always refused with a 450.
+# LMTP mode: `route` sends all mail for a domain of its own (a service's domain, say
+# svc.DOMAIN) over LMTP to a service listening for it (pbem serve with inbound_url =
+# "lmtp://..."), by Postfix's transport_maps; the test domain itself is still delivered to
+# Dovecot, so services read over IMAP and services fed over LMTP share the stack.
 #
 # Usage (as root):
 #   mailstack.sh [start]                   install if missing, write config, start or reload,
@@ -17,6 +21,9 @@
 #   mailstack.sh status                    exit 0 if both answer, 1 otherwise
 #   mailstack.sh adduser LOCALPART PASSWORD
 #                                          add (or reset) LOCALPART@DOMAIN, usable at once
+#   mailstack.sh route SVCDOMAIN NEXTHOP   deliver mail for SVCDOMAIN (a subdomain of DOMAIN)
+#                                          over LMTP to NEXTHOP: HOST:PORT or /abs/socket
+#   mailstack.sh unroute SVCDOMAIN         forget that route
 #   mailstack.sh env                       print `export` lines describing the stack
 #
 # Settings (environment; defaults in brackets):
@@ -45,6 +52,8 @@ LOCK_FILE=$STATE_DIR/.lock
 PROBE_USER=mailstack-probe
 PROBE_SECRET_FILE=$STATE_DIR/probe.secret
 LISTENER_FILE=$STATE_DIR/postfix-listener
+ROUTES_DIR=$STATE_DIR/lmtp-routes.d
+ROUTES_FILE=$STATE_DIR/lmtp-routes
 
 log() { printf 'mailstack: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -168,6 +177,60 @@ write_vmailbox() {
     postmap "$map_type:$tmp"
     mv -f "$tmp" "$VMAILBOX_FILE"
     mv -f "$tmp.$suffix" "$VMAILBOX_FILE.$suffix"
+}
+
+# Postfix's table of LMTP routes (for relay_domains and transport_maps): one file per
+# route under ROUTES_DIR, the table built aside and renamed into place as the vmailbox is.
+write_routes() {
+    local tmp map_type suffix
+    map_type=$(postconf -h default_database_type)
+    case $map_type in
+        hash | btree) suffix=db ;;
+        *) suffix=$map_type ;;
+    esac
+    mkdir -p "$ROUTES_DIR"
+    tmp=$(mktemp "$STATE_DIR/.lmtp-routes.XXXXXX")
+    find "$ROUTES_DIR" -mindepth 1 -maxdepth 1 -type f ! -name '.*' -exec cat {} + |
+        sort >"$tmp"
+    chmod 0644 "$tmp"
+    postmap "$map_type:$tmp"
+    mv -f "$tmp" "$ROUTES_FILE"
+    mv -f "$tmp.$suffix" "$ROUTES_FILE.$suffix"
+}
+
+validate_route() {
+    local domain=$1 nexthop=$2
+    [[ ${domain,,} =~ ^[a-z0-9][a-z0-9-]*(\.[a-z0-9-]+)*$ && ${domain,,} == *".${DOMAIN,,}" ]] ||
+        die "bad service domain '$domain' (a subdomain of $DOMAIN, e.g. svc.$DOMAIN)"
+    [[ ${domain,,} != "${BOUNCE_DOMAIN,,}" ]] || die "$domain is the bounce domain"
+    [[ $nexthop =~ ^127\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+$ || $nexthop =~ ^/[A-Za-z0-9._/-]+$ ]] ||
+        die "bad next hop '$nexthop' (127.x.y.z:PORT or /abs/socket)"
+}
+
+cmd_route() {
+    (($# == 2)) || die "usage: mailstack.sh route SVCDOMAIN HOST:PORT|/abs/socket"
+    need_root
+    validate_route "$1" "$2"
+    [[ -f $DOVECOT_CONF ]] || die "the stack was never started: run 'mailstack.sh start' first"
+    local target
+    if [[ $2 == /* ]]; then target="lmtp:unix:$2"; else target="lmtp:inet:$2"; fi
+    exec 9>>"$LOCK_FILE"
+    flock 9
+    mkdir -p "$ROUTES_DIR"
+    printf '%s %s\n' "${1,,}" "$target" >"$ROUTES_DIR/${1,,}"
+    write_routes
+    flock -u 9
+    printf '%s %s\n' "${1,,}" "$target"
+}
+
+cmd_unroute() {
+    (($# == 1)) || die "usage: mailstack.sh unroute SVCDOMAIN"
+    need_root
+    exec 9>>"$LOCK_FILE"
+    flock 9
+    rm -f "$ROUTES_DIR/${1,,}"
+    write_routes
+    flock -u 9
 }
 
 validate_user() {
@@ -407,6 +470,7 @@ configure_postfix() {
     listener="$HOST:$SMTP_PORT"
     [[ -f /etc/aliases ]] || printf 'postmaster: root\n' >/etc/aliases
     [[ -f $VMAILBOX_FILE ]] || write_vmailbox
+    [[ -f $ROUTES_FILE ]] || write_routes
     local settings=(
         "compatibility_level = 3.6"
         "myhostname = mail.$DOMAIN"
@@ -420,8 +484,9 @@ configure_postfix() {
         "relayhost ="
         "default_transport = error:mail outside $DOMAIN is disabled on this test stack"
         "recipient_delimiter = +"
-        "relay_domains = $BOUNCE_DOMAIN"
+        "relay_domains = $BOUNCE_DOMAIN, $map_type:$ROUTES_FILE"
         "relay_transport = lmtp:inet:$HOST:$LMTP_PORT"
+        "transport_maps = $map_type:$ROUTES_FILE"
         "virtual_mailbox_domains = $DOMAIN"
         "virtual_mailbox_maps = $map_type:$VMAILBOX_FILE"
         "virtual_transport = lmtp:inet:$HOST:$LMTP_PORT"
@@ -664,6 +729,7 @@ export MAILSTACK_DIR=$STATE_DIR
 export MAILSTACK_BOUNCE_DOMAIN=$BOUNCE_DOMAIN
 export MAILSTACK_DOVECOT_CONF=$DOVECOT_CONF
 export MAILSTACK_MAIL_DIR=$MAIL_DIR
+export MAILSTACK_LMTP_ROUTES=$ROUTES_FILE
 EOF
 }
 
@@ -676,9 +742,11 @@ main() {
         restart) cmd_restart "$@" ;;
         status) cmd_status ;;
         adduser) cmd_adduser "$@" ;;
+        route) cmd_route "$@" ;;
+        unroute) cmd_unroute "$@" ;;
         env) cmd_env ;;
         -h | --help | help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" ;;
-        *) die "unknown command '$cmd' (start, stop, restart, status, adduser, env)" ;;
+        *) die "unknown command '$cmd' (start, stop, restart, status, adduser, route, unroute, env)" ;;
     esac
 }
 

@@ -29,7 +29,11 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path("pbem-data"), description="where the embedded defaults live")
     database_url: str = Field("", description="SQLAlchemy URL; default: SQLite in data_dir")
-    inbound_url: str = Field("", description="maildir:PATH or imap://…; default: data_dir/inbox")
+    inbound_url: str = Field(
+        "",
+        description="maildir:PATH, imap://… or lmtp://HOST:PORT (lmtp:/abs/socket): where "
+        "mail comes in; default: data_dir/inbox",
+    )
     outbound_url: str = Field("", description="maildir:PATH or smtp://…; default: data_dir/outbox")
     domain: str = Field("pbem.localhost", description="the domain of the service's address")
     local_part: str = Field("cribbage", description="local part of the service's address")

@@ -8,7 +8,9 @@ out early), and only then acks the fetched messages to the inbox
 Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.wakeup``).  Each message
+command line wakes it because it queued mail (see ``pbem.wakeup``).  Fed over LMTP,
+the inbox is the listener's (``pbem.lmtp``): the listener has stored each message before
+the step, and its "stored" ends the wait at once.  Each message
 processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
@@ -191,7 +193,7 @@ class Daemon:
         """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
         process what is pending, send what is due and run the timers."""
         stats = StepStats()
-        fetched = self.inbox.fetch() if self.is_reader() and fetch else []
+        fetched = self.inbox.fetch() if fetch and (self._listens or self.is_reader()) else []
         stats.fetched = len(fetched)
         stored: list[tuple[str, int]] = []
         for start in range(0, len(fetched), RECEIVE_CHUNK):
@@ -278,6 +280,9 @@ class Daemon:
         """Run until ``stop()`` (or, with ``once``, until nothing is left to do)."""
         self.claim()
         try:
+            # Listen for wake-ups before the first step looks for work: a poke sent between
+            # that look and the first wait (a listener's, another worker's) is not lost.
+            self.wakeup.open()
             # Rows a crashed sender left 'sending' are due now, not when their lease ends.
             self.sender.recover_interrupted()
             recovered_at = time.monotonic()
@@ -314,7 +319,7 @@ class Daemon:
                     )
                 if once and not stats.busy:
                     break
-                if stats.busy or self.stop_event.is_set():
+                if self.stop_event.is_set() or (stats.busy and not self._settled(stats)):
                     continue
                 fetch = self._wait()
         finally:
@@ -349,7 +354,7 @@ class Daemon:
         wait that ends for another reason sends no command to the server. An inbox that
         is polled is read after every wait."""
         pushes = bool(getattr(self.inbox, "pushes", False))
-        if self._reader or not self._shared:
+        if self._reader or not self._shared or self._listens:
             longest = IDLE_WAIT_SECONDS if pushes else self.poll_seconds
             timeout = self._wait_seconds(longest)
             log.debug("waiting up to %.1f s", timeout)
@@ -360,6 +365,21 @@ class Daemon:
         if self.wakeup.check():
             log.debug("woken up: mail was queued")
         return news or not pushes
+
+    def _settled(self, stats: StepStats) -> bool:
+        """Whether a busy step leaves nothing that the wait would not announce, so the
+        loop may wait at once instead of stepping again to look. True only for an inbox
+        fed by a listener (LMTP): every message stored after the step looked wakes the
+        wait (the listener's "stored", another worker's NOTIFY), so only a step that
+        stopped at its limit, or ran timers (which may have made more to do), leaves
+        work behind. (An inbox that is read must be read again: mail may have come.)"""
+        return self._listens and stats.processed < PROCESS_LIMIT and not stats.timers
+
+    @property
+    def _listens(self) -> bool:
+        """Whether this worker's inbox is its own listener's (LMTP): every worker waits on
+        it, and none needs the reader lock of a shared inbox."""
+        return bool(getattr(self.inbox, "listens", False))
 
     @property
     def _shared(self) -> bool:

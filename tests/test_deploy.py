@@ -244,3 +244,34 @@ def test_the_readmes_mail_server_configuration_matches_the_stack(tmp_path: Path)
         "imap://127.0.0.1:10143/" in muttrc
         and "smtp://alice%40pbem.test@127.0.0.1:10025/" in muttrc
     )
+
+
+def test_the_readmes_lmtp_configuration_and_postfix_lines_agree(tmp_path: Path) -> None:
+    """The README's LMTP example: the TOML listens where the Postfix transport sends,
+    and the recipient table Postfix checks takes exactly the addresses the listener
+    takes (`policy.takes_mail_for`)."""
+    from pbem.config import Settings
+    from pbem.service.policy import takes_mail_for
+    from pbem.transport.urls import LmtpConfig, parse_inbound
+
+    heading = "### Mail straight from the mail server (LMTP)"
+    toml = _readme_block("toml", heading)
+    inbound = re.search(r'inbound_url = "([^"]+)"', toml)
+    assert inbound and parse_inbound(inbound.group(1)) == LmtpConfig("127.0.0.1", 8024)
+    postfix = _readme_block("conf", heading)  # main.cf and its tables
+    assert "pbem.example.org    lmtp:inet:127.0.0.1:8024" in postfix
+    rule = re.search(r"^(/\^.*\$/)\s+OK$", postfix, re.MULTILINE)
+    assert rule, postfix
+    pattern = re.compile(rule.group(1).strip("/"), re.IGNORECASE)
+    settings = Settings(domain="pbem.example.org", local_part="cribbage")
+    for address in (
+        "cribbage@pbem.example.org",
+        "cribbage+k5x2ablq7vrm4ysoyhd3@pbem.example.org",
+        "Cribbage+Lobby@PBEM.example.org",
+        "alice@pbem.example.org",
+        "cribbagex@pbem.example.org",
+        "cribbage@example.org",
+    ):
+        assert bool(pattern.fullmatch(address)) == takes_mail_for(settings, address), address
+    steps = _readme_block("sh", heading)
+    assert "mailstack.sh route svc.pbem.test 127.0.0.1:8024" in steps

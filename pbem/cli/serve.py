@@ -20,6 +20,7 @@ from pbem.store.errors import StoreError
 
 if TYPE_CHECKING:
     from pbem.daemon import Daemon
+    from pbem.lmtp import LmtpListener
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -79,6 +80,9 @@ def serve(
 ) -> None:
     """Run the daemon: watch the inbox, apply moves, send mail, run the clocks.
 
+    With inbound_url = "lmtp://HOST:PORT" (or "lmtp:/abs/socket") it listens for the
+    mail server's LMTP deliveries instead of reading a mailbox (not with --once).
+
     It logs to stderr what it serves, one line per message received (applied, rejected,
     ignored or failed, and why) and one per delivery (sent, deferred, failed or bounced),
     at the log_level setting (INFO unless set; -v: DEBUG). SIGTERM or Ctrl-C stops it
@@ -117,6 +121,15 @@ def serve(
             daemon.close()
             what = "the unsubscribe" if cfg.unsubscribe_url else "the metrics"
             fail(f"cannot listen on {cfg.http_listen} for {what}: {exc.strerror or exc}")
+    lmtp = None
+    if not once:
+        try:
+            lmtp = _start_lmtp(daemon)
+        except OSError as exc:
+            if listener is not None:
+                listener.stop()
+            daemon.close()
+            fail(f"cannot listen on {mask_url(cfg.inbound)} for LMTP: {exc.strerror or exc}")
     freeze_startup_objects()
     restore = _stop_on_signals(daemon)
     serve_log.info(
@@ -146,9 +159,28 @@ def serve(
         interrupted = True
     finally:
         restore()
+        if lmtp is not None:
+            lmtp.stop()
         if listener is not None:
             listener.stop()
     serve_log.info("stopped" if interrupted or daemon.stop_event.is_set() else "done")
+
+
+def _start_lmtp(daemon: Daemon) -> LmtpListener | None:
+    """The LMTP listener, when the inbox is fed over LMTP (``inbound_url = "lmtp:…"``).
+
+    Started once the daemon holds the database: on SQLite a second ``pbem serve`` is
+    refused before it could take a message. Raises OSError when it cannot bind.
+    """
+    from pbem.transport.lmtp import LmtpInbound
+
+    if not isinstance(daemon.inbox, LmtpInbound):
+        return None
+    from pbem.lmtp import start_listener
+
+    lmtp = start_listener(daemon.service, daemon.inbox)
+    serve_log.info("listening for LMTP on %s", lmtp.address, extra={"lmtp": lmtp.address})
+    return lmtp
 
 
 def _stop_on_signals(daemon: Daemon) -> Callable[[], None]:

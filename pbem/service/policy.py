@@ -12,6 +12,9 @@ path that acts on a mail or sends one asks this module, and nothing else decides
    asks, with no reply. `RULES` says the least proof of each action; a weaker one is
    refused, or — for a request that mails someone — answered with one confirmation
    request (`pbem.service.confirm`), and done once the sender answers it.
+   Before all that, `takes_mail_for` says which envelope recipients are the service's to
+   take at all (its own address, with any ``+tag``): the LMTP listener refuses the
+   others (550), as the mail server refuses an unknown mailbox.
 2. **May the service mail this address now?** (`may_mail`). Consent is per *mailbox*:
    the address lowercased, without a ``+tag`` (`mailbox_of`); the service's own
    addresses and its computer seats are never mailed. An address is mailed when it asked
@@ -41,6 +44,7 @@ from enum import StrEnum
 
 from sqlmodel import Session
 
+from pbem.config import Settings
 from pbem.mail.address import is_valid_address
 from pbem.mail.authresults import from_verdict
 from pbem.mail.reading import IncomingMail, reply_subject
@@ -70,6 +74,7 @@ __all__ = [
     "reachable",
     "suppress",
     "take_new_game",
+    "takes_mail_for",
 ]
 
 
@@ -118,6 +123,18 @@ def is_service_mailbox(ctx: Context, address: str) -> bool:
         return False
     own = ctx.settings.local_part.lower()
     return local == own or re.fullmatch(r"computer\d*", local) is not None
+
+
+def takes_mail_for(settings: Settings, recipient: str) -> bool:
+    """Whether mail to the envelope recipient ``recipient`` is the service's to take: its
+    own address ``local_part@domain`` or ``local_part+anything@domain``, in any case.
+    Anything else (another mailbox, another domain, a computer seat's name, a quoted or
+    routed address) is not: it is refused before a byte of the mail is read."""
+    local, at, domain = recipient.strip().rpartition("@")
+    if not at or domain.lower() != settings.domain.lower():
+        return False
+    base, _plus, _tag = local.partition("+")
+    return base.lower() == settings.local_part.lower() and not re.search(r'[\s"<>@,:;]', local)
 
 
 # -- 1. proven enough? -------------------------------------------------------------------

@@ -7,6 +7,8 @@
 - :mod:`pbem.transport.maildir`: Maildir in (one folder) and out (one folder per recipient).
 - :mod:`pbem.transport.imap`: IMAP in, with IDLE, a persisted cursor and reconnection
   (:mod:`pbem.transport.imap_link`: opening the link, reading off it, waiting on it).
+- :mod:`pbem.transport.lmtp`: LMTP in, as the loop sees it (the listener itself, which
+  stores, is :mod:`pbem.lmtp`).
 - :mod:`pbem.transport.smtp`: SMTP out, one connection per batch, results per recipient.
 """
 

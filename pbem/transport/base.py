@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pbem.transport.imap import ImapInbound
+    from pbem.transport.lmtp import LmtpInbound
     from pbem.transport.maildir import MaildirInbound, MaildirOutbound
     from pbem.transport.smtp import SmtpOutbound
 
@@ -86,7 +87,8 @@ class InboundMessage:
 
 @runtime_checkable
 class InboundSource(Protocol):
-    """Where inbound mail comes from: a Maildir folder or an IMAP folder.
+    """Where inbound mail comes from: a Maildir folder, an IMAP folder, or the LMTP
+    listener's wake-ups.
 
     Not thread-safe: use one source from one thread.
     """
@@ -210,14 +212,18 @@ class MemoryCursorStore:
         return f"MemoryCursorStore({self.cursors!r})"
 
 
-def open_inbound(url: str, cursor_store: CursorStore | None = None) -> MaildirInbound | ImapInbound:
+def open_inbound(
+    url: str, cursor_store: CursorStore | None = None
+) -> MaildirInbound | ImapInbound | LmtpInbound:
     """An inbound source for ``url``.
 
-    Forms: ``maildir:/abs/path``, ``maildir:relative/path`` (created if missing) and
+    Forms: ``maildir:/abs/path``, ``maildir:relative/path`` (created if missing),
     ``imap://user:pass@host:port/FOLDER?tls=none|starttls|implicit&processed=Folder&
-    poll=60&max_size=1048576`` (``imaps://`` means ``tls=implicit``). ``cursor_store``
-    keeps an IMAP folder's read position; without one it lives in memory only. Opening
-    does not connect: the first fetch or wait does.
+    poll=60&max_size=1048576`` (``imaps://`` means ``tls=implicit``) and
+    ``lmtp://host:port`` or ``lmtp:/abs/socket`` (the source the LMTP listener of
+    :mod:`pbem.lmtp` wakes; it listens on nothing itself). ``cursor_store`` keeps an
+    IMAP folder's read position; without one it lives in memory only. Opening does not
+    connect: the first fetch or wait does.
 
     Raises:
         TransportConfigError: the URL is malformed or names an unknown scheme.
@@ -229,7 +235,12 @@ def open_inbound(url: str, cursor_store: CursorStore | None = None) -> MaildirIn
         from pbem.transport.maildir import MaildirInbound
 
         return MaildirInbound(config.path, poll=config.poll, max_size=config.max_size)
+    if isinstance(config, urls.LmtpConfig):
+        from pbem.transport.lmtp import LmtpInbound
+
+        return LmtpInbound(config)
     from pbem.transport.imap import ImapInbound
+    from pbem.transport.lmtp import LmtpInbound
 
     return ImapInbound(config, cursor_store or MemoryCursorStore())
 

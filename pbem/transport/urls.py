@@ -8,6 +8,8 @@ Forms::
     imaps://…           same as imap:// with tls=implicit
     smtp://[user:pass@]host:port?tls=none|starttls|implicit&timeout=30&helo=NAME&verify=yes
     smtps://…           same as smtp:// with tls=implicit
+    lmtp://host:port    LMTP in: the service listens there, the mail server delivers to it
+    lmtp:/abs/path      the same on a Unix socket (``lmtp:///abs/path`` too)
 
 User and password are percent-decoded (write ``%40`` for ``@``, ``%2F`` for ``/``).
 ``max_size=0`` means no size cap. ``verify=no`` accepts any TLS certificate (a test server's
@@ -29,6 +31,9 @@ TLS_MODES: tuple[TlsMode, ...] = ("none", "starttls", "implicit")
 
 DEFAULT_MAX_SIZE = 10 * 1024 * 1024
 """Inbound messages above this many bytes are returned as headers only (``oversize``)."""
+
+DEFAULT_LMTP_PORT = 8024
+"""Where ``lmtp://host`` listens without a port (Mailman's LMTP port, by custom)."""
 
 _IMAP_PORTS: dict[TlsMode, int] = {"none": 143, "starttls": 143, "implicit": 993}
 _SMTP_PORTS: dict[TlsMode, int] = {"none": 25, "starttls": 587, "implicit": 465}
@@ -104,6 +109,26 @@ class ImapConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LmtpConfig:
+    """Where the service listens for LMTP: a TCP ``host`` and ``port``, or a Unix socket
+    ``path`` (exactly one of the two)."""
+
+    host: str | None = None
+    port: int = DEFAULT_LMTP_PORT
+    path: Path | None = None
+
+    def masked_url(self) -> str:
+        """The URL (an LMTP URL holds no secret)."""
+        if self.path is not None:
+            return f"lmtp:{self.path}"
+        host = f"[{self.host}]" if self.host and ":" in self.host else self.host
+        return f"lmtp://{host}:{self.port}"
+
+    def __str__(self) -> str:
+        return self.masked_url()
+
+
+@dataclass(frozen=True, slots=True)
 class SmtpConfig:
     """An SMTP server to send through. ``repr``/``str`` mask the password."""
 
@@ -130,8 +155,8 @@ class SmtpConfig:
         return self.masked_url()
 
 
-def parse_inbound(url: str) -> MaildirConfig | ImapConfig:
-    """Settings for an inbound URL (``maildir:`` or ``imap[s]://``).
+def parse_inbound(url: str) -> MaildirConfig | ImapConfig | LmtpConfig:
+    """Settings for an inbound URL (``maildir:``, ``imap[s]://`` or ``lmtp:``).
 
     Raises:
         TransportConfigError: malformed URL, unknown scheme or parameter, bad value.
@@ -141,12 +166,16 @@ def parse_inbound(url: str) -> MaildirConfig | ImapConfig:
         return _parse_maildir(url, inbound=True)
     if scheme in ("imap", "imaps"):
         return _parse_imap(url)
+    if scheme == "lmtp":
+        return _parse_lmtp(url)
     if scheme in ("smtp", "smtps"):
         raise TransportConfigError(
-            f"{mask_url(url)!r}: SMTP only sends; inbound mail comes from maildir: or imap://"
+            f"{mask_url(url)!r}: SMTP only sends; inbound mail comes from maildir:, imap:// "
+            "or lmtp://"
         )
     raise TransportConfigError(
-        f"{mask_url(url)!r}: unknown inbound scheme {scheme!r} (use maildir:PATH or imap://)"
+        f"{mask_url(url)!r}: unknown inbound scheme {scheme!r} (use maildir:PATH, imap:// "
+        "or lmtp://HOST:PORT)"
     )
 
 
@@ -161,9 +190,10 @@ def parse_outbound(url: str) -> MaildirConfig | SmtpConfig:
         return _parse_maildir(url, inbound=False)
     if scheme in ("smtp", "smtps"):
         return _parse_smtp(url)
-    if scheme in ("imap", "imaps"):
+    if scheme in ("imap", "imaps", "lmtp"):
         raise TransportConfigError(
-            f"{mask_url(url)!r}: IMAP only receives; outbound mail goes to maildir: or smtp://"
+            f"{mask_url(url)!r}: {scheme.upper().rstrip('S')} only receives; outbound mail "
+            "goes to maildir: or smtp://"
         )
     raise TransportConfigError(
         f"{mask_url(url)!r}: unknown outbound scheme {scheme!r} (use maildir:PATH or smtp://)"
@@ -343,6 +373,28 @@ def _parse_imap(url: str) -> ImapConfig:
         batch=_int(url, params, "batch", 100, 1),
         idle=_bool(url, params, "idle", True),
     )
+
+
+def _parse_lmtp(url: str) -> LmtpConfig:
+    parts = urlsplit(url)
+    if parts.fragment:
+        raise TransportConfigError(f"{mask_url(url)!r}: a fragment (#…) has no meaning here")
+    _params(url, parts.query, set())
+    if not parts.netloc:
+        raw_path = unquote(parts.path)
+        if not raw_path.startswith("/") or raw_path == "/" or "\x00" in raw_path:
+            raise TransportConfigError(
+                f"{mask_url(url)!r}: an LMTP socket is lmtp://HOST:PORT or lmtp:/abs/path"
+            )
+        return LmtpConfig(path=Path(raw_path))
+    if parts.path not in ("", "/"):
+        raise TransportConfigError(
+            f"{mask_url(url)!r}: lmtp://HOST:PORT has no path (a Unix socket is lmtp:/abs/path)"
+        )
+    host, port, username, password = _host_port(url, DEFAULT_LMTP_PORT)
+    if username is not None or password is not None:
+        raise TransportConfigError(f"{mask_url(url)!r}: an LMTP listener takes no user")
+    return LmtpConfig(host=host, port=port)
 
 
 def _parse_smtp(url: str) -> SmtpConfig:

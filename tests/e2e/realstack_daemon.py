@@ -80,6 +80,7 @@ class ServeProcess:
     log_path: Path
     db_url: str
     python_args: tuple[str, ...] = ()  # before "-m pbem.cli", e.g. a profiler's
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     kills: int = 0
@@ -99,6 +100,7 @@ class ServeProcess:
         self._log.write(f"--- start {self.starts + 1} at {time.time():.3f}\n")
         self._log.flush()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
+        env.update(self.env)
         self.proc = subprocess.Popen(
             [*self.command(), "serve"],
             cwd=REPO,

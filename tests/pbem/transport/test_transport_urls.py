@@ -8,11 +8,13 @@ import pytest
 
 from pbem.transport.base import TransportConfigError, open_inbound, open_outbound
 from pbem.transport.imap import ImapInbound
+from pbem.transport.lmtp import LmtpInbound
 from pbem.transport.maildir import MaildirInbound, MaildirOutbound
 from pbem.transport.smtp import SmtpOutbound
 from pbem.transport.urls import (
     DEFAULT_MAX_SIZE,
     ImapConfig,
+    LmtpConfig,
     MaildirConfig,
     SmtpConfig,
     mask_url,
@@ -110,6 +112,34 @@ def test_bad_inbound_urls_name_the_problem(url: str, message: str) -> None:
         parse_inbound(url)
 
 
+def test_lmtp_forms() -> None:
+    assert parse_inbound("lmtp://127.0.0.1:8024") == LmtpConfig("127.0.0.1", 8024)
+    assert parse_inbound("LMTP://localhost") == LmtpConfig("localhost", 8024)
+    assert parse_inbound("lmtp://[::1]:2003/") == LmtpConfig("::1", 2003)
+    sock = parse_inbound("lmtp:/run/pbem/lmtp.sock")
+    assert sock == LmtpConfig(path=Path("/run/pbem/lmtp.sock"))
+    assert parse_inbound("lmtp:///run/pbem/lmtp.sock") == sock
+    assert str(sock) == "lmtp:/run/pbem/lmtp.sock"
+    assert str(parse_inbound("lmtp://[::1]:2003")) == "lmtp://[::1]:2003"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("lmtp:relative.sock", "lmtp:/abs/path"),
+        ("lmtp:/", "lmtp:/abs/path"),
+        ("lmtp://h:8024/path", "has no path"),
+        ("lmtp://u:p@h:8024", "takes no user"),
+        ("lmtp://h:99999", "port"),
+        ("lmtp://h:8024?poll=1", "unknown parameter"),
+        ("lmtp://h:8024#x", "fragment"),
+    ],
+)
+def test_bad_lmtp_urls(url: str, message: str) -> None:
+    with pytest.raises(TransportConfigError, match=message):
+        parse_inbound(url)
+
+
 def test_config_error_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         open_inbound("nonsense:thing")
@@ -136,6 +166,7 @@ def test_smtp_forms() -> None:
         ("smtp://h?helo=bad%20name", "helo"),
         ("smtp://h?tls=maybe", "tls must be"),
         ("imap://u:p@h", "only receives"),
+        ("lmtp://h:8024", "LMTP only receives"),
         ("http://h", "unknown outbound scheme"),
     ],
 )
@@ -148,6 +179,9 @@ def test_factories_pick_the_transport(tmp_path: Path) -> None:
     assert isinstance(open_inbound(f"maildir:{tmp_path / 'in'}"), MaildirInbound)
     assert (tmp_path / "in" / "new").is_dir()
     assert isinstance(open_inbound("imap://u:p@127.0.0.1:1/?tls=none"), ImapInbound)
+    lmtp = open_inbound("lmtp://127.0.0.1:1")  # opening binds nothing: the listener does
+    assert isinstance(lmtp, LmtpInbound) and lmtp.fetch() == []
+    lmtp.close()
     assert isinstance(open_outbound(f"maildir:{tmp_path / 'out'}"), MaildirOutbound)
     assert isinstance(open_outbound("smtp://127.0.0.1:1?tls=none"), SmtpOutbound)
 

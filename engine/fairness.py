@@ -285,6 +285,12 @@ def verify_archive(data: dict[str, Any] | str) -> Verdict:
     raw = record.get("deal_proof")
     if raw is None:
         return Verdict(False, verifiable=False)
+    unplayed = check_unplayed(record)
+    if unplayed is not None:
+        return unplayed
+    wrong_dealer = check_first_dealer(record)
+    if wrong_dealer is not None:
+        return wrong_dealer
     proof = DealProof.from_json(raw)
     if proof.server_seed is None:
         return Verdict(
@@ -311,3 +317,87 @@ def verify_archive(data: dict[str, Any] | str) -> Verdict:
         return check_deals(replay_archive(record), derived)
     except EngineError as exc:
         return Verdict(False, check="replay", detail=str(exc))
+
+
+# Bound cuts, aborted games and linked games (the service side of issue 23): small
+# self-contained checks that `verify_archive` calls.
+
+FOLLOW_RULE = "loser-deals-first"
+
+
+def text_hash(text: str) -> str:
+    """The lowercase hex SHA-256 of the UTF-8 ``text``: how a cut's entropy text is
+    quoted in its receipt, in every later mail of the game and in the archive."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_first_dealer(record: dict[str, Any]) -> Verdict | None:
+    """The first dealer of an archived game: with ``deal_proof.follows`` (a rematch, or
+    the next game of a match) ``settings.first_dealer`` must be the loser-deals-first
+    rule applied to that result (`engine.match.loser_deals_first`); without it,
+    ``settings.first_dealer`` must be null (the first dealer comes from the draw). None
+    when it is right (or the archive is older than ``follows``), else the failing
+    Verdict (check "first_dealer")."""
+    from engine.match import loser_deals_first
+
+    proof = record.get("deal_proof")
+    if not isinstance(proof, dict) or "follows" not in proof:
+        return None  # an archive from before games were linked: nothing to check
+    follows = proof["follows"]
+    settings = record.get("settings")
+    chosen = settings.get("first_dealer") if isinstance(settings, dict) else None
+    if follows is None:
+        if chosen is None:
+            return None
+        return Verdict(
+            False,
+            check="first_dealer",
+            detail=f"seat {chosen} dealt first without a draw, but the game follows no other game",
+        )
+    try:
+        if not isinstance(follows, dict) or follows.get("rule") != FOLLOW_RULE:
+            raise ValueError(f"not a {FOLLOW_RULE} result: {follows!r}")
+        players = int(settings["players"]) if isinstance(settings, dict) else 0
+        want = loser_deals_first(
+            players,
+            int(follows["dealer"]),
+            [int(n) for n in follows["scores"]],
+            int(follows["winner"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        return Verdict(False, check="first_dealer", detail=f"unreadable follows: {exc}")
+    if chosen != want:
+        return Verdict(
+            False,
+            check="first_dealer",
+            detail=f"game {follows.get('game')} ended {follows['scores']} (winner "
+            f"{follows['winner']}, last dealer seat {follows['dealer']}): seat {want} deals "
+            f"first, the archive says {chosen}",
+        )
+    return None
+
+
+def check_unplayed(record: dict[str, Any]) -> Verdict | None:
+    """A game aborted before its deal (``outcome`` "aborted", no engine seed: not every
+    player cut): the revealed server seed must match the commitment, and no action may
+    have been played. None for any other game."""
+    proof = record.get("deal_proof")
+    if not isinstance(proof, dict) or record.get("seed") is not None:
+        return None
+    if proof.get("outcome") != "aborted":
+        return None
+    seed = proof.get("server_seed")
+    if not isinstance(seed, str):
+        return Verdict(
+            False, check="commitment", detail="the aborted game's server seed is not revealed"
+        )
+    if commitment(seed) != proof.get("commitment"):
+        return Verdict(
+            False,
+            check="commitment",
+            detail=f"SHA-256 of the server seed is {commitment(seed)}, the commitment says "
+            f"{proof.get('commitment')}",
+        )
+    if record.get("actions"):
+        return Verdict(False, check="replay", detail="a game never dealt has actions")
+    return Verdict(True, deals=0, notes=["aborted before the deal: nothing was dealt"])

@@ -319,6 +319,7 @@ def replay_data(
     ]
     game_id = archive.get("game_id")
     proof = archive.get("deal_proof") if over else None
+    raw_proof = archive.get("deal_proof")
     data: dict[str, Any] = {
         "title": title or (f"Cribbage game {game_id}" if game_id is not None else "Cribbage"),
         "game_id": game_id,
@@ -339,8 +340,25 @@ def replay_data(
         # Only a finished game's page may carry the seed and the server seed.
         "seed": final.seed if over else None,
         "deal_proof": proof if isinstance(proof, dict) else None,
+        # Each seat's cut as recorded (text and SHA-256; never secret): a seat's own
+        # page shows its player theirs, to compare with the receipt of their cut.
+        "cuts": recorded_cuts(raw_proof),
     }
     return data
+
+
+def recorded_cuts(proof: Any) -> dict[str, dict[str, str]]:
+    """Seat (as a string) → {"text", "sha256"} of each cut in a ``deal_proof``."""
+    from engine.fairness import text_hash
+
+    if not isinstance(proof, dict) or not isinstance(proof.get("entropy"), list):
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for entry in proof["entropy"]:
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            text = entry["text"]
+            out[str(entry.get("seat"))] = {"text": text, "sha256": text_hash(text)}
+    return out
 
 
 def _json_for_script(data: dict[str, Any]) -> str:

@@ -285,12 +285,12 @@ def verify_archive(data: dict[str, Any] | str) -> Verdict:
     raw = record.get("deal_proof")
     if raw is None:
         return Verdict(False, verifiable=False)
-    unplayed = check_unplayed(record)
-    if unplayed is not None:
-        return unplayed
     wrong_dealer = check_first_dealer(record)
     if wrong_dealer is not None:
         return wrong_dealer
+    unplayed = check_unplayed(record)
+    if unplayed is not None:
+        return unplayed
     proof = DealProof.from_json(raw)
     if proof.server_seed is None:
         return Verdict(

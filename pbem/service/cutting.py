@@ -148,8 +148,9 @@ def deal_proof(game_row: m.Game, cuts: Sequence[m.CutMail] = ()) -> dict[str, An
 def unplayed_archive(
     game_row: m.Game, seats: Sequence[Seated], cuts: Sequence[m.CutMail]
 ) -> dict[str, Any]:
-    """The archive of a fair game aborted before its deal (not every player cut): no
-    engine seed, no action, and a ``deal_proof`` revealing the server seed."""
+    """The archive of a fair game not dealt (waiting for its cuts, or aborted before
+    every player cut): no engine seed, no action, and its ``deal_proof`` (revealing the
+    server seed once the game is aborted)."""
     from engine.archive import FORMAT
 
     return {

@@ -471,14 +471,14 @@ def tell_status(
 
 
 def export(ctx: Context, game_id: int) -> dict[str, Any]:
-    """A game's archive; a fair game aborted before its deal has one too (its server
-    seed revealed, nothing dealt). ServiceError for a game still waiting for its cuts."""
+    """A game's archive; a fair game not dealt has one too: nothing dealt, the cuts so
+    far, and its server seed once it is aborted."""
     from pbem.store.games import cut_mails
 
     with Session(ctx.db) as session:
         game_row = get_game(ctx, session, game_id)
         cuts = cut_mails(session, game_id)
-        if game_row.seed is None and game_row.status == m.GameStatus.ABORTED.value:
+        if game_row.seed is None:
             from pbem.service.cutting import unplayed_archive
 
             return unplayed_archive(game_row, seats_of(session, game_id), cuts)

@@ -411,12 +411,14 @@ def log_cut(
     reason: str | None = None,
 ) -> None:
     """Record a cut mail of game ``game_id``: accepted when ``reason`` is None, else
-    refused for that reason."""
+    refused for that reason. Its Message-ID is kept with its angle brackets, as the
+    entropy text quotes it."""
+    mid = message_id.strip().strip("<>") if message_id else ""
     session.add(
         CutMail(
             game_id=game_id,
             seat=seat,
-            message_id=message_id,
+            message_id=f"<{mid}>" if mid else None,
             received_at=now,
             text=text,
             accepted=reason is None,

@@ -164,9 +164,21 @@ def test_the_cut_waits_are_reminded_and_time_out(
         harness.step()
         row = harness.game_row(game_id)
         assert row.status == "aborted" and "cut" in (row.status_reason or "")
-        assert "aborted" in text_of(harness.latest(ALICE[0]))
+        told = " ".join(text_of(harness.latest(ALICE[0])).split())
+        assert "aborted" in told
+        # The mail that says so reveals the server seed, and so does the archive.
+        assert f"revealed now the game is aborted: {row.server_seed}" in told
         harness.answer(BOB[0], "cut")
         assert harness.last_inbound().status == "rejected"
+        archive = harness.service.export(game_id)
+        proof = archive["deal_proof"]
+        assert proof["server_seed"] == row.server_seed and proof["outcome"] == "aborted"
+        assert proof["abort_reason"] == row.status_reason
+        assert [(c["seat"], c["accepted"], c["reason"]) for c in proof["cuts"]] == [
+            (0, True, None),
+            (1, False, "game is aborted"),
+        ]
+        assert verify_archive(archive).ok
     finally:
         harness.close()
 
@@ -245,10 +257,26 @@ def test_the_admin_resends_or_aborts_a_game_waiting_for_its_cuts(fair: Harness) 
     assert "Please cut" in str(fair.latest(BOB[0])["Subject"])
     with pytest.raises(ServiceError, match="cannot make it paused"):
         fair.service.set_status(game_id, "paused")
+    fair.answer(ALICE[0], "cut", message_id="<alice-only@example.com>")
     fair.service.set_status(game_id, "aborted", "a test")
     fair.step()
-    assert fair.game_row(game_id).status == "aborted"
+    row = fair.game_row(game_id)
+    assert row.status == "aborted" and row.server_seed is not None
     told = text_of(fair.latest(ALICE[0]))
     assert "aborted" in told and "No cards were dealt" in told and "cut 17" not in told
-    with pytest.raises(ServiceError, match="not dealt yet"):
-        fair.service.export(game_id)
+    # The mail that says so reveals the server seed; so does the archive, which verifies.
+    assert f"revealed now the game is aborted: {row.server_seed}" in " ".join(told.split())
+    archive = fair.service.export(game_id)
+    proof = archive["deal_proof"]
+    assert archive["seed"] is None and archive["actions"] == []
+    assert proof["server_seed"] == row.server_seed
+    assert (proof["outcome"], proof["abort_reason"], proof["recuts"]) == ("aborted", "a test", [])
+    assert [c["text"] for c in proof["cuts"]] == ["<alice-only@example.com>"]
+    assert verify_archive(archive).ok
+    # A revealed seed that is not the committed one is caught.
+    forged = {**archive, "deal_proof": {**proof, "server_seed": "0" * 64}}
+    assert verify_archive(forged).check == "commitment"
+    played = {**archive, "actions": [{"type": "go", "seat": 0}]}
+    assert verify_archive(played).check == "replay"
+    hidden = {**archive, "deal_proof": {**proof, "server_seed": None}}
+    assert verify_archive(hidden).check == "commitment"

@@ -277,9 +277,20 @@ def begin(
         return deal(ctx, session, game_row, now)[0]
     update_row(session, game_row, **play.clock_values(ctx, None, now))
     if ask:
+        made = receipts(game_row)
         for seat in humans(game_row):
-            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
+            notices = made.get(seat, [])
+            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now, notices=notices)
     return None
+
+
+def receipts(game_row: m.Game) -> dict[int, list[Notice]]:
+    """The receipt of each cut recorded so far, by seat: what the first mail of a game
+    tells the players who cut by another word (an invitation's ``accept``, ``rematch``)."""
+    return {
+        int(e["seat"]): [Notice("info", "", receipt(str(e["text"])))]
+        for e in game_row.entropy or ()
+    }
 
 
 def deal(

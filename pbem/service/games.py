@@ -270,7 +270,8 @@ def begin_fair(
     seats = seats_of(session, game_row.id)
     game = cutting.begin(ctx, session, game_row, seats, now, ask=ask_cut)
     if game is not None:
-        notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
+        told = cutting.receipts(game_row)
+        notify.turn_mails(ctx, session, game_row, game, seats, 0, told, None, now)
     return game_row.id
 
 

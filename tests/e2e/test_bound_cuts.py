@@ -221,6 +221,13 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
         "rule": "loser-deals-first",
     }
     assert row.settings["first_dealer"] == first_dealer_after(over)
+    # Her "rematch" was her cut (its mail showed the commitment): the game's first mail,
+    # dealt at once, is its receipt, and the archive logs that mail as her cut.
+    text, _ = read_receipt(fair.latest(ALICE[0]))
+    assert text.endswith(" best of 3") and row.entropy == [{"seat": 0, "text": text}]
+    (logged,) = fair.service.export(second)["deal_proof"]["cuts"]
+    assert (logged["text"], logged["accepted"]) == (text, True)
+    assert text.startswith(logged["message_id"] + " ")
     fair.answer(ALICE[0], "resign")
     # The match goes on: its next game follows this one.
     done = fair.game(second)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import commitment, derive_seed, entropy_text, verify_archive
+from engine.fairness import commitment, derive_seed, entropy_text, text_hash, verify_archive
 from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service import ServiceError
@@ -202,6 +202,10 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     # Bob's "accept" answered a mail that showed the commitment: it is his cut.
     assert "Your cut is in" in str(fair.latest(BOB[0])["Subject"])
     assert [e["seat"] for e in row.entropy or ()] == [1]
+    # Its receipt quotes the text recorded for him and its hash.
+    bob_text = str((row.entropy or [{}])[0]["text"])
+    told = " ".join(text_of(fair.latest(BOB[0])).split())
+    assert f"recorded as “{bob_text}” (SHA-256 {text_hash(bob_text)})" in told
     assert "Please cut" in str(fair.latest(ALICE[0])["Subject"])
     fair.deliver(reply(fair.latest(ALICE[0]), ALICE[0], "Alice", "cut 7 fish"))
     dealt = fair.game_row(game_id)

@@ -66,7 +66,10 @@ def parse_archive(data: dict[str, Any] | str) -> dict[str, Any]:
 
 
 def _new_game(record: dict[str, Any]) -> Game:
-    """The game before its first action; a malformed settings value is a ReplayError."""
+    """The game before its first action; a malformed settings value, or no seed (a game
+    that ended before its deal), is a ReplayError."""
+    if record["seed"] is None:
+        raise ReplayError("the game was never dealt: its archive has no seed")
     try:
         return Game(Settings.from_json(record["settings"]), str(record["seed"]))
     except (EngineError, TypeError, ValueError) as exc:

@@ -284,8 +284,14 @@ def replay_data(
 
     Raises:
         ReplayPageError: the archive does not replay, ``seat`` is no seat of the game, or
-            a running game was asked for without a seat.
+            a running game was asked for without a seat, or the game was never dealt.
     """
+    if isinstance(archive, dict) and "seed" in archive and archive["seed"] is None:
+        raise ReplayPageError(
+            "the game is not dealt yet: it waits for the players' cuts"
+            if archive.get("status") == "cutting"
+            else "the game ended before its deal: there is nothing to replay"
+        )
     try:
         games = list(replay_archive(archive))
     except (EngineError, ReplayError) as exc:

@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from engine.fairness import commitment, derive_seed, entropy_text, text_hash, verify_archive
 from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
+from pbem.render.replay import ReplayPageError, replay_page
 from pbem.service import ServiceError
 from pbem.service.cutting import NOT_NEEDED
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
@@ -284,3 +285,8 @@ def test_the_admin_resends_or_aborts_a_game_waiting_for_its_cuts(fair: Harness) 
     assert verify_archive(played).check == "replay"
     hidden = {**archive, "deal_proof": {**proof, "server_seed": None}}
     assert verify_archive(hidden).check == "commitment"
+    # Nothing was dealt: there is no replay, and the archive does not import.
+    with pytest.raises(ReplayPageError, match="ended before its deal"):
+        replay_page(archive, seat=0)
+    with pytest.raises(ServiceError, match="never dealt"):
+        fair.service.import_archive(archive)

@@ -25,6 +25,10 @@ def _id() -> sa.types.TypeEngine[int]:
 
 
 def upgrade() -> None:
+    # The game table first: on SQLite batch mode rebuilds it, which a table referring to
+    # it would have to survive.
+    with op.batch_alter_table("game") as batch:
+        batch.add_column(sa.Column("follows", sa.Text(), nullable=True))
     op.create_table(
         "cut_mail",
         sa.Column("id", _id(), nullable=False),
@@ -39,12 +43,11 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_cut_mail"),
     )
     op.create_index("ix_cut_mail_game_id", "cut_mail", ["game_id"])
-    with op.batch_alter_table("game") as batch:
-        batch.add_column(sa.Column("follows", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("game") as batch:
-        batch.drop_column("follows")
+    # The table referring to the game first (see upgrade).
     op.drop_index("ix_cut_mail_game_id", table_name="cut_mail")
     op.drop_table("cut_mail")
+    with op.batch_alter_table("game") as batch:
+        batch.drop_column("follows")

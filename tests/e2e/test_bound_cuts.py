@@ -119,8 +119,11 @@ def test_the_receipt_of_a_cut_catches_a_server_that_changes_it(fair: Harness, se
     else:
         assert "the archive does not hold my cut as the receipt quotes it" in problems
         assert any("does not show my cut's hash" in p for p in problems)
-    # Every later mail shows Bob's hash too, in full.
-    assert all(text_hash("<bob-cut@example.org>") in flat(mail) for mail in later)
+    # Every later mail shows Bob's hash too, in full, in its text and in its HTML.
+    bob = text_hash("<bob-cut@example.org>")
+    for mail in later:
+        html = mail.get_body(("html",))
+        assert html is not None and bob in html.get_content() and bob in flat(mail)
 
 
 def test_every_cut_mail_is_archived_accepted_or_refused(fair: Harness) -> None:

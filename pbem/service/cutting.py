@@ -6,8 +6,16 @@ waits, in status ``cutting``, for every human seat's ``cut``: no engine ``Game``
 engine seed exist meanwhile, so no deal can be computed by anyone. Each cut stores the
 seat's entropy text (its mail's Message-ID and words); the last one derives the engine
 seed ``K``, deals, and the game goes on as any other. ``S`` is written in the game's
-mails and archive only once the game is over. Reminders and the timeout apply as to any
-other wait: a game whose players did not all cut by its deadline is aborted.
+mails and archive only once the game is over — finished, or aborted (by the admin, or
+because not every player cut by its deadline): a game that ends without being played
+out reveals its seed all the same, so no abort can hide a deal. Reminders and the
+timeout apply as to any other wait.
+
+Cuts are bound to their players: the receipt of a cut quotes the entropy text recorded
+and its SHA-256, every later mail shows each seat's hash (`deal_lines`), and every cut
+mail the game receives, accepted or refused, is logged (``cut_mail``) and archived as
+``deal_proof.cuts``. There are no re-cuts: a cut phase is never restarted with a new
+seed, so ``deal_proof.recuts`` is always empty.
 """
 
 from __future__ import annotations

@@ -107,7 +107,8 @@ class Game(SQLModel, table=True):
     seed: str | None = None
     # pbem-deal/1 (None: the game's deals are not verifiable, e.g. an admin's --seed):
     # the commitment C = sha256(S), the secret server seed S (revealed only once the
-    # game is over), and the human seats' entropy texts [{"seat": n, "text": E}, ...].
+    # game is over or aborted), and the human seats' entropy texts
+    # [{"seat": n, "text": E}, ...]; every cut mail received is a `CutMail`.
     commitment: str | None = None
     server_seed: str | None = None
     entropy: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONText)

@@ -1,8 +1,8 @@
-"""Forged cuts: a stranger who learned a seat's reply address, or a mail whose From the
-trusted provider did not vouch for, cannot cut for the seat. Nobody is mailed, the seat
-still waits for its cut, and each forged cut is on the game's record (the archive's
-``deal_proof.cuts``), refused with its reason — so a server that took one instead of the
-player's would be caught."""
+"""Forged cuts: a stranger who learned a seat's reply address, a mail whose From the
+trusted provider did not vouch for, or a From alone for a seat not joined, cannot cut
+for the seat. Nobody is mailed and the seat still waits for its cut; each forged cut
+that reached its game is on the game's record (the archive's ``deal_proof.cuts``),
+refused with its reason (a mail the provider did not vouch for is not even read)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Verifiable deals: the ``pbem-deal/1`` protocol (commit, cut, derive, reveal, verify).
+"""Verifiable deals: the ``pbem-deal/2`` protocol (commit, cut, derive, reveal, verify).
+
+The whole protocol, byte by byte, with test vectors: ``docs/pbem-deal-1.md``.
+``pbem-deal/2`` differs from ``pbem-deal/1`` only in how a cut's words are cleaned
+(`clean_words`); archives of either verify the same way.
 
 The service draws a secret server seed ``S`` before any deal and publishes its
 commitment ``C = sha256_hex(S)``.  Every human seat then "cuts for the deal": its
@@ -19,23 +23,35 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.cards import Card, full_deck
-from engine.errors import EngineError, ReplayError
+from engine.errors import ReplayError
 from engine.game import Game
 from engine.rng import shuffled
 
-PROTOCOL = "pbem-deal/1"
+PROTOCOL_1 = "pbem-deal/1"
+PROTOCOL_2 = "pbem-deal/2"
+PROTOCOL = PROTOCOL_2
+"""The protocol of new games."""
+PROTOCOLS = (PROTOCOL_1, PROTOCOL_2)
+"""The protocols whose archives verify."""
 MAX_WORDS = 200
 """The most characters of a player's cut words that enter the entropy text."""
 
 NOT_VERIFIABLE = "this game's deals are not verifiable (no commitment)"
+NOT_REVEALED = "the server seed is not revealed yet: the deals can be checked once the game is over"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _UNSAFE = re.compile(r"[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def text_hash(text: str) -> str:
+    """The lowercase hex SHA-256 of the UTF-8 ``text`` (an entropy text's ``sha256``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def commitment(server_seed: str) -> str:
@@ -48,22 +64,67 @@ def is_server_seed(text: str) -> bool:
     return bool(_HEX64.match(text))
 
 
-def clean_words(words: str) -> str:
-    """A player's cut words as they enter the entropy: every character outside printable
-    ASCII (U+0020–U+007E) and U+00A0 and up (less surrogates, U+FFFE and U+FFFF) becomes
-    a space, runs of whitespace become one space, the ends are trimmed, then at most 200
-    characters (code points) are kept and the end trimmed again."""
-    kept = _UNSAFE.sub(" ", words)
-    return " ".join(kept.split())[:MAX_WORDS].strip()
+def clean_words(words: str, protocol: str = PROTOCOL) -> str:
+    """A player's cut words as they enter the entropy text.
+
+    ``pbem-deal/2``: every format character (general category Cf: zero-width spaces,
+    bidi controls, soft hyphens…) is deleted; every control (Cc), surrogate (Cs) and
+    separator (Zs, Zl, Zp) becomes U+0020; the text is put in Unicode NFC; runs of U+0020
+    become one, the ends are trimmed; then the first 200 code points are kept and the
+    end trimmed again.
+
+    ``pbem-deal/1``: every character outside printable ASCII (U+0020–U+007E) and U+00A0
+    and up (less surrogates, U+FFFE and U+FFFF) becomes a space, runs of whitespace
+    (Python's `str.split`) become one space, the ends are trimmed, then at most 200
+    code points are kept and the end trimmed again."""
+    if protocol == PROTOCOL_1:
+        kept = _UNSAFE.sub(" ", words)
+        return " ".join(kept.split())[:MAX_WORDS].strip()
+    if protocol != PROTOCOL_2:
+        raise ValueError(f"unknown deal protocol {protocol!r}")
+    out: list[str] = []
+    for ch in words:
+        category = unicodedata.category(ch)
+        if category == "Cf":
+            continue
+        out.append(" " if category in _SPACED else ch)
+    text = unicodedata.normalize("NFC", "".join(out))
+    text = _SPACES.sub(" ", text).strip(" ")
+    return text[:MAX_WORDS].rstrip(" ")
 
 
-def entropy_text(message_id: str, words: str) -> str:
-    """``E_seat``: the cut mail's Message-ID (with its angle brackets) and the cleaned
-    words after one space; just the Message-ID when there are no words."""
-    mid = message_id.strip()
-    if not mid.startswith("<"):
-        mid = f"<{mid.strip('<>')}>"
-    said = clean_words(words)
+_SPACED = frozenset({"Cc", "Cs", "Zs", "Zl", "Zp"})
+_SPACES = re.compile(" {2,}")
+_MESSAGE_ID_UNSAFE = re.compile(r"[^\x21-\x7e]")
+
+
+def clean_message_id(message_id: str, protocol: str = PROTOCOL) -> str:
+    """The Message-ID as it enters the entropy text, with its angle brackets.
+
+    ``pbem-deal/2``: every character outside U+0021–U+007E is deleted, then any ``<``
+    and ``>`` at either end, and the rest is put between ``<`` and ``>``; "" when
+    nothing is left (the service then uses a placeholder). ``pbem-deal/1``: the ends
+    trimmed, and brackets added when it does not start with ``<``."""
+    if protocol == PROTOCOL_1:
+        mid = message_id.strip()
+        return mid if mid.startswith("<") else f"<{mid.strip('<>')}>"
+    core = _MESSAGE_ID_UNSAFE.sub("", message_id).strip("<>")
+    return f"<{core}>" if core else ""
+
+
+def entropy_text(
+    message_id: str,
+    words: str,
+    protocol: str = PROTOCOL,
+    *,
+    placeholder: str = "<no-message-id>",
+) -> str:
+    """``E_seat``: the cut mail's Message-ID (with its angle brackets, see
+    `clean_message_id`) and the cleaned words after one space; just the Message-ID when
+    there are no words. A mail without a Message-ID (or one that cleans to nothing)
+    counts by ``placeholder`` (the service's is ``<no-message-id.GAME.SEAT>``)."""
+    mid = clean_message_id(message_id, protocol) or placeholder
+    said = clean_words(words, protocol)
     return f"{mid} {said}" if said else mid
 
 
@@ -80,21 +141,48 @@ def derive_seed(server_seed: str, entropy: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class DealProof:
     """The archive's ``deal_proof``: the commitment, the server seed once revealed (None
-    before game over), and the entropy texts of the human seats (seat, text), in seat
-    order."""
+    before), and the entropy texts of the human seats (seat, text), in seat order; then
+    what the service recorded around them (kept as the archive's JSON): every cut mail
+    received (``cuts``), every abandoned cut phase (``recuts``), the game this one
+    follows (``follows``) and how the game ended (``outcome``, ``abort_reason``).
+
+    An archive written before these were recorded has none of their keys; `to_json`
+    writes them only when they are known (``outcome`` set)."""
 
     commitment: str
     server_seed: str | None = None
     entropy: tuple[tuple[int, str], ...] = ()
+    protocol: str = PROTOCOL
+    cuts: tuple[dict[str, Any], ...] = ()
+    recuts: tuple[dict[str, Any], ...] = ()
+    follows: dict[str, Any] | None = None
+    outcome: str | None = None
+    abort_reason: str | None = None
 
-    def to_json(self, *, reveal: bool = False) -> dict[str, Any]:
-        """The archive's ``deal_proof`` object; ``server_seed`` only when ``reveal``."""
-        return {
-            "protocol": PROTOCOL,
+    def to_json(
+        self, *, reveal: bool = False, records: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The archive's ``deal_proof`` object; ``server_seed`` only when ``reveal``,
+        and the deal ``records`` (`deal_records`: ``draws`` and ``deals``) only then."""
+        data: dict[str, Any] = {
+            "protocol": self.protocol,
             "commitment": self.commitment,
             "server_seed": self.server_seed if reveal else None,
-            "entropy": [{"seat": seat, "text": text} for seat, text in self.entropy],
+            "entropy": [
+                {"seat": seat, "text": text, "sha256": text_hash(text)}
+                for seat, text in self.entropy
+            ],
         }
+        if self.outcome is not None:
+            data["cuts"] = [dict(cut) for cut in self.cuts]
+            data["recuts"] = [dict(recut) for recut in self.recuts]
+            data["follows"] = dict(self.follows) if self.follows is not None else None
+            data["outcome"] = self.outcome
+            data["abort_reason"] = self.abort_reason
+        if reveal and records is not None:
+            data["draws"] = records["draws"]
+            data["deals"] = records["deals"]
+        return data
 
     def seed(self) -> str:
         """``K``; ValueError when the server seed is not known."""
@@ -107,8 +195,9 @@ class DealProof:
         """Read an archive's ``deal_proof``; ReplayError when it is malformed."""
         if not isinstance(data, dict):
             raise ReplayError("the deal_proof is not an object")
-        if data.get("protocol") != PROTOCOL:
-            raise ReplayError(f"unknown deal protocol {data.get('protocol')!r}")
+        protocol = data.get("protocol")
+        if protocol not in PROTOCOLS:
+            raise ReplayError(f"unknown deal protocol {protocol!r}")
         commit = data.get("commitment")
         seed = data.get("server_seed")
         raw = data.get("entropy", [])
@@ -128,17 +217,43 @@ class DealProof:
         seats = [seat for seat, _ in entropy]
         if seats != sorted(set(seats)):
             raise ReplayError("the entropy entries must be in seat order, one per seat")
-        return cls(commit, seed, tuple(entropy))
+        cuts = data.get("cuts", [])
+        recuts = data.get("recuts", [])
+        follows = data.get("follows")
+        if not (isinstance(cuts, list) and all(isinstance(c, dict) for c in cuts)):
+            raise ReplayError("the deal_proof's cuts are not a list of objects")
+        if not (isinstance(recuts, list) and all(isinstance(r, dict) for r in recuts)):
+            raise ReplayError("the deal_proof's recuts are not a list of objects")
+        if follows is not None and not isinstance(follows, dict):
+            raise ReplayError("the deal_proof's follows is not an object")
+        outcome = data.get("outcome")
+        if outcome not in (None, "finished", "aborted"):
+            raise ReplayError(f"unknown outcome {outcome!r}")
+        reason = data.get("abort_reason")
+        return cls(
+            commit,
+            seed,
+            tuple(entropy),
+            protocol,
+            tuple(cuts),
+            tuple(recuts),
+            follows,
+            outcome,
+            reason if isinstance(reason, str) else None,
+        )
 
 
 @dataclass
 class Verdict:
     """What `verify_archive` found: ``ok`` with the number of deals checked, or the
-    first mismatch (``check`` is "commitment", "seed", "draw", "deal", "crib",
-    "starter" or "replay"; ``hand`` the hand it was found in, when it has one)."""
+    first mismatch (``check`` names it: "commitment", "entropy", "seed", "cuts",
+    "recut", "first dealer", "draw", "dealer", "deal", "crib", "starter", "records",
+    "replay", "cut"; ``hand`` the hand it was found in, when it has one); not
+    ``verifiable`` (no commitment) or not ``revealed`` (no server seed yet)."""
 
     ok: bool
     verifiable: bool = True
+    revealed: bool = True
     deals: int = 0
     check: str | None = None
     hand: int | None = None
@@ -149,6 +264,8 @@ class Verdict:
     def message(self) -> str:
         if not self.verifiable:
             return NOT_VERIFIABLE
+        if not self.revealed:
+            return NOT_REVEALED
         if self.ok:
             return f"all {self.deals} deals verified"
         where = f" (hand {self.hand})" if self.hand is not None else ""
@@ -183,7 +300,13 @@ class ExpectedDeal:
 def expected_deal(seed: str, hand_no: int, players: int, dealer: int) -> ExpectedDeal:
     """Hand ``hand_no`` dealt from ``shuffled(deck, K, "hand/H")``: one card at a time
     from the dealer's left (seat dealer+1 first), five or six each, one to the crib
-    when three play, the next card is the starter."""
+    when three play, the next card is the starter. Each hand sorted (see `dealt`)."""
+    deal = dealt(seed, hand_no, players, dealer)
+    return ExpectedDeal(tuple(tuple(sorted(h)) for h in deal.hands), deal.crib, deal.starter)
+
+
+def dealt(seed: str, hand_no: int, players: int, dealer: int) -> ExpectedDeal:
+    """As `expected_deal`, each hand in the order its cards were dealt."""
     pack = shuffled(full_deck(), seed, f"hand/{hand_no}")
     size = 6 if players == 2 else 5
     hands: list[list[Card]] = [[] for _ in range(players)]
@@ -197,7 +320,62 @@ def expected_deal(seed: str, hand_no: int, players: int, dealer: int) -> Expecte
     if players == 3:
         crib = (pack[pos],)
         pos += 1
-    return ExpectedDeal(tuple(tuple(sorted(h)) for h in hands), crib, pack[pos])
+    return ExpectedDeal(tuple(tuple(h) for h in hands), crib, pack[pos])
+
+
+def deal_records(states: Iterable[Game]) -> dict[str, Any]:
+    """The archive's deal records of a replayed game (its ``states``: before the first
+    action, then after each): ``draws``, the rounds of the draw for the first deal
+    (``{"round": R, "cards": [card or None per seat]}``), and ``deals``, per hand its
+    dealer, each seat's cards in the order dealt, the crib card of a three-player deal
+    (else ``[]``) and the starter (None while it is not turned). Cards as ``"10H"``."""
+    draws: list[dict[str, Any]] = []
+    deals: list[dict[str, Any]] = []
+    first = True
+    for game in states:
+        if first:
+            first = False
+            for number, drawn in enumerate(game.draws, start=1):
+                cards = [drawn[s].ascii if s in drawn else None for s in range(game.players)]
+                draws.append({"round": number, "cards": cards})
+        if not deals or deals[-1]["hand"] != game.hand_no:
+            deals.append(
+                {
+                    "hand": game.hand_no,
+                    "dealer": game.dealer,
+                    "hands": [
+                        [c.ascii for c in _dealt_cards(game, seat)] for seat in range(game.players)
+                    ],
+                    "crib": [c.ascii for c in game.crib()[:1]] if game.players == 3 else [],
+                    "starter": None,
+                }
+            )
+        if game.starter is not None and deals[-1]["starter"] is None:
+            deals[-1]["starter"] = game.starter.ascii
+    return {"draws": draws, "deals": deals}
+
+
+def records_of(game: Game) -> dict[str, Any]:
+    """`deal_records` of ``game``, replayed from its seed and actions (for an export)."""
+    from engine.archive import replay_archive, to_archive
+
+    return deal_records(replay_archive(to_archive(game)))
+
+
+def first_dealer_rule(players: int, scores: Sequence[int], winner: int, last_dealer: int) -> int:
+    """The seat that deals first in a game that follows another ("loser-deals-first"):
+    ``scores`` and ``winner`` as the engine keeps them (per seat, or per side with
+    partners: seat s is on side s % 2), ``last_dealer`` the seat that dealt the previous
+    game's last hand. Of the losing seats in turn order from the last dealer's left,
+    the one with the lowest score; with partners, the first of them (`engine.match.
+    first_dealer_after` on the previous game gives the same seat)."""
+    order = [(last_dealer + step) % players for step in range(1, players + 1)]
+
+    def side(seat: int) -> int:
+        return seat % 2 if players == 4 else seat
+
+    losers = [seat for seat in order if side(seat) != winner]
+    return min(losers, key=lambda seat: (scores[side(seat)], order.index(seat)))
 
 
 def check_deals(states: Iterable[Game], seed: str) -> Verdict:
@@ -267,7 +445,8 @@ def check_deals(states: Iterable[Game], seed: str) -> Verdict:
 
 
 def _dealt_cards(game: Game, seat: int) -> tuple[Card, ...]:
-    """What ``seat`` holds right after a deal (nothing laid away yet)."""
+    """What ``seat`` was dealt: what it holds right after a deal, in the order dealt
+    (nothing laid away yet)."""
     return tuple(game.holding(seat)) + tuple(game.laid_away(seat))
 
 
@@ -275,129 +454,12 @@ def _cards(cards: Iterable[Card]) -> str:
     return " ".join(c.ascii for c in cards)
 
 
-def verify_archive(data: dict[str, Any] | str) -> Verdict:
-    """Check an archive per step 6 of ``pbem-deal/1``: (a) SHA-256(S) == C,
-    (b) derive(S, entropy) == seed, (c) `check_deals`. A game without a
-    ``deal_proof`` is not verifiable; ReplayError when the archive is unreadable."""
-    from engine.archive import parse_archive, replay_archive
+def verify_archive(
+    data: dict[str, Any] | str, *, seat: int | None = None, cut: str | None = None
+) -> Verdict:
+    """Check an archive by every step of the specification (`engine.dealcheck`);
+    with ``seat`` and ``cut``, first that the entropy text recorded for that seat is
+    ``cut``. ReplayError when the archive is unreadable."""
+    from engine.dealcheck import verify
 
-    record = parse_archive(data)
-    raw = record.get("deal_proof")
-    if raw is None:
-        return Verdict(False, verifiable=False)
-    wrong_dealer = check_first_dealer(record)
-    if wrong_dealer is not None:
-        return wrong_dealer
-    unplayed = check_unplayed(record)
-    if unplayed is not None:
-        return unplayed
-    proof = DealProof.from_json(raw)
-    if proof.server_seed is None:
-        return Verdict(
-            False,
-            check="commitment",
-            detail="the server seed is not revealed yet (the game is not over)",
-        )
-    if commitment(proof.server_seed) != proof.commitment:
-        return Verdict(
-            False,
-            check="commitment",
-            detail=f"SHA-256 of the server seed is {commitment(proof.server_seed)}, "
-            f"the commitment says {proof.commitment}",
-        )
-    derived = proof.seed()
-    if derived != str(record["seed"]):
-        return Verdict(
-            False,
-            check="seed",
-            detail=f"the server seed and the entropy give {derived}, the archive's seed is "
-            f"{record['seed']}",
-        )
-    try:
-        return check_deals(replay_archive(record), derived)
-    except EngineError as exc:
-        return Verdict(False, check="replay", detail=str(exc))
-
-
-# Bound cuts, aborted games and linked games (the service side of issue 23): small
-# self-contained checks that `verify_archive` calls.
-
-FOLLOW_RULE = "loser-deals-first"
-
-
-def text_hash(text: str) -> str:
-    """The lowercase hex SHA-256 of the UTF-8 ``text``: how a cut's entropy text is
-    quoted in its receipt, in every later mail of the game and in the archive."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def check_first_dealer(record: dict[str, Any]) -> Verdict | None:
-    """The first dealer of an archived game: with ``deal_proof.follows`` (a rematch, or
-    the next game of a match) ``settings.first_dealer`` must be the loser-deals-first
-    rule applied to that result (`engine.match.loser_deals_first`); without it,
-    ``settings.first_dealer`` must be null (the first dealer comes from the draw). None
-    when it is right (or the archive is older than ``follows``), else the failing
-    Verdict (check "first_dealer")."""
-    from engine.match import loser_deals_first
-
-    proof = record.get("deal_proof")
-    if not isinstance(proof, dict) or "follows" not in proof:
-        return None  # an archive from before games were linked: nothing to check
-    follows = proof["follows"]
-    settings = record.get("settings")
-    chosen = settings.get("first_dealer") if isinstance(settings, dict) else None
-    if follows is None:
-        if chosen is None:
-            return None
-        return Verdict(
-            False,
-            check="first_dealer",
-            detail=f"seat {chosen} dealt first without a draw, but the game follows no other game",
-        )
-    try:
-        if not isinstance(follows, dict) or follows.get("rule") != FOLLOW_RULE:
-            raise ValueError(f"not a {FOLLOW_RULE} result: {follows!r}")
-        players = int(settings["players"]) if isinstance(settings, dict) else 0
-        want = loser_deals_first(
-            players,
-            int(follows["dealer"]),
-            [int(n) for n in follows["scores"]],
-            int(follows["winner"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        return Verdict(False, check="first_dealer", detail=f"unreadable follows: {exc}")
-    if chosen != want:
-        return Verdict(
-            False,
-            check="first_dealer",
-            detail=f"game {follows.get('game')} ended {follows['scores']} (winner "
-            f"{follows['winner']}, last dealer seat {follows['dealer']}): seat {want} deals "
-            f"first, the archive says {chosen}",
-        )
-    return None
-
-
-def check_unplayed(record: dict[str, Any]) -> Verdict | None:
-    """A game aborted before its deal (``outcome`` "aborted", no engine seed: not every
-    player cut): the revealed server seed must match the commitment, and no action may
-    have been played. None for any other game."""
-    proof = record.get("deal_proof")
-    if not isinstance(proof, dict) or record.get("seed") is not None:
-        return None
-    if proof.get("outcome") != "aborted":
-        return None
-    seed = proof.get("server_seed")
-    if not isinstance(seed, str):
-        return Verdict(
-            False, check="commitment", detail="the aborted game's server seed is not revealed"
-        )
-    if commitment(seed) != proof.get("commitment"):
-        return Verdict(
-            False,
-            check="commitment",
-            detail=f"SHA-256 of the server seed is {commitment(seed)}, the commitment says "
-            f"{proof.get('commitment')}",
-        )
-    if record.get("actions"):
-        return Verdict(False, check="replay", detail="a game never dealt has actions")
-    return Verdict(True, deals=0, notes=["aborted before the deal: nothing was dealt"])
+    return verify(data, seat=seat, cut=cut)

@@ -8,7 +8,7 @@ next game's settings with that dealer; ``MatchScore`` adds up game values
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from engine.game import Game, Outcome, Settings
@@ -24,25 +24,10 @@ def first_dealer_after(game: Game) -> int:
     outcome = game.outcome
     if outcome is None:
         raise ValueError("the game is not over")
-    return loser_deals_first(game.players, game.dealer, outcome.scores, outcome.winner)
-
-
-def loser_deals_first(players: int, dealer: int, scores: Sequence[int], winner: int) -> int:
-    """`first_dealer_after` from a game's result alone: its number of ``players``, its
-    last ``dealer``, the final ``scores`` (per seat, or per side with partners) and the
-    ``winner`` (seat, or side) — what an archive's ``deal_proof.follows`` holds, so a
-    verifier needs no replay of the game followed. ValueError for a result that is not
-    one (a winner or dealer with no seat, scores not one per side)."""
-    sides = 2 if players == 4 else players
-    if len(scores) != sides or not 0 <= winner < sides or not 0 <= dealer < players:
-        raise ValueError(f"not the result of a {players}-player game")
-
-    def side_of(seat: int) -> int:
-        return seat % 2 if players == 4 else seat
-
-    order = [(dealer + step) % players for step in range(1, players + 1)]
-    losers = [seat for seat in order if side_of(seat) != winner]
-    return min(losers, key=lambda seat: (scores[side_of(seat)], order.index(seat)))
+    n = game.players
+    order = [(game.dealer + step) % n for step in range(1, n + 1)]
+    losers = [seat for seat in order if seat not in outcome.winner_seats]
+    return min(losers, key=lambda seat: (outcome.scores[game.side_of(seat)], order.index(seat)))
 
 
 def rematch_settings(game: Game) -> Settings:

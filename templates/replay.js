@@ -339,7 +339,7 @@
     verifyDeals().then(report, function (err) { report({ state: "error", text: "the deals could not be checked here: " + err }); });
   }
 
-  // -- deal verification (pbem-deal/1) --------------------------------------------------
+  // -- deal verification (pbem-deal/1 and /2) -----------------------------------------------
   var enc = new TextEncoder();
   function concat(parts) {
     var n = 0;
@@ -401,93 +401,257 @@
     for (var i = 0; i < u8.length; i++) s += (u8[i] < 16 ? "0" : "") + u8[i].toString(16);
     return s;
   }
-  // K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each human seat's cut.
-  function derive(serverSeed, entropy) {
-    var parts = [serverSeed].concat(entropy.slice().sort(function (a, b) { return a.seat - b.seat; }).map(function (e) { return e.text; }));
-    var chunks = [];
-    parts.forEach(function (p) {
-      var u = enc.encode(p), len = new Uint8Array(4);
-      new DataView(len.buffer).setUint32(0, u.length, false);
-      chunks.push(len, u);
-    });
-    return sha256(concat(chunks)).then(hex);
-  }
-  // engine/rng.py: word i = first 8 bytes of SHA-256(seed 0x00 label 0x00 i as 8 bytes).
+  // engine/rng.py (docs/pbem-deal-1.md, section 4): word i = first 8 bytes of
+  // SHA-256(seed 0x00 label 0x00 i as 8 bytes). Hashed here with the page's own SHA-256,
+  // synchronously: thousands of 50-byte blocks are far quicker so than one promise each.
   var WORD = BigInt(1) << BigInt(64);
   function stream(seed, label) {
     var prefix = concat([enc.encode(seed), new Uint8Array([0]), enc.encode(label), new Uint8Array([0])]);
+    var block = new Uint8Array(prefix.length + 8), dv = new DataView(block.buffer);
+    block.set(prefix);
     var counter = BigInt(0);
     function word() {
-      var c = new Uint8Array(8);
-      new DataView(c.buffer).setBigUint64(0, counter, false);
+      dv.setBigUint64(prefix.length, counter, false);
       counter += BigInt(1);
-      return sha256(concat([prefix, c])).then(function (d) { return new DataView(d.buffer).getBigUint64(0, false); });
+      var d = sha256js(block);
+      return new DataView(d.buffer).getBigUint64(0, false);
     }
-    function below(n) {
+    return function below(n) {
       var nb = BigInt(n), limit = WORD - (WORD % nb);
-      return word().then(function (w) { return w < limit ? Number(w % nb) : below(n); });
-    }
-    return below;
+      for (;;) {
+        var w = word();
+        if (w < limit) return Number(w % nb);
+      }
+    };
   }
   function fullDeck() {
     var out = [], labels = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
     labels.forEach(function (r) { "CDHS".split("").forEach(function (s) { out.push(r + s); }); });
     return out;
   }
-  async function shuffled(seed, label) {
-    var out = fullDeck(), below = stream(seed, label);
-    for (var i = out.length - 1; i > 0; i--) {
-      var j = await below(i + 1);
-      var t = out[i]; out[i] = out[j]; out[j] = t;
+  var packs = {};
+  function shuffled(seed, label) {
+    var id = seed + "\u0000" + label;
+    if (!(id in packs)) {
+      var out = fullDeck(), below = stream(seed, label);
+      for (var i = out.length - 1; i > 0; i--) {
+        var j = below(i + 1);
+        var t = out[i]; out[i] = out[j]; out[j] = t;
+      }
+      packs[id] = out;
     }
-    return out;
+    return packs[id].slice();
   }
   function sameSet(a, b) {
     return a.length === b.length && a.slice().sort().join() === b.slice().sort().join();
   }
 
-  async function verifyDeals() {
-    var proof = D.deal_proof;
-    if (!D.over) return { state: "hidden", text: "The deals can be verified when the game is over (the server seed is revealed then)." };
-    if (!proof || !proof.commitment) return { state: "none", text: "This game's deals are not verifiable (no commitment)." };
+  // The checks of docs/pbem-deal-1.md, section 8, in its order (as pbem verify and
+  // docs/pbem_deal_verify.py make them), then the board shown against the key.
+  var PROTOCOLS = ["pbem-deal/1", "pbem-deal/2"];
+  function Mismatch(text) { this.text = text; }
+  function fail(text) { throw new Mismatch("Deal check failed: " + text); }
+  function isInt(x) { return typeof x === "number" && Math.floor(x) === x; }
+  function rankOf(card) { return ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"].indexOf(card.slice(0, -1)) + 1; }
+  function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+  async function textHash(t) { return hex(await sha256(enc.encode(t))); }
+  async function checkEntropy(entries, what) {
+    if (!Array.isArray(entries)) fail(what + ": the entropy is not a list.");
+    var last = -1;
+    for (var i = 0; i < entries.length; i++) {
+      var e = entries[i];
+      if (!e || typeof e.text !== "string") fail(what + ": an entropy entry has no text.");
+      if (!isInt(e.seat) || e.seat < 0 || e.seat >= D.players) fail(what + ": an entropy entry names no seat of the game.");
+      if ("sha256" in e && e.sha256 !== await textHash(e.text)) fail(what + ": the SHA-256 recorded for seat " + e.seat + "'s cut is not its text's.");
+      if (e.seat <= last) fail(what + ": the cuts are not in seat order, one per seat.");
+      last = e.seat;
+    }
+  }
+  // K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each cut as recorded
+  // (in seat order: step 2 refused any other order).
+  function deriveInOrder(serverSeed, entries) {
+    var chunks = [];
+    [serverSeed].concat(entries.map(function (e) { return e.text; })).forEach(function (p) {
+      var u = enc.encode(p), len = new Uint8Array(4);
+      new DataView(len.buffer).setUint32(0, u.length, false);
+      chunks.push(len, u);
+    });
+    return sha256(concat(chunks)).then(hex);
+  }
+  async function drawOf(key) {
+    var contenders = [], rounds = [], number = 0;
+    for (var s = 0; s < D.players; s++) contenders.push(s);
+    for (;;) {
+      number += 1;
+      var pack = await shuffled(key, "draw/" + number), cards = [];
+      for (var t = 0; t < D.players; t++) cards.push(null);
+      contenders.forEach(function (seat, i) { cards[seat] = pack[i]; });
+      rounds.push({ round: number, cards: cards });
+      var low = Math.min.apply(null, contenders.map(function (seat) { return rankOf(cards[seat]); }));
+      contenders = contenders.filter(function (seat) { return rankOf(cards[seat]) === low; });
+      if (contenders.length === 1) return { rounds: rounds, first: contenders[0] };
+    }
+  }
+  async function dealOf(key, hand, dealer) {
+    var n = D.players, size = n === 2 ? 6 : 5, pack = await shuffled(key, "hand/" + hand), pos = 0;
+    var hands = [];
+    for (var s = 0; s < n; s++) hands.push([]);
+    for (var r = 0; r < size; r++) for (var o = 1; o <= n; o++) hands[(dealer + o) % n].push(pack[pos++]);
+    var crib = n === 3 ? [pack[pos++]] : [];
+    return { hands: hands, crib: crib, starter: pack[pos] };
+  }
+  function firstDealerAfter(scores, winner, last) {
+    var n = D.players, order = [];
+    for (var step = 1; step <= n; step++) order.push((last + step) % n);
+    function side(seat) { return n === 4 ? seat % 2 : seat; }
+    var losers = order.filter(function (seat) { return side(seat) !== winner; });
+    losers.sort(function (a, b) { return scores[side(a)] - scores[side(b)] || order.indexOf(a) - order.indexOf(b); });
+    return losers[0];
+  }
+
+  async function checkProof(proof) {
+    var n = D.players;
+    if (PROTOCOLS.indexOf(proof.protocol) < 0 || typeof proof.commitment !== "string") fail("the deal proof is not pbem-deal/1 or pbem-deal/2.");
     var S0 = proof.server_seed;
-    if (typeof S0 !== "string") return { state: "mismatch", text: "Deal check failed: the server seed was not revealed." };
-    var c = hex(await sha256(enc.encode(S0)));
-    if (c !== String(proof.commitment).toLowerCase()) return { state: "mismatch", text: "Deal check failed: SHA-256 of the server seed is not the commitment " + proof.commitment + "." };
-    var k = await derive(S0, proof.entropy || []);
-    if (k !== D.seed) return { state: "mismatch", text: "Deal check failed: the game's seed is not derived from the server seed and the players' cuts." };
-    var n = D.players, size = n === 2 ? 6 : 5, deals = 0, drawRound = 0, pending = null;
+    if (typeof S0 !== "string") fail("the server seed is not a string.");
+    // 1. The commitment.
+    if (await textHash(S0) !== proof.commitment) fail("SHA-256 of the server seed is not the commitment " + proof.commitment + ".");
+    // 2. One cut per human seat, in seat order, each hash its text's.
+    var entropy = proof.entropy === undefined ? [] : proof.entropy;
+    await checkEntropy(entropy, "the players' cuts");
+    if (Array.isArray(D.computer)) {
+      var robots = D.computer.map(function (c) { return c && c.seat; }), humans = [];
+      for (var s = 0; s < n; s++) if (robots.indexOf(s) < 0) humans.push(s);
+      if (!same(entropy.map(function (e) { return e.seat; }), humans)) fail("the cuts are not one per human seat.");
+    }
+    // 3. The key.
+    var key = await deriveInOrder(S0, entropy);
+    if (key !== D.seed) fail("the game's seed is not derived from the server seed and the players' cuts.");
+    // 4. The cuts received: each seat's last accepted cut is its entropy text.
+    if ("cuts" in proof) {
+      var cuts = Array.isArray(proof.cuts) ? proof.cuts : [null], last = {};
+      for (var c = 0; c < cuts.length; c++) {
+        var cut = cuts[c];
+        if (!cut || typeof cut.text !== "string") fail("cut " + (c + 1) + " has no text.");
+        if (!isInt(cut.seat) || cut.seat < 0 || cut.seat >= n) fail("cut " + (c + 1) + " names no seat of the game.");
+        if ("sha256" in cut && cut.sha256 !== await textHash(cut.text)) fail("the SHA-256 recorded for cut " + (c + 1) + " is not its text's.");
+        if (cut.accepted === true) last[cut.seat] = cut.text;
+      }
+      entropy.forEach(function (e) {
+        if (!(e.seat in last)) fail(D.names[e.seat] + "'s cut is not among the cuts received.");
+        if (last[e.seat] !== e.text) fail(D.names[e.seat] + "'s last accepted cut is not the cut the seed was made from.");
+      });
+    }
+    // 5. Every re-cut reveals its server seed.
+    var recuts = proof.recuts || [];
+    for (var r = 0; r < recuts.length; r++) {
+      var rc = recuts[r];
+      if (!rc || typeof rc.server_seed !== "string" || typeof rc.commitment !== "string") fail("re-cut " + (r + 1) + " does not reveal its server seed.");
+      if (await textHash(rc.server_seed) !== rc.commitment) fail("re-cut " + (r + 1) + ": SHA-256 of its server seed is not its commitment.");
+      await checkEntropy(rc.entropy || [], "re-cut " + (r + 1));
+    }
+    // 6. The first dealer: the draw, or the rule after the game this one follows.
+    var first = D.first_dealer === undefined ? null : D.first_dealer;
+    if ("follows" in proof) {
+      var f = proof.follows;
+      if (f === null) {
+        if (first !== null) fail("the game follows no other, yet " + D.names[first] + " deals first without the draw.");
+      } else {
+        var sides = n === 4 ? 2 : n;
+        if (!f || f.rule !== "loser-deals-first") fail("the game it follows has no known rule.");
+        if (!Array.isArray(f.scores) || f.scores.length !== sides || !f.scores.every(isInt) || !isInt(f.winner) || f.winner < 0 || f.winner >= sides) fail("the game it follows has no scores or winner.");
+        var lastDealer = f.dealer;
+        if (!isInt(lastDealer) || lastDealer < 0 || lastDealer >= n) {
+          if (n !== 2) fail("the game it follows names no last dealer.");
+          lastDealer = f.winner;
+        }
+        var want = firstDealerAfter(f.scores, f.winner, lastDealer);
+        if (first !== want) fail("the first dealer is not the loser of the game it follows.");
+      }
+    }
+    // 7. The records against the key.
+    if (!("deals" in proof)) return { key: key, records: null };
+    var draws = proof.draws, deals = proof.deals;
+    if (!Array.isArray(draws) || !Array.isArray(deals)) fail("the archive records no draws and deals.");
+    if (first === null) {
+      var drawn = await drawOf(key);
+      if (!same(draws, drawn.rounds)) fail("the draw for the first deal is not the seed's.");
+      first = drawn.first;
+    } else if (draws.length) fail("a draw is recorded though the first dealer was not drawn.");
+    if (!deals.length) fail("no deal is recorded.");
+    var dealer = first;
+    for (var h = 1; h <= deals.length; h++) {
+      var rec = deals[h - 1];
+      if (!rec || rec.hand !== h) fail("deal " + h + " is not numbered " + h + ".");
+      if (rec.dealer !== dealer) fail("hand " + h + ": the wrong player deals.");
+      var d = await dealOf(key, h, dealer);
+      if (!Array.isArray(rec.hands) || rec.hands.length !== n) fail("hand " + h + ": not every seat's cards are recorded.");
+      for (var seat = 0; seat < n; seat++) if (!same(rec.hands[seat], d.hands[seat])) fail("hand " + h + ": " + D.names[seat] + "'s dealt cards are not the seed's.");
+      if (!same(rec.crib, d.crib)) fail("hand " + h + ": the crib's dealt card is not the seed's.");
+      if (rec.starter === null || rec.starter === undefined) {
+        if (h !== deals.length) fail("hand " + h + ": no starter is recorded for a hand that was played.");
+      } else if (rec.starter !== d.starter) fail("hand " + h + ": the starter is not the seed's.");
+      dealer = (dealer + 1) % n;
+    }
+    return { key: key, records: deals };
+  }
+
+  // The board this page shows: every draw, hand dealt, crib card and starter is the key's,
+  // and (when the archive records them) the records are the board's.
+  async function checkBoard(key, records) {
+    var n = D.players, size = n === 2 ? 6 : 5, deals = 0, drawRound = 0, pending = null, starters = {};
+    function complete() {
+      if (pending && Object.keys(pending.seen).length !== n) fail("hand " + pending.hand + ": not every seat's dealt cards are shown.");
+    }
     for (var i = 0; i < S.length; i++) {
       var evs = S[i].ev;
       for (var e = 0; e < evs.length; e++) {
         var ev = evs[e];
         if (ev.k === "draw") {
           drawRound += 1;
-          var dp = await shuffled(D.seed, "draw/" + drawRound);
-          if (dp.slice(0, ev.c.length).join() !== ev.c.join()) return { state: "mismatch", text: "Deal check failed: the draw for the first deal (round " + drawRound + ") is not the shuffle's." };
+          var dp = await shuffled(key, "draw/" + drawRound);
+          if (dp.slice(0, ev.c.length).join() !== ev.c.join()) fail("the draw for the first deal (round " + drawRound + ") is not the shuffle's.");
         } else if (ev.k === "deal") {
+          complete();
           var hand = S[i].h;
-          var pack = await shuffled(D.seed, "hand/" + hand);
-          var dealt = [], pos = 0;
-          for (var s = 0; s < n; s++) dealt.push([]);
-          for (var r = 0; r < size; r++) for (var o = 0; o < n; o++) dealt[(ev.s + 1 + o) % n].push(pack[pos++]);
-          var cribCard = null;
-          if (n === 3) cribCard = pack[pos++];
-          pending = { hand: hand, dealt: dealt, starter: pack[pos], seen: {} };
-          if (n === 3 && !(Array.isArray(S[i].crib) && S[i].crib.length === 1 && S[i].crib[0] === cribCard)) return { state: "mismatch", text: "Deal check failed: hand " + hand + ": the crib's dealt card is not the shuffle's." };
+          var d = await dealOf(key, hand, ev.s);
+          pending = { hand: hand, dealt: d.hands, starter: d.starter, seen: {} };
+          if (n === 3 && !(Array.isArray(S[i].crib) && S[i].crib.length === 1 && S[i].crib[0] === d.crib[0])) fail("hand " + hand + ": the crib's dealt card is not the shuffle's.");
+          if (records && (!records[hand - 1] || records[hand - 1].dealer !== ev.s)) fail("hand " + hand + ": the board's dealer is not the recorded one.");
           deals += 1;
         } else if (ev.k === "hand") {
-          if (!pending) return { state: "mismatch", text: "Deal check failed: cards dealt outside a deal." };
-          if (!sameSet(ev.c, pending.dealt[ev.s])) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": " + D.names[ev.s] + "'s dealt cards are not the shuffle's." };
+          if (!pending) fail("cards dealt outside a deal.");
+          if (!sameSet(ev.c, pending.dealt[ev.s])) fail("hand " + pending.hand + ": " + D.names[ev.s] + "'s dealt cards are not the shuffle's.");
           pending.seen[ev.s] = true;
         } else if (ev.k === "starter") {
-          if (!pending || ev.c[0] !== pending.starter) return { state: "mismatch", text: "Deal check failed: hand " + (pending ? pending.hand : "?") + ": the starter is not the shuffle's." };
+          if (!pending || ev.c[0] !== pending.starter) fail("hand " + (pending ? pending.hand : "?") + ": the starter is not the shuffle's.");
+          starters[pending.hand] = ev.c[0];
         }
-        if (ev.k === "deal" || ev.k === "hand") continue;
-        if (pending && Object.keys(pending.seen).length !== n) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": not every seat's dealt cards are recorded." };
+        if (ev.k !== "deal" && ev.k !== "hand") complete();
       }
     }
-    if (pending && Object.keys(pending.seen).length !== n) return { state: "mismatch", text: "Deal check failed: hand " + pending.hand + ": not every seat's dealt cards are recorded." };
+    complete();
+    if (records) {
+      if (records.length !== deals) fail("the archive records " + records.length + " deals, the board shows " + deals + ".");
+      records.forEach(function (rec) {
+        if ((rec.starter || null) !== (starters[rec.hand] || null)) fail("hand " + rec.hand + ": the recorded starter is not the board's.");
+      });
+    }
+    return deals;
+  }
+
+  async function verifyDeals() {
+    var proof = D.deal_proof;
+    if (!D.over && !D.revealed) return { state: "hidden", text: "The deals can be verified when the game is over (the server seed is revealed then)." };
+    if (!proof) return { state: "none", text: "This game's deals are not verifiable (no commitment)." };
+    if (proof.server_seed === null || proof.server_seed === undefined) return { state: "hidden", text: "The server seed is not revealed yet: the deals can be checked once it is." };
+    try {
+      var found = await checkProof(proof);
+      var deals = await checkBoard(found.key, found.records);
+    } catch (err) {
+      if (err instanceof Mismatch) return { state: "mismatch", text: err.text };
+      throw err;
+    }
     return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, the seed comes from it and the players' cuts, and every draw, deal and starter is the seed's shuffle." };
   }
   function report(r) {

@@ -1,8 +1,10 @@
 """``pbem verify`` and ``pbem standings``: checking a game's deals, and the ratings table.
 
 ``pbem verify`` exits 0 when every deal is verified, 1 at the first mismatch (or an
-unreadable archive), and 3 when the game's deals are not verifiable at all (a game from
-before the protocol, or one dealt from an admin's ``--seed``).
+unreadable archive), and 3 when the game's deals cannot be checked: not verifiable at
+all (a game from before the protocol, or one dealt from an admin's ``--seed``) or not
+yet (the server seed is not revealed while the game runs). The checks are those of
+``docs/pbem-deal-1.md``.
 """
 
 from __future__ import annotations
@@ -20,24 +22,41 @@ from pbem.cli.base import err, examples, fail, guard, out, service
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
 
 NOT_VERIFIABLE_EXIT = 3
-"""The exit code of ``pbem verify`` for a game whose deals carry no commitment."""
+"""The exit code of ``pbem verify`` for a game whose deals carry no commitment, or
+whose server seed is not revealed yet."""
 
 
 @commands.command(
-    "verify", epilog=examples("pbem verify cribbage-12.json", "pbem verify --game 12")
+    "verify",
+    epilog=examples(
+        "pbem verify cribbage-12.json",
+        "pbem verify --game 12",
+        "pbem verify cribbage-12.json --seat 0 --cut '<id@example.com> 17 lucky cats'",
+    ),
 )
 def verify(
     file: Annotated[Path | None, typer.Argument(help="A game's JSON archive.")] = None,
     game_id: Annotated[
         int | None, typer.Option("--game", help="An archived game of this service, by id.")
     ] = None,
+    seat: Annotated[
+        int | None,
+        typer.Option("--seat", min=0, help="With --cut: the seat whose recorded cut to check."),
+    ] = None,
+    cut: Annotated[
+        str | None,
+        typer.Option("--cut", help="With --seat: the cut text the player's receipt quotes."),
+    ] = None,
 ) -> None:
-    """Check every deal of a finished game against its commitment and the players' cuts
-    (pbem-deal/1). Exit 0: all verified; 1: a mismatch; 3: not verifiable."""
+    """Check every deal of a game against its commitment and the players' cuts
+    (pbem-deal/1 and /2, docs/pbem-deal-1.md). Exit 0: all verified; 1: a mismatch;
+    3: not verifiable, or the server seed not revealed yet."""
     from engine.fairness import verify_archive
 
     if (file is None) == (game_id is None):
         fail("give an archive FILE or --game ID (one of them)")
+    if (seat is None) != (cut is None):
+        fail("--seat and --cut go together: the seat, and the cut text of its receipt")
     if file is not None:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
@@ -48,10 +67,10 @@ def verify(
     else:
         data = guard(service().export, game_id)
     try:
-        verdict = verify_archive(data)
+        verdict = verify_archive(data, seat=seat, cut=cut)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
-    if not verdict.verifiable:
+    if not verdict.verifiable or not verdict.revealed:
         err.print(verdict.message, highlight=False)
         raise typer.Exit(NOT_VERIFIABLE_EXIT)
     if not verdict.ok:

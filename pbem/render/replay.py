@@ -10,7 +10,8 @@ What the file holds depends on who may see what:
 - a finished game hides nothing: every state holds every seat's cards, the crib and
   each event, and the page can show everything or any one player's view (the script
   hides the other seats' cards then); its ``deal_proof`` and seed are embedded so the
-  page can verify every deal (`pbem-deal/1`, see the README);
+  page can verify every deal and the board it shows (``docs/pbem-deal-1.md``); so does
+  an aborted game whose ``deal_proof`` reveals its server seed;
 - a game still running is embedded only as one seat sees it (``seat``): each state is
   built from that seat's `player_view`, so another seat's hidden cards, the crib, the
   seed and the server seed are not in the file at all.
@@ -301,12 +302,20 @@ def replay_data(
     if seat is not None and not 0 <= seat < n:
         raise ReplayPageError(f"no seat {seat} in a {n}-player game")
     over = final.is_over
-    if not over and seat is None:
+    raw_proof = archive.get("deal_proof")
+    # A game ended without being played out reveals its server seed: with it anyone can
+    # deal every hand, so its page, like a finished game's, hides nothing.
+    revealed = over or (
+        isinstance(raw_proof, dict)
+        and raw_proof.get("outcome") == "aborted"
+        and isinstance(raw_proof.get("server_seed"), str)
+    )
+    if not revealed and seat is None:
         raise ReplayPageError(
             "the game is still running: its replay shows one player's view (give --as PLAYER)"
         )
     names = seat_names(archive, n)
-    only = None if over else seat
+    only = None if revealed else seat
     states = []
     since = 0
     for index, game in enumerate(games):
@@ -324,8 +333,8 @@ def replay_data(
         for side in range(settings.sides)
     ]
     game_id = archive.get("game_id")
-    proof = archive.get("deal_proof") if over else None
-    raw_proof = archive.get("deal_proof")
+    proof = raw_proof if revealed else None
+    computer = archive.get("computer")
     data: dict[str, Any] = {
         "title": title or (f"Cribbage game {game_id}" if game_id is not None else "Cribbage"),
         "game_id": game_id,
@@ -341,10 +350,14 @@ def replay_data(
         "finished_at": archive.get("finished_at"),
         "result": result_words(final.outcome, names, settings.skunk) if final.outcome else None,
         "seat": seat,
-        "hidden": not over,
+        "hidden": not revealed,
+        "revealed": revealed,
+        "first_dealer": settings.first_dealer,
+        "computer": computer if isinstance(computer, list) else None,
         "states": states,
-        # Only a finished game's page may carry the seed and the server seed.
-        "seed": final.seed if over else None,
+        # Only a finished (or aborted, its seed revealed) game's page may carry the seed
+        # and the server seed.
+        "seed": final.seed if revealed else None,
         "deal_proof": proof if isinstance(proof, dict) else None,
         # Each seat's cut as recorded (text and SHA-256; never secret): a seat's own
         # page shows its player theirs, to compare with the receipt of their cut.

@@ -29,7 +29,14 @@ from sqlmodel import Session
 
 from engine import Game
 from engine import Settings as GameSettings
-from engine.fairness import DealProof, commitment, derive_seed, entropy_text, text_hash
+from engine.fairness import (
+    DealProof,
+    commitment,
+    derive_seed,
+    entropy_text,
+    records_of,
+    text_hash,
+)
 from pbem.commands import SETTING_VERBS, Command
 from pbem.render import MailContext, Notice
 from pbem.render.cut import render_cut
@@ -115,24 +122,33 @@ def revealed(game_row: m.Game) -> bool:
     return game_row.status in (m.GameStatus.FINISHED.value, m.GameStatus.ABORTED.value)
 
 
-def deal_proof(game_row: m.Game, cuts: Sequence[m.CutMail] = ()) -> dict[str, Any] | None:
+def deal_proof(
+    game_row: m.Game, cuts: Sequence[m.CutMail] = (), game: Game | None = None
+) -> dict[str, Any] | None:
     """The archive's ``deal_proof`` of a fair game, or None: the commitment, the server
-    seed once the game is finished or aborted, each recorded cut with its SHA-256, every
-    cut mail received (``cuts``, accepted and refused), the re-cuts (none: the service
-    never restarts a cut phase — a game whose players did not all cut is aborted, its
-    seed revealed), the game it follows, and how it ended."""
+    seed once the game is finished or aborted (with the deal records of ``game``, the
+    game as played, then), each recorded cut with its SHA-256, every cut mail received
+    (``cuts``, accepted and refused), the re-cuts (none: the service never restarts a
+    cut phase — a game whose players did not all cut is aborted, its seed revealed), the
+    game it follows, and how it ended.
+
+    ``cuts`` is left out for a game whose cuts were taken before cut mails were logged
+    (a recorded cut with no accepted mail behind it): its record would be incomplete."""
     if not game_row.commitment:
         return None
+    aborted = game_row.status == m.GameStatus.ABORTED.value
+    finished = game_row.status == m.GameStatus.FINISHED.value
     proof = DealProof(
         game_row.commitment,
         game_row.server_seed,
         tuple((int(e["seat"]), str(e["text"])) for e in game_row.entropy or ()),
+        follows=dict(game_row.follows) if game_row.follows else None,
+        outcome="aborted" if aborted else "finished" if finished else None,
+        abort_reason=game_row.status_reason if aborted else None,
     )
-    data = proof.to_json(reveal=revealed(game_row))
-    data["entropy"] = [
-        {"seat": seat, "text": text, "sha256": text_hash(text)} for seat, text in proof.entropy
-    ]
-    data["cuts"] = [
+    records = records_of(game) if game is not None and revealed(game_row) else None
+    data = proof.to_json(reveal=revealed(game_row), records=records)
+    logged = [
         {
             "seat": cut.seat,
             "message_id": cut.message_id,
@@ -144,12 +160,15 @@ def deal_proof(game_row: m.Game, cuts: Sequence[m.CutMail] = ()) -> dict[str, An
         }
         for cut in cuts
     ]
+    taken = {(c["seat"], c["text"]) for c in logged if c["accepted"]}
+    if all(entry in taken for entry in proof.entropy):
+        data["cuts"] = logged
+    else:
+        data.pop("cuts", None)
     data["recuts"] = []
-    data["follows"] = dict(game_row.follows) if game_row.follows else None
-    aborted = game_row.status == m.GameStatus.ABORTED.value
-    finished = game_row.status == m.GameStatus.FINISHED.value
-    data["outcome"] = "aborted" if aborted else "finished" if finished else None
-    data["abort_reason"] = game_row.status_reason if aborted else None
+    data["follows"] = proof.follows
+    data["outcome"] = proof.outcome
+    data["abort_reason"] = proof.abort_reason
     return data
 
 

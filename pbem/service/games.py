@@ -228,7 +228,6 @@ def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, An
     follows (the archive's ``deal_proof.follows``): its final state hash, scores, winner
     and last dealer, the rule, and (key ``first_dealer``, not stored) the seat that rule
     makes deal first. ServiceError when that game is not over."""
-    from engine.fairness import FOLLOW_RULE
     from engine.match import first_dealer_after
 
     game = load_game(ctx, session, get_game(ctx, session, game_id))
@@ -240,7 +239,7 @@ def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, An
         "scores": list(game.outcome.scores),
         "winner": game.outcome.winner,
         "dealer": game.dealer,
-        "rule": FOLLOW_RULE,
+        "rule": "loser-deals-first",  # engine.match.first_dealer_after
         "first_dealer": first_dealer_after(game),
     }
 

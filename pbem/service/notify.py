@@ -776,7 +776,7 @@ def game_archive(
     from pbem.service.cutting import deal_proof
 
     extra: dict[str, Any] = {}
-    proof = deal_proof(game_row, cuts)
+    proof = deal_proof(game_row, cuts, game)
     if proof is not None:
         extra["deal_proof"] = proof
     if game_row.match_info:

@@ -4,7 +4,10 @@ of every cut mail, the seed revealed by an abort, and a rematch's first dealer."
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -21,6 +24,7 @@ from pbem.render.replay import replay_page
 from pbem.store import models as m
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, reply
 
+VERIFIER = Path(__file__).resolve().parents[2] / "docs" / "pbem_deal_verify.py"
 RECEIPT = re.compile(
     r"Your cut is in, recorded as “(?P<text>[^”]*)” \(SHA-256 (?P<hash>[0-9a-f]{64})\)"
 )
@@ -112,13 +116,30 @@ def test_the_receipt_of_a_cut_catches_a_server_that_changes_it(fair: Harness, se
         fair.step()
     later = fair.new_mail(ALICE[0], before)
     assert later, "a later mail of the game reached Alice"
-    problems = player_check(receipt, "Alice", 0, later, fair.service.export(game_id))
+    archive = fair.service.export(game_id)
+    problems = player_check(receipt, "Alice", 0, later, archive)
+    # The verifiers' own receipt check (`pbem verify --seat 0 --cut TEXT`).
+    verdict = verify_archive(archive, seat=0, cut=receipt[0])
     if server == "honest":
         assert problems == []
         assert fair.game_row(game_id).status == "active"
+        assert verdict.check is None and verdict.revealed is False  # not over yet
     else:
         assert "the archive does not hold my cut as the receipt quotes it" in problems
         assert any("does not show my cut's hash" in p for p in problems)
+        assert verdict.check == "cut", verdict.message
+    if server == "substitutes":
+        # The standalone verifier, as a player runs it, gives the same verdict.
+        path = fair.tmp_path / "archive.json"
+        path.write_text(json.dumps(archive), encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, str(VERIFIER), str(path), "--seat", "0", "--cut", receipt[0]],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert run.returncode == 1 and "cut" in run.stdout + run.stderr, run
     # Every later mail shows Bob's hash too, in full, in its text and in its HTML.
     bob = text_hash("<bob-cut@example.org>")
     for mail in later:

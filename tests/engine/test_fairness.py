@@ -20,6 +20,7 @@ from engine.fairness import (
     derive_seed,
     entropy_text,
     expected_deal,
+    text_hash,
     verify_archive,
 )
 from engine.players import choose_action, decide, view_rng
@@ -56,7 +57,8 @@ def test_entropy_text_keeps_the_brackets_and_cleans_the_words() -> None:
     assert entropy_text("<id@x>", "\x00\x1b[31m") == "<id@x> [31m"
     assert len(clean_words("z" * 500)) == 200
     assert clean_words("é ü ♥ 🂡") == "é ü ♥ 🂡"
-    assert clean_words("a\u200b b") == "a\u200b b"  # printable beyond ASCII is kept
+    assert clean_words("a\u200b b", "pbem-deal/1") == "a\u200b b"  # /1 keeps format chars
+    assert clean_words("a\u200b b") == "a b"  # /2 deletes them (general category Cf)
 
 
 def finished(players: int = 2) -> tuple[dict[str, Any], str]:
@@ -92,6 +94,8 @@ def test_tampered_commitment_is_reported() -> None:
 def test_tampered_entropy_gives_another_seed() -> None:
     data, _ = finished()
     data["deal_proof"]["entropy"][0]["text"] = E0 + "!"
+    assert verify_archive(data).check == "entropy"  # its sha256 no longer matches
+    data["deal_proof"]["entropy"][0]["sha256"] = text_hash(E0 + "!")
     verdict = verify_archive(data)
     assert verdict.check == "seed"
     assert "the archive's seed" in verdict.message

@@ -1,4 +1,4 @@
-"""cutting: the verifiable-deal protocol's service side (pbem-deal/1, see
+"""cutting: the verifiable-deal protocol's service side (``docs/pbem-deal-1.md``; see
 `engine.fairness` and the README's "Verifiable deals").
 
 A fair game is created with a secret server seed ``S`` and its commitment ``C`` and
@@ -30,6 +30,7 @@ from sqlmodel import Session
 from engine import Game
 from engine import Settings as GameSettings
 from engine.fairness import (
+    PROTOCOL,
     DealProof,
     commitment,
     derive_seed,
@@ -72,7 +73,7 @@ def deal_lines(
     deals are not verifiable."""
     if not game_row.commitment:
         return ()
-    lines = [f"Deal commitment (pbem-deal/1): {game_row.commitment}"]
+    lines = [f"Deal commitment ({PROTOCOL}): {game_row.commitment}"]
     cut = cut_hash_line(game_row, names)
     if cut:
         lines.append(cut)

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import commitment, derive_seed, entropy_text, text_hash, verify_archive
+from engine.fairness import (
+    PROTOCOL,
+    commitment,
+    derive_seed,
+    entropy_text,
+    text_hash,
+    verify_archive,
+)
 from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.replay import ReplayPageError, replay_page
@@ -195,7 +202,7 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
     (invite,) = [m for m in fair.received(BOB[0]) if str(m["Subject"]) == INVITE_SUBJECT]
     text = text_of(invite).replace("\n", " ")
-    assert "Deal commitment (pbem-deal/1):" in text
+    assert f"Deal commitment ({PROTOCOL}):" in text
     fair.deliver(reply(invite, BOB[0], "Bob", "accept"))
     game_id = fair.last_inbound().game_id
     assert game_id is not None

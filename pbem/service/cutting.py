@@ -31,6 +31,7 @@ from engine import Game
 from engine import Settings as GameSettings
 from engine.fairness import (
     PROTOCOL,
+    PROTOCOL_1,
     DealProof,
     commitment,
     derive_seed,
@@ -73,7 +74,7 @@ def deal_lines(
     deals are not verifiable."""
     if not game_row.commitment:
         return ()
-    lines = [f"Deal commitment ({PROTOCOL}): {game_row.commitment}"]
+    lines = [f"Deal commitment ({protocol_of(game_row)}): {game_row.commitment}"]
     cut = cut_hash_line(game_row, names)
     if cut:
         lines.append(cut)
@@ -143,6 +144,7 @@ def deal_proof(
         game_row.commitment,
         game_row.server_seed,
         tuple((int(e["seat"]), str(e["text"])) for e in game_row.entropy or ()),
+        protocol=protocol_of(game_row),
         follows=dict(game_row.follows) if game_row.follows else None,
         outcome="aborted" if aborted else "finished" if finished else None,
         abort_reason=game_row.status_reason if aborted else None,
@@ -203,10 +205,16 @@ def prepare_next(session: Session, game_row: m.Game) -> None:
         update_row(session, game_row, next_seed=new_server_seed())
 
 
-def cut_text(message_id: str | None, words: str, placeholder: str) -> str:
-    """A cut's entropy text: the Message-ID of the mail that made it (``placeholder``
-    for a mail without one) and its words."""
-    return entropy_text(message_id or placeholder, words)
+def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:
+    """A cut's entropy text by ``protocol`` (that of the game it is for; a new game's
+    by default): the Message-ID of the mail that made it (``placeholder`` for a mail
+    without one) and its words."""
+    return entropy_text(message_id or placeholder, words, protocol, placeholder=placeholder)
+
+
+def protocol_of(game_row: m.Game) -> str:
+    """The deal protocol of a fair game (`pbem-deal/1` when none is recorded)."""
+    return game_row.deal_protocol or PROTOCOL_1
 
 
 def humans(game_row: m.Game) -> list[int]:
@@ -409,7 +417,10 @@ def record_cut(
     SHA-256, which every later mail of the game and the archive must show."""
     assert game_row.id is not None
     text = cut_text(
-        message_id, cmd.args[0] if cmd.args else "", f"<no-message-id.{game_row.id}.{seat}>"
+        message_id,
+        cmd.args[0] if cmd.args else "",
+        f"<no-message-id.{game_row.id}.{seat}>",
+        protocol_of(game_row),
     )
     if seat not in waiting(game_row):
         log_cut(session, game_row.id, seat, message_id, text, now, reason=SECOND_CUT)
@@ -447,7 +458,8 @@ def refuse_cut(
     the record."""
     if game_row.id is None or not game_row.commitment:
         return
-    text = cut_text(message_id, cmd.args[0] if cmd.args else "", "<no-message-id>")
+    words = cmd.args[0] if cmd.args else ""
+    text = cut_text(message_id, words, "<no-message-id>", protocol_of(game_row))
     log_cut(session, game_row.id, seat, message_id, text, now, reason=reason)
 
 
@@ -565,4 +577,5 @@ def commit_new(
     seed = server_seed or new_server_seed()
     game_row.server_seed = seed
     game_row.commitment = commitment(seed)
+    game_row.deal_protocol = PROTOCOL
     game_row.entropy = [{"seat": int(s), "text": t} for s, t in sorted((cuts or {}).items())]

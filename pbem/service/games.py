@@ -516,6 +516,7 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             )
         if proof is not None:
             game_row.commitment, game_row.server_seed, game_row.entropy = proof
+            game_row.deal_protocol = str(data["deal_proof"]["protocol"])
         if game.is_over and game.outcome is not None:
             game_row.status = m.GameStatus.FINISHED.value
             game_row.outcome = game.outcome.to_json()

@@ -110,6 +110,9 @@ class Game(SQLModel, table=True):
     # game is over or aborted), and the human seats' entropy texts
     # [{"seat": n, "text": E}, ...]; every cut mail received is a `CutMail`.
     commitment: str | None = None
+    # The deal protocol of a fair game ("pbem-deal/2"); None: a game committed before
+    # the protocol was recorded, dealt by "pbem-deal/1".
+    deal_protocol: str | None = None
     server_seed: str | None = None
     entropy: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONText)
     # The server seed of the game that follows this one (its match's next game, or a

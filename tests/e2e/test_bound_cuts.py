@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from engine.fairness import derive_seed, expected_deal, text_hash, verify_archive
+from engine.fairness import PROTOCOL, derive_seed, expected_deal, text_hash, verify_archive
 from engine.match import first_dealer_after
 from pbem.bots import text_of
 from pbem.render.replay import replay_page
@@ -275,3 +275,27 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
     flipped = {**follows, "winner": 1 - follows["winner"]}
     swapped = {**archive, "deal_proof": {**archive["deal_proof"], "follows": flipped}}
     assert verify_archive(swapped).check == "first_dealer"
+
+
+def test_a_game_committed_before_the_protocol_was_recorded_keeps_pbem_deal_1(
+    fair: Harness,
+) -> None:
+    new = fair.service.new_game([ALICE, BOB], target=61)
+    old = fair.service.new_game([CAROL, BOB], target=61)
+    fair.step()
+    assert fair.game_row(new).deal_protocol == PROTOCOL == "pbem-deal/2"
+    with Session(fair.db) as session:  # as the migration leaves a game committed before
+        row = session.get(m.Game, old)
+        assert row is not None
+        row.deal_protocol = None
+        session.add(row)
+        session.commit()
+    # A decomposed é: kept as sent by /1, composed (NFC) by /2.
+    fair.answer(ALICE[0], "cut e\u0301te\u0301", message_id="<n@example.com>")
+    fair.answer(CAROL[0], "cut e\u0301te\u0301", message_id="<o@example.com>")
+    assert fair.game_row(new).entropy == [{"seat": 0, "text": "<n@example.com> \u00e9t\u00e9"}]
+    assert fair.game_row(old).entropy == [{"seat": 0, "text": "<o@example.com> e\u0301te\u0301"}]
+    assert fair.service.export(new)["deal_proof"]["protocol"] == "pbem-deal/2"
+    assert fair.service.export(old)["deal_proof"]["protocol"] == "pbem-deal/1"
+    assert "Deal commitment (pbem-deal/1):" in flat(fair.latest(CAROL[0]))
+    assert "Deal commitment (pbem-deal/2):" in flat(fair.latest(ALICE[0]))

@@ -37,7 +37,8 @@ def test_cut_mails_and_follows_come_and_go_with_the_games_kept(db_engine: Engine
         game_id = int(connection.execute(text("SELECT max(id) FROM game")).scalar_one())
     migrate(db_engine)
     with db_engine.begin() as connection:
-        assert connection.execute(text("SELECT follows FROM game")).scalar_one() is None
+        kept = connection.execute(text("SELECT follows, deal_protocol FROM game")).one()
+        assert tuple(kept) == (None, None)  # a game committed before: pbem-deal/1
         connection.execute(
             text(
                 "INSERT INTO cut_mail (game_id, seat, message_id, received_at, text, accepted, "
@@ -51,7 +52,7 @@ def test_cut_mails_and_follows_come_and_go_with_the_games_kept(db_engine: Engine
     _to(db_engine, "0010_next_seed")
     assert "cut_mail" not in inspect(db_engine).get_table_names()
     columns = {c["name"] for c in inspect(db_engine).get_columns("game")}
-    assert "follows" not in columns and "next_seed" in columns
+    assert not {"follows", "deal_protocol"} & columns and "next_seed" in columns
     with db_engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM game")).scalar_one() == 1
     migrate(db_engine)

@@ -1,6 +1,8 @@
 """Bound cuts and linked games: every cut mail a game received, accepted or refused
 (``cut_mail``), and what the game a rematch or a match's next game follows ended with
-(``game.follows``), both exported in the archive's ``deal_proof``.
+(``game.follows``), both exported in the archive's ``deal_proof``; and the deal
+protocol of each fair game (``game.deal_protocol``; null: ``pbem-deal/1``, the one
+before it was recorded).
 
 Revision ID: 0011_cuts
 Revises: 0010_next_seed
@@ -29,6 +31,7 @@ def upgrade() -> None:
     # it would have to survive.
     with op.batch_alter_table("game") as batch:
         batch.add_column(sa.Column("follows", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("deal_protocol", sa.String(), nullable=True))
     op.create_table(
         "cut_mail",
         sa.Column("id", _id(), nullable=False),
@@ -50,4 +53,5 @@ def downgrade() -> None:
     op.drop_index("ix_cut_mail_game_id", table_name="cut_mail")
     op.drop_table("cut_mail")
     with op.batch_alter_table("game") as batch:
+        batch.drop_column("deal_protocol")
         batch.drop_column("follows")

@@ -104,9 +104,15 @@ def deal_lines(
     return tuple(lines)
 
 
+CUT_HASH_DIGITS = 16
+"""How many hex digits of each cut's SHA-256 a game mail shows: 64 bits, more than any
+server could match by grinding other texts, in a line short enough for every mail."""
+
+
 def cut_hash_line(game_row: m.Game, names: Sequence[str] = ()) -> str:
-    """ "Cuts as recorded (SHA-256): Ann 1f…; Bob 9c…" — every recorded cut's hash in
-    full, by seat name (``names``; "seat N" without them); empty before any cut."""
+    """ "Cuts as recorded (SHA-256, first 16 hex digits): Ann 1f…; Bob 9c…" — the start
+    of every recorded cut's hash, by seat name (``names``; "seat N" without them);
+    empty before any cut. The receipt and the archive hold the whole hash."""
     entries = sorted(game_row.entropy or (), key=lambda e: int(e["seat"]))
     if not entries:
         return ""
@@ -114,8 +120,10 @@ def cut_hash_line(game_row: m.Game, names: Sequence[str] = ()) -> str:
     for entry in entries:
         seat = int(entry["seat"])
         who = names[seat] if seat < len(names) else f"seat {seat}"
-        parts.append(f"{who} {text_hash(str(entry['text']))}")
-    return "Cuts as recorded (SHA-256 of each entropy text): " + "; ".join(parts) + "."
+        parts.append(f"{who} {text_hash(str(entry['text']))[:CUT_HASH_DIGITS]}")
+    return (
+        f"Cuts as recorded (SHA-256, first {CUT_HASH_DIGITS} hex digits): " + "; ".join(parts) + "."
+    )
 
 
 def revealed(game_row: m.Game) -> bool:
@@ -439,8 +447,9 @@ def receipt(text: str) -> str:
     """What the player keeps of their cut: the entropy text recorded and its hash."""
     return (
         f"Your cut is in, recorded as “{text}” (SHA-256 {text_hash(text)}). Keep this "
-        "mail: every later mail of the game shows that hash beside your name, and the "
-        "game's archive this text; if they differ, the deals were not cut by you."
+        "mail: every later mail of the game shows the start of that hash beside your "
+        "name, and the game's archive this text; if they differ, the deals were not cut "
+        "by you."
     )
 
 

@@ -59,7 +59,7 @@ def player_check(
     if text_hash(text) != digest:
         problems.append("the receipt's hash is not its text's")
     for message in later:
-        if f"{name} {digest}" not in flat(message):
+        if f"{name} {digest[:16]}" not in flat(message):
             problems.append(f"the mail “{message['Subject']}” does not show my cut's hash")
     entries = [e for e in archive["deal_proof"]["entropy"] if e["seat"] == seat]
     if [e["text"] for e in entries] != [text]:
@@ -140,8 +140,8 @@ def test_the_receipt_of_a_cut_catches_a_server_that_changes_it(fair: Harness, se
             check=False,
         )
         assert run.returncode == 1 and "cut" in run.stdout + run.stderr, run
-    # Every later mail shows Bob's hash too, in full, in its text and in its HTML.
-    bob = text_hash("<bob-cut@example.org>")
+    # Every later mail shows the start of Bob's hash too, in its text and in its HTML.
+    bob = "Bob " + text_hash("<bob-cut@example.org>")[:16]
     for mail in later:
         html = mail.get_body(("html",))
         assert html is not None and bob in html.get_content() and bob in flat(mail)

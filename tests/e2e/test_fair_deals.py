@@ -107,7 +107,7 @@ def test_a_fair_game_from_commitment_to_verified_archive(fair: Harness) -> None:
     # The game-over mail shows each seat's cut hash, to compare with the receipts.
     ended = " ".join(text_of(over).split())
     for seat, name in ((0, "Alice"), (1, "Bob")):
-        assert f"{name} {text_hash(str(row.entropy[seat]['text']))}" in ended
+        assert f"{name} {text_hash(str(row.entropy[seat]['text']))[:16]}" in ended
     # Only the game-over mails carry it.
     for msg_row in fair.outbox():
         if secret.encode() in msg_row.raw:

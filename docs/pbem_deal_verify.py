@@ -181,6 +181,7 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
                 "cut",
                 f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}",
             )
+        print(f"seat {seat}'s cut as recorded is the text of the receipt")
     if server_seed is None:
         raise Failed(
             NOT_VERIFIABLE,
@@ -281,7 +282,7 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
             raise mismatch("replay", "a game never dealt has actions")
         if proof.get("draws") or proof.get("deals"):
             raise mismatch("records", "a game never dealt has deal records")
-        return "aborted before the deal: nothing was dealt (all 0 deals verified)"
+        return "aborted before the deal: nothing was dealt, and the server seed is revealed"
     if "deals" not in proof:
         raise Failed(
             NOT_VERIFIABLE,

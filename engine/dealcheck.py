@@ -1,10 +1,11 @@
 """Verifying an archive's deals, step by step as ``docs/pbem-deal-1.md`` lists them.
 
-`check_proof` is everything a verifier without a rules engine does (the standalone
-``docs/pbem_deal_verify.py`` and the replay page do the same, in the same order):
-commitment, entropy, key, cuts, re-cuts, first dealer, and the deal records against
-the key. `verify` adds what only the engine can: the game replays to its state hash,
-the replayed deals are the key's, and the records are the replayed game's.
+`check_proof` (steps 1-2) and `check_with_key` (steps 3-7) are everything a verifier
+without a rules engine does (the standalone ``docs/pbem_deal_verify.py`` and the
+replay page do the same, in the same order): commitment, entropy, key, cuts, re-cuts,
+first dealer, and the deal records against the key. `verify` adds what only the
+engine can (step 8): the game replays to its state hash, the replayed deals are the
+key's, and the records are the replayed game's.
 
 Pure: no clock, no I/O.
 """
@@ -62,11 +63,15 @@ def verify(
         if raw.get("server_seed") is None:
             return Verdict(False, revealed=False)
         proof = check_proof(record, raw)
-        deals = _check_after_entropy(record, raw, proof)
+        deals = check_with_key(record, raw, proof)
     except Mismatch as exc:
         return exc.verdict()
     if record.get("seed") is None:
-        return Verdict(True, deals=0, notes=["aborted before the deal: nothing was dealt"])
+        return Verdict(
+            True,
+            deals=0,
+            notes=["aborted before the deal: nothing was dealt, and the server seed is revealed"],
+        )
     try:
         verdict = check_deals(replay_archive(record), proof.seed())
         if not verdict.ok:
@@ -133,11 +138,9 @@ def check_proof(record: dict[str, Any], raw: dict[str, Any]) -> DealProof:
     return DealProof.from_json(raw)
 
 
-def _check_after_entropy(
-    record: dict[str, Any], raw: dict[str, Any], proof: DealProof
-) -> int | None:
-    """Every later check a verifier makes from the archive and the key alone; the number
-    of deal records checked (None for an archive without records, from before they were
+def check_with_key(record: dict[str, Any], raw: dict[str, Any], proof: DealProof) -> int | None:
+    """Steps 3-7, every later check a verifier makes from the archive and the key alone;
+    the number of deal records checked (None for an archive without records, from before they were
     kept). Mismatch at the first that fails."""
     players = _players(record)
     computer = record.get("computer")

@@ -266,6 +266,8 @@ class Verdict:
             return NOT_VERIFIABLE
         if not self.revealed:
             return NOT_REVEALED
+        if self.ok and not self.deals and self.notes:
+            return self.notes[0]
         if self.ok:
             return f"all {self.deals} deals verified"
         where = f" (hand {self.hand})" if self.hand is not None else ""

@@ -631,6 +631,18 @@
       }
     }
     complete();
+    // Every step's board: its starter, and the cards it shows in each seat's hand.
+    for (var k = 0; k < S.length; k++) {
+      var st = S[k];
+      if (!(st.h >= 1)) continue;
+      var dd = await dealOf(key, st.h, st.d);
+      if (st.st && st.st !== dd.starter) fail("hand " + st.h + ": the starter shown is not the shuffle's.");
+      (st.hold || []).forEach(function (cards, seat) {
+        if (!Array.isArray(cards)) return;
+        cards.forEach(function (c) { if (dd.hands[seat].indexOf(c) < 0) fail("hand " + st.h + ": " + D.names[seat] + " is shown a card the shuffle did not deal them."); });
+      });
+      if (records && (!records[st.h - 1] || records[st.h - 1].dealer !== st.d)) fail("hand " + st.h + ": the board's dealer is not the recorded one.");
+    }
     if (records) {
       if (records.length !== deals) fail("the archive records " + records.length + " deals, the board shows " + deals + ".");
       records.forEach(function (rec) {
@@ -660,6 +672,8 @@
     v.textContent = r.text;
   }
 
-  window.cribbageReplay = { sha256js: sha256js };  // for a test against Python's hashlib
+  // For the tests: the SHA-256 against Python's hashlib, the key and the shuffle against
+  // the specification's vectors.
+  window.cribbageReplay = { sha256js: sha256js, derive: deriveInOrder, shuffled: shuffled };
   setup();
 })();

@@ -70,6 +70,8 @@ def verify(
         verdict = verify_archive(data, seat=seat, cut=cut)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
+    if seat is not None and verdict.verifiable and verdict.check != "cut":
+        out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
     if not verdict.verifiable or not verdict.revealed:
         err.print(verdict.message, highlight=False)
         raise typer.Exit(NOT_VERIFIABLE_EXIT)

@@ -179,3 +179,18 @@ def test_the_first_dealer_rule_is_the_engines() -> None:
             final.players, list(final.outcome.scores), final.outcome.winner, final.dealer
         )
         assert got == want
+
+
+def test_a_game_never_dealt_verifies_with_its_seed_revealed() -> None:
+    archive = base("never-dealt")
+    verdict = verify(archive)
+    assert verdict.ok and verdict.deals == 0
+    assert (
+        verdict.message
+        == "aborted before the deal: nothing was dealt, and the server seed is revealed"
+    )
+    archive["deal_proof"]["outcome"] = "finished"
+    assert verify(archive).check == "seed"
+    archive = base("never-dealt")
+    archive["deal_proof"]["server_seed"] = None
+    assert not verify(archive).revealed

@@ -44,6 +44,17 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Case, Path]]:
     return out
 
 
+def test_the_corpus_is_the_same_every_time(cases: list[tuple[Case, Path]], tmp_path: Path) -> None:
+    from tests.deal_corpus import write
+
+    written = list(write(tmp_path))
+    assert len(written) == len(cases)
+    for (case, _), path in zip(cases, written, strict=True):
+        assert json.loads(path.read_text(encoding="utf-8")) == case.archive
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text(encoding="utf-8"))
+    assert verdicts == {case.name: case.verdict for case, _ in cases}
+
+
 def exit_verdict(code: int, stderr: str) -> str:
     """A verifier's verdict from its exit status (and, for 3, which of the two)."""
     if code == 3:
@@ -146,9 +157,24 @@ def test_a_substituted_cut_is_caught_by_the_players_receipt(
             check=False,
         )
         assert exit_verdict(done.returncode, done.stderr) == verdict, done.stderr
+        if verdict == OK:
+            said = "seat 0's cut as recorded is the text of the receipt"
+            assert said in result.stdout and said in done.stdout
         if verdict == MISMATCH:
             assert "check cut" in result.stderr and "check cut" in done.stderr
             assert receipt in done.stderr
+    # While the game runs the receipt can be checked already (then exit 3: not revealed).
+    running, running_path = by_name["running"]
+    mine = running.archive["deal_proof"]["entropy"][1]["text"]
+    result = runner.invoke(app, ["verify", str(running_path), "--seat", "1", "--cut", mine])
+    assert result.exit_code == 3 and "seat 1's cut as recorded is the text" in result.stdout
+    done = subprocess.run(
+        [sys.executable, "-I", str(STANDALONE), str(running_path), "--seat", "1", "--cut", mine],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3 and "seat 1's cut as recorded is the text" in done.stdout
     # A seat that never cut, and --seat without --cut.
     result = runner.invoke(app, ["verify", str(real_path), "--seat", "3", "--cut", "x"])
     assert result.exit_code == 1 and "no cut is recorded for seat 3" in result.stderr
@@ -282,6 +308,14 @@ def test_the_page_checks_the_board_it_shows(
         ev = next(e for st in data["states"] for e in st["ev"] if e["k"] == "hand")
         ev["c"] = ["AS" if c != "AS" else "KH" for c in ev["c"]]
 
+    def shown_starter(data: dict[str, Any]) -> None:
+        state = next(st for st in data["states"] if st["st"])
+        state["st"] = "AS" if state["st"] != "AS" else "KH"
+
+    def shown_card(data: dict[str, Any]) -> None:
+        held = next(h for st in data["states"][1:] for h in st["hold"] if len(h) > 1)
+        held[0] = next(c for c in ("AS", "KH", "QD") if c not in held)
+
     def record_dropped(data: dict[str, Any]) -> None:
         data["deal_proof"]["deals"] = data["deal_proof"]["deals"][:-1]
 
@@ -291,6 +325,8 @@ def test_the_page_checks_the_board_it_shows(
         for edit, words in (
             (starter, "starter"),
             (dealt, "dealt cards"),
+            (shown_starter, "starter shown"),
+            (shown_card, "is shown a card"),
             (record_dropped, "recorded"),
         ):
             data = replay_data(archive)
@@ -301,5 +337,33 @@ def test_the_page_checks_the_board_it_shows(
             tab.wait_for_function("document.getElementById('verify').dataset.state !== 'pending'")
             assert tab.get_attribute("#verify", "data-state") == "mismatch", edit.__name__
             assert words in (tab.text_content("#verify") or ""), edit.__name__
+    finally:
+        context.close()
+
+
+def test_the_pages_key_and_shuffle_are_the_specifications(
+    cases: list[tuple[Case, Path]], browser: Any, tmp_path: Path
+) -> None:
+    """The page's own implementation against the test vectors of docs/pbem-deal-1.md."""
+    vectors = json.loads(
+        (ROOT / "tests" / "engine" / "data" / "deal_vectors.json").read_text(encoding="utf-8")
+    )
+    path = tmp_path / "page.html"
+    path.write_text(replay_page(cases[0][0].archive).html, encoding="utf-8")
+    context = browser.new_context()
+    tab = context.new_page()
+    try:
+        tab.goto(path.as_uri())
+        for v in vectors["shuffles"]:
+            got = tab.evaluate(
+                "([k, l]) => window.cribbageReplay.shuffled(k, l)", [v["key"], v["label"]]
+            )
+            assert got == v["pack"]
+        for v in vectors["keys"]:
+            got = tab.evaluate(
+                "([s, e]) => window.cribbageReplay.derive(s, e.map((t) => ({ text: t })))",
+                [v["server_seed"], v["entropy"]],
+            )
+            assert got == v["key"]
     finally:
         context.close()

@@ -50,11 +50,14 @@ def render_invite(
         )
     ]
     if commitment:
+        from engine.fairness import PROTOCOL
+
         intro.append(
             phrase(
-                f"Deal commitment (pbem-deal/1): {clean_name(commitment, 64)}. The deals will "
+                f"Deal commitment ({PROTOCOL}): {clean_name(commitment, 64)}. The deals will "
                 "come from the secret behind it mixed with every player's cut; the secret is "
-                "revealed when the game is over, so anyone can check every deal."
+                "revealed when the game ends (played out or not), so anyone can check every "
+                "deal."
             )
         )
     when = clean_name(expires, 40)

@@ -314,8 +314,14 @@ def replay_data(
 
     Raises:
         ReplayPageError: the archive does not replay, ``seat`` is no seat of the game, or
-            a running game was asked for without a seat.
+            a running game was asked for without a seat, or the game was never dealt.
     """
+    if isinstance(archive, dict) and "seed" in archive and archive["seed"] is None:
+        raise ReplayPageError(
+            "the game is not dealt yet: it waits for the players' cuts"
+            if archive.get("status") == "cutting"
+            else "the game ended before its deal: there is nothing to replay"
+        )
     try:
         games = list(replay_archive(archive))
     except (EngineError, ReplayError) as exc:
@@ -383,8 +389,25 @@ def replay_data(
         # and the server seed.
         "seed": final.seed if revealed else None,
         "deal_proof": proof if isinstance(proof, dict) else None,
+        # Each seat's cut as recorded (text and SHA-256; never secret): a seat's own
+        # page shows its player theirs, to compare with the receipt of their cut.
+        "cuts": recorded_cuts(raw_proof),
     }
     return data
+
+
+def recorded_cuts(proof: Any) -> dict[str, dict[str, str]]:
+    """Seat (as a string) → {"text", "sha256"} of each cut in a ``deal_proof``."""
+    from engine.fairness import text_hash
+
+    if not isinstance(proof, dict) or not isinstance(proof.get("entropy"), list):
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for entry in proof["entropy"]:
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            text = entry["text"]
+            out[str(entry.get("seat"))] = {"text": text, "sha256": text_hash(text)}
+    return out
 
 
 def _json_for_script(data: dict[str, Any]) -> str:

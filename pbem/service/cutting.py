@@ -1,4 +1,4 @@
-"""cutting: the verifiable-deal protocol's service side (pbem-deal/1, see
+"""cutting: the verifiable-deal protocol's service side (``docs/pbem-deal-1.md``; see
 `engine.fairness` and the README's "Verifiable deals").
 
 A fair game is created with a secret server seed ``S`` and its commitment ``C`` and
@@ -6,8 +6,16 @@ waits, in status ``cutting``, for every human seat's ``cut``: no engine ``Game``
 engine seed exist meanwhile, so no deal can be computed by anyone. Each cut stores the
 seat's entropy text (its mail's Message-ID and words); the last one derives the engine
 seed ``K``, deals, and the game goes on as any other. ``S`` is written in the game's
-mails and archive only once the game is over. Reminders and the timeout apply as to any
-other wait: a game whose players did not all cut by its deadline is aborted.
+mails and archive only once the game is over — finished, or aborted (by the admin, or
+because not every player cut by its deadline): a game that ends without being played
+out reveals its seed all the same, so no abort can hide a deal. Reminders and the
+timeout apply as to any other wait.
+
+Cuts are bound to their players: the receipt of a cut quotes the entropy text recorded
+and its SHA-256, every later mail shows each seat's hash (`deal_lines`), and every cut
+mail the game receives, accepted or refused, is logged (``cut_mail``) and archived as
+``deal_proof.cuts``. There are no re-cuts: a cut phase is never restarted with a new
+seed, so ``deal_proof.recuts`` is always empty.
 """
 
 from __future__ import annotations
@@ -21,7 +29,16 @@ from sqlmodel import Session
 
 from engine import Game
 from engine import Settings as GameSettings
-from engine.fairness import DealProof, commitment, derive_seed, entropy_text
+from engine.fairness import (
+    PROTOCOL,
+    PROTOCOL_1,
+    DealProof,
+    commitment,
+    derive_seed,
+    entropy_text,
+    records_of,
+    text_hash,
+)
 from pbem.commands import SETTING_VERBS, Command
 from pbem.render import MailContext, Notice
 from pbem.render.cut import render_cut
@@ -31,7 +48,7 @@ from pbem.service.play import Known, Move
 from pbem.service.settings import apply_setting
 from pbem.store import models as m
 from pbem.store._sql import update_row
-from pbem.store.games import append_actions, mark_aborted
+from pbem.store.games import append_actions, log_cut, mark_aborted
 
 NOT_NEEDED = (
     "No cut is needed now: the cards of this game are already dealt (everyone's cut is "
@@ -44,16 +61,25 @@ def new_server_seed() -> str:
     return secrets.token_hex(32)
 
 
-def deal_lines(game_row: m.Game, *, over: bool, following: str = "") -> tuple[str, ...]:
-    """The lines every mail of a fair game carries: the commitment, and once the game
-    is ``over`` the server seed and the next game's commitment — with the answer that
-    is the player's cut for that game when the mail asks for one (``following``:
-    "rematch", or "next" in a match that goes on; never an answer the mail does not
-    offer). Empty for a game whose deals are not verifiable."""
+def deal_lines(
+    game_row: m.Game, *, over: bool, following: str = "", names: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """The lines every mail of a fair game carries: the commitment; the SHA-256 of each
+    seat's cut as recorded (``names``: the seats' names), for the player to compare
+    with the receipt of their cut; and once the game is ``over`` (or aborted: a game
+    that ends without being played out reveals its seed all the same) the server seed
+    and the next game's commitment — with the answer that is the player's cut for that
+    game when the mail asks for one (``following``: "rematch", or "next" in a match
+    that goes on; never an answer the mail does not offer). Empty for a game whose
+    deals are not verifiable."""
     if not game_row.commitment:
         return ()
-    lines = [f"Deal commitment (pbem-deal/1): {game_row.commitment}"]
-    if over and game_row.next_seed:
+    lines = [f"Deal commitment ({protocol_of(game_row)}): {game_row.commitment}"]
+    cut = cut_hash_line(game_row, names)
+    if cut:
+        lines.append(cut)
+    aborted = game_row.status == m.GameStatus.ABORTED.value
+    if over and game_row.next_seed and not aborted:
         lines.append(
             f"The next game's deal commitment: {commitment(game_row.next_seed)}"
             + (
@@ -62,7 +88,12 @@ def deal_lines(game_row: m.Game, *, over: bool, following: str = "") -> tuple[st
                 else "."
             )
         )
-    if over and game_row.server_seed:
+    if aborted and game_row.server_seed:
+        lines.append(
+            f"Server seed, revealed now the game is aborted: {game_row.server_seed} — "
+            "with it the game's archive shows that its deals were the ones committed to."
+        )
+    elif over and game_row.server_seed:
         lines.append(
             f"Server seed, revealed now the game is over: {game_row.server_seed} — with "
             "it the game's replay page (attached to the game-over mail, and to the "
@@ -73,26 +104,114 @@ def deal_lines(game_row: m.Game, *, over: bool, following: str = "") -> tuple[st
     return tuple(lines)
 
 
-def deal_proof(game_row: m.Game) -> dict[str, Any] | None:
-    """The archive's ``deal_proof`` of a fair game (the server seed only once it is
-    finished), or None."""
+CUT_HASH_DIGITS = 16
+"""How many hex digits of each cut's SHA-256 a game mail shows: 64 bits, more than any
+server could match by grinding other texts, in a line short enough for every mail."""
+
+
+def cut_hash_line(game_row: m.Game, names: Sequence[str] = ()) -> str:
+    """ "Cuts as recorded (SHA-256, first 16 hex digits): Ann 1f…; Bob 9c…" — the start
+    of every recorded cut's hash, by seat name (``names``; "seat N" without them);
+    empty before any cut. The receipt and the archive hold the whole hash."""
+    entries = sorted(game_row.entropy or (), key=lambda e: int(e["seat"]))
+    if not entries:
+        return ""
+    parts = []
+    for entry in entries:
+        seat = int(entry["seat"])
+        who = names[seat] if seat < len(names) else f"seat {seat}"
+        digest = str(entry["sha256"]) if "text" not in entry else text_hash(str(entry["text"]))
+        parts.append(f"{who} {digest[:CUT_HASH_DIGITS]}")
+    return (
+        f"Cuts as recorded (SHA-256, first {CUT_HASH_DIGITS} hex digits): " + "; ".join(parts) + "."
+    )
+
+
+def revealed(game_row: m.Game) -> bool:
+    """Whether a fair game's server seed may be shown: it is finished, or it ended
+    without being played out (aborted, the cut deadline passed)."""
+    return game_row.status in (m.GameStatus.FINISHED.value, m.GameStatus.ABORTED.value)
+
+
+def deal_proof(
+    game_row: m.Game, cuts: Sequence[m.CutMail] = (), game: Game | None = None
+) -> dict[str, Any] | None:
+    """The archive's ``deal_proof`` of a fair game, or None: the commitment, the server
+    seed once the game is finished or aborted (with the deal records of ``game``, the
+    game as played, then), each recorded cut with its SHA-256, every cut mail received
+    (``cuts``, accepted and refused), the re-cuts (none: the service never restarts a
+    cut phase — a game whose players did not all cut is aborted, its seed revealed), the
+    game it follows, and how it ended.
+
+    ``cuts`` is left out for a game whose cuts were taken before cut mails were logged
+    (a recorded cut with no accepted mail behind it): its record would be incomplete."""
     if not game_row.commitment:
         return None
     from engine.forgetting import is_forgotten
 
     entries = game_row.entropy or ()
+    aborted = game_row.status == m.GameStatus.ABORTED.value
+    finished = game_row.status == m.GameStatus.FINISHED.value
     proof = DealProof(
         game_row.commitment,
         game_row.server_seed,
         tuple((int(e["seat"]), str(e.get("text", ""))) for e in entries),
+        protocol=protocol_of(game_row),
+        follows=dict(game_row.follows) if game_row.follows else None,
+        outcome="aborted" if aborted else "finished" if finished else None,
+        abort_reason=game_row.status_reason if aborted else None,
     )
-    data = proof.to_json(reveal=game_row.status == m.GameStatus.FINISHED.value)
+    records = records_of(game) if game is not None and revealed(game_row) else None
+    data = proof.to_json(reveal=revealed(game_row), records=records)
     if any(is_forgotten(e) for e in entries):  # a forgotten player's cut: its hash only
         data["entropy"] = [
             dict(e) if is_forgotten(e) else made
             for e, made in zip(entries, data["entropy"], strict=True)
         ]
+    logged = [
+        {
+            "seat": cut.seat,
+            "message_id": cut.message_id,
+            "received": cut.received_at.isoformat(),
+            "text": cut.text,
+            "sha256": text_hash(cut.text),
+            "accepted": cut.accepted,
+            "reason": cut.reason,
+        }
+        for cut in cuts
+    ]
+    taken = {(c["seat"], c["text"]) for c in logged if c["accepted"]}
+    if all(entry in taken for entry in proof.entropy):
+        data["cuts"] = logged
+    else:
+        data.pop("cuts", None)
+    data["recuts"] = []
+    data["follows"] = proof.follows
+    data["outcome"] = proof.outcome
+    data["abort_reason"] = proof.abort_reason
     return data
+
+
+def unplayed_archive(
+    game_row: m.Game, seats: Sequence[Seated], cuts: Sequence[m.CutMail]
+) -> dict[str, Any]:
+    """The archive of a fair game not dealt (waiting for its cuts, or aborted before
+    every player cut): no engine seed, no action, and its ``deal_proof`` (revealing the
+    server seed once the game is aborted)."""
+    from engine.archive import FORMAT
+
+    return {
+        "format": FORMAT,
+        "settings": dict(game_row.settings),
+        "seed": None,
+        "actions": [],
+        "state_hash": None,
+        "deal_proof": deal_proof(game_row, cuts),
+        "game_id": game_row.id,
+        "players": [{"email": s.player.email, "name": s.name} for s in seats],
+        "status": game_row.status,
+        "created_at": game_row.created_at.isoformat(),
+    }
 
 
 def prepare_next(session: Session, game_row: m.Game) -> None:
@@ -103,10 +222,16 @@ def prepare_next(session: Session, game_row: m.Game) -> None:
         update_row(session, game_row, next_seed=new_server_seed())
 
 
-def cut_text(message_id: str | None, words: str, placeholder: str) -> str:
-    """A cut's entropy text: the Message-ID of the mail that made it (``placeholder``
-    for a mail without one) and its words."""
-    return entropy_text(message_id or placeholder, words)
+def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:
+    """A cut's entropy text by ``protocol`` (that of the game it is for; a new game's
+    by default): the Message-ID of the mail that made it (``placeholder`` for a mail
+    without one) and its words."""
+    return entropy_text(message_id or placeholder, words, protocol, placeholder=placeholder)
+
+
+def protocol_of(game_row: m.Game) -> str:
+    """The deal protocol of a fair game (`pbem-deal/1` when none is recorded)."""
+    return game_row.deal_protocol or PROTOCOL_1
 
 
 def humans(game_row: m.Game) -> list[int]:
@@ -137,7 +262,7 @@ def cut_context(
         recipient_seat=seat,
         reply_hint='Reply "cut" and any number or words.',
         notices=tuple(notices),
-        deal_lines=deal_lines(game_row, over=False),
+        deal_lines=deal_lines(game_row, over=False, names=[s.name for s in seats]),
         reply_to=reply_to,
         opening=notify.opening_line(game_row, seats, seat),
     )
@@ -205,9 +330,20 @@ def begin(
         return deal(ctx, session, game_row, now)[0]
     update_row(session, game_row, **play.clock_values(ctx, None, now))
     if ask:
+        made = receipts(game_row)
         for seat in humans(game_row):
-            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now)
+            notices = made.get(seat, [])
+            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now, notices=notices)
     return None
+
+
+def receipts(game_row: m.Game) -> dict[int, list[Notice]]:
+    """The receipt of each cut recorded so far, by seat: what the first mail of a game
+    tells the players who cut by another word (an invitation's ``accept``, ``rematch``)."""
+    return {
+        int(e["seat"]): [Notice("info", "", receipt(str(e["text"])))]
+        for e in game_row.entropy or ()
+    }
 
 
 def deal(
@@ -246,6 +382,7 @@ def play_cut(ctx: Context, session: Session, known: Known, message_id: str | Non
     game_row, seats, seat = known.game_row, known.seats, known.seat
     move = Move(known)
     closed = game_row.status != m.GameStatus.CUTTING.value
+    now = ctx.clock()
     for cmd in known.commands:
         if closed and cmd.verb not in (*SETTING_VERBS, "help", "standings"):
             word = "aborted" if game_row.status == m.GameStatus.ABORTED.value else game_row.status
@@ -255,8 +392,10 @@ def play_cut(ctx: Context, session: Session, known: Known, message_id: str | Non
                 Notice("refused", str(cmd), f"This game is {word}; no cards were dealt.")
             )
             move.refusal = f"game is {game_row.status}"
+            if cmd.verb == "cut":
+                refuse_cut(session, game_row, seat, cmd, message_id, now, f"game is {word}")
         elif cmd.verb == "cut":
-            move.notices.append(record_cut(session, game_row, seat, cmd, message_id))
+            move.notices.append(record_cut(session, game_row, seat, cmd, message_id, now))
         elif cmd.verb in SETTING_VERBS:
             notice = apply_setting(ctx, session, seats[seat].player, cmd, ctx.clock())
             move.notices.append(notice)
@@ -283,18 +422,63 @@ def play_cut(ctx: Context, session: Session, known: Known, message_id: str | Non
 
 
 def record_cut(
-    session: Session, game_row: m.Game, seat: int, cmd: Command, message_id: str | None
+    session: Session,
+    game_row: m.Game,
+    seat: int,
+    cmd: Command,
+    message_id: str | None,
+    now: datetime,
 ) -> Notice:
-    """Store ``seat``'s entropy text, once."""
-    if seat not in waiting(game_row):
-        return Notice("refused", str(cmd), "You have cut already; your first cut counts.")
+    """Store ``seat``'s entropy text, once, and log the cut mail (accepted, or refused
+    as a second cut). The notice is the cut's receipt: the exact text recorded and its
+    SHA-256, which every later mail of the game and the archive must show."""
+    assert game_row.id is not None
     text = cut_text(
-        message_id, cmd.args[0] if cmd.args else "", f"<no-message-id.{game_row.id}.{seat}>"
+        message_id,
+        cmd.args[0] if cmd.args else "",
+        f"<no-message-id.{game_row.id}.{seat}>",
+        protocol_of(game_row),
     )
+    if seat not in waiting(game_row):
+        log_cut(session, game_row.id, seat, message_id, text, now, reason=SECOND_CUT)
+        return Notice("refused", str(cmd), "You have cut already; your first cut counts.")
     entries = [*(game_row.entropy or ()), {"seat": seat, "text": text}]
     entries.sort(key=lambda e: int(e["seat"]))
     update_row(session, game_row, entropy=entries)
-    return Notice("applied", str(cmd), "Your cut is in.")
+    log_cut(session, game_row.id, seat, message_id, text, now)
+    return Notice("applied", str(cmd), receipt(text))
+
+
+SECOND_CUT = "a second cut: the first one counts"
+
+
+def receipt(text: str) -> str:
+    """What the player keeps of their cut: the entropy text recorded and its hash."""
+    return (
+        f"Your cut is in, recorded as “{text}” (SHA-256 {text_hash(text)}). Keep this "
+        "mail: every later mail of the game shows the start of that hash beside your "
+        "name, and the game's archive this text; if they differ, the deals were not cut "
+        "by you."
+    )
+
+
+def refuse_cut(
+    session: Session,
+    game_row: m.Game,
+    seat: int | None,
+    cmd: Command,
+    message_id: str | None,
+    now: datetime,
+    reason: str,
+) -> None:
+    """Log a cut mail that is not taken (a cut after the deal, to a closed game, or not
+    from the seat's player) for the archive's ``deal_proof.cuts``; only fair games keep
+    the record."""
+    if game_row.id is None or not game_row.commitment:
+        return
+    words = cmd.args[0] if cmd.args else ""
+    text = cut_text(message_id, words, "<no-message-id>", protocol_of(game_row))
+    log_cut(session, game_row.id, seat, message_id, text, now, reason=reason)
 
 
 def answer_cut(ctx: Context, session: Session, move: Move, inbound_id: int, now: datetime) -> None:
@@ -411,4 +595,5 @@ def commit_new(
     seed = server_seed or new_server_seed()
     game_row.server_seed = seed
     game_row.commitment = commitment(seed)
+    game_row.deal_protocol = PROTOCOL
     game_row.entropy = [{"seat": int(s), "text": t} for s, t in sorted((cuts or {}).items())]

@@ -27,7 +27,7 @@ from pbem.service.context import (
 )
 from pbem.store import models as m
 from pbem.store.db import session_scope
-from pbem.store.games import append_actions, create_game
+from pbem.store.games import append_actions, create_game, log_cut
 from pbem.store.outbox import cancel_game_mail
 from pbem.store.players import get_or_create_player
 
@@ -138,6 +138,17 @@ def start_game(
             raise ServiceError(f"{raw!r} is not an email address")
     if len(set(emails)) != len(emails):
         raise ServiceError("a player cannot sit twice at one game")
+    follows: dict[str, Any] | None = None
+    if rematch_of is not None:
+        follows = follows_record(ctx, session, rematch_of)
+        if first_dealer is not None and first_dealer != follows["first_dealer"]:
+            raise ServiceError(
+                f"the loser of game {rematch_of} deals first: seat {follows['first_dealer']}, "
+                f"not {first_dealer}"
+            )
+        first_dealer = int(follows.pop("first_dealer"))
+    elif first_dealer is not None:
+        raise ServiceError("the first dealer is drawn, unless the game follows another")
     try:
         settings = GameSettings(
             players=len(players),
@@ -175,6 +186,9 @@ def start_game(
         rematch_of=rematch_of,
     )
     assert game_row.id is not None
+    if follows is not None:
+        game_row.follows = follows
+        session.add(game_row)
     if len(set(computer)) == len(players) - 1:
         game_row.hints = True  # one player against the computer
     if computer:
@@ -209,6 +223,27 @@ def start_game(
     return game_row.id
 
 
+def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, Any]:
+    """What a rematch or a match's next game records of game ``game_id``, the one it
+    follows (the archive's ``deal_proof.follows``): its final state hash, scores, winner
+    and last dealer, the rule, and (key ``first_dealer``, not stored) the seat that rule
+    makes deal first. ServiceError when that game is not over."""
+    from engine.match import first_dealer_after
+
+    game = load_game(ctx, session, get_game(ctx, session, game_id))
+    if not game.is_over or game.outcome is None:
+        raise ServiceError(f"game {game_id} is not over yet")
+    return {
+        "game": game_id,
+        "state_hash": game.state_hash(),
+        "scores": list(game.outcome.scores),
+        "winner": game.outcome.winner,
+        "dealer": game.dealer,
+        "rule": "loser-deals-first",  # engine.match.first_dealer_after
+        "first_dealer": first_dealer_after(game),
+    }
+
+
 def begin_fair(
     ctx: Context,
     session: Session,
@@ -225,13 +260,17 @@ def begin_fair(
 
     assert game_row.id is not None
     cutting.commit_new(game_row, server_seed, cuts)
+    for seat, text in sorted((cuts or {}).items()):
+        # A cut by another word (accept, rematch, next): its mail's Message-ID leads it.
+        log_cut(session, game_row.id, int(seat), text.split(" ", 1)[0], text, now)
     game_row.status = m.GameStatus.CUTTING.value
     session.add(game_row)
     session.flush()
     seats = seats_of(session, game_row.id)
     game = cutting.begin(ctx, session, game_row, seats, now, ask=ask_cut)
     if game is not None:
-        notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
+        told = cutting.receipts(game_row)
+        notify.turn_mails(ctx, session, game_row, game, seats, 0, told, None, now)
     return game_row.id
 
 
@@ -433,10 +472,19 @@ def tell_status(
 
 
 def export(ctx: Context, game_id: int) -> dict[str, Any]:
+    """A game's archive; a fair game not dealt has one too: nothing dealt, the cuts so
+    far, and its server seed once it is aborted."""
+    from pbem.store.games import cut_mails
+
     with Session(ctx.db) as session:
         game_row = get_game(ctx, session, game_id)
+        cuts = cut_mails(session, game_id)
+        if game_row.seed is None:
+            from pbem.service.cutting import unplayed_archive
+
+            return unplayed_archive(game_row, seats_of(session, game_id), cuts)
         game = load_game(ctx, session, game_row)
-        return notify.game_archive(game_row, game, seats_of(session, game_id))
+        return notify.game_archive(game_row, game, seats_of(session, game_id), cuts)
 
 
 def import_archive(ctx: Context, data: dict[str, Any]) -> int:
@@ -471,6 +519,7 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
             )
         if proof is not None:
             game_row.commitment, game_row.server_seed, game_row.entropy = proof
+            game_row.deal_protocol = str(data["deal_proof"]["protocol"])
         if game.is_over and game.outcome is not None:
             game_row.status = m.GameStatus.FINISHED.value
             game_row.outcome = game.outcome.to_json()

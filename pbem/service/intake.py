@@ -199,6 +199,7 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
             return tag_mismatch(ctx, session, row, mail, game_row, seats[seat], now)
     if seat_email != sender:
         player = get_player_by_email(session, sender)
+        log_stray_cut(session, mail, game_row, seat, now, "not from the seat's player")
         if player is None:
             return finish(
                 ctx,
@@ -242,6 +243,7 @@ def identify(ctx: Context, session: Session, row: m.Inbound, now: datetime) -> K
     decision = policy.decide(ctx, session, writer, "move", seat=seated.seat)
     if not decision.allowed:
         # Not answered: its From may be forged.
+        log_stray_cut(session, mail, game_row, seat, now, decision.reason)
         return finish(
             ctx, session, row, "ignored", decision.reason, sender=sender, game_id=game_row.id
         )
@@ -424,6 +426,23 @@ def without_token(
     which = render_which_game(lines)
     notify.answer(ctx, session, player, row.id, "no-game", which, now, mail.message_id)
     return finish(ctx, session, row, "rejected", "no valid game token", sender=player.email)
+
+
+def log_stray_cut(
+    session: Session,
+    mail: IncomingMail,
+    game_row: m.Game,
+    seat: int,
+    now: datetime,
+    reason: str,
+) -> None:
+    """A mail to ``seat``'s reply address that is not taken as the seat's: its cuts, if
+    any, go on the game's record of cut mails, refused for ``reason``."""
+    from pbem.service.cutting import refuse_cut
+
+    for cmd in read_commands(mail).commands:
+        if cmd.verb == "cut":
+            refuse_cut(session, game_row, seat, cmd, mail.message_id, now, reason)
 
 
 def game_line(ctx: Context, session: Session, game_row: m.Game, player: m.Player) -> GameLine:

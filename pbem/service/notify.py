@@ -113,7 +113,7 @@ def mail_context(
         since_event=since,
         ending=tuple(ending),
         paused=game_row.status == m.GameStatus.PAUSED.value,
-        deal_lines=deal_lines(game_row, over=over, following=following),
+        deal_lines=deal_lines(game_row, over=over, following=following, names=seat_names(seats)),
         talk=tuple(talk),
         match=match_info(game_row),
         reply_to=reply_to,
@@ -464,7 +464,9 @@ def send_archive(
     with its replay page, which replays the game and checks its deals in a browser."""
     assert game_row.id is not None
     name = f"cribbage-{game_row.id}.json"
-    data = archive_bytes(game_archive(game_row, game, seats))
+    from pbem.store.games import cut_mails
+
+    data = archive_bytes(game_archive(game_row, game, seats, cut_mails(session, game_row.id)))
     if not may_mail_seat(ctx, session, seats[seat], now):
         return
     page_name, page = ReplayAttachment(game_row, game, seats).page(seat)
@@ -766,16 +768,21 @@ def queue(
         queue_mails(session, [row])
 
 
-def game_archive(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> dict[str, Any]:
+def game_archive(
+    game_row: m.Game,
+    game: Game,
+    seats: Sequence[Seated],
+    cuts: Sequence[m.CutMail] = (),
+) -> dict[str, Any]:
     """The JSON archive of a game (`pbem game export`, and the ``archive`` reply).
 
-    A fair game's ``deal_proof`` reveals the server seed only once it is finished; a
-    game of a match names it (``match``: its length, the game's number, the score
-    before)."""
+    A fair game's ``deal_proof`` reveals the server seed only once it is finished or
+    aborted, and lists its cut mails (``cuts``: `pbem.store.games.cut_mails`); a game of
+    a match names it (``match``: its length, the game's number, the score before)."""
     from pbem.service.cutting import deal_proof
 
     extra: dict[str, Any] = {}
-    proof = deal_proof(game_row)
+    proof = deal_proof(game_row, cuts, game)
     if proof is not None:
         extra["deal_proof"] = proof
     if game_row.match_info:

@@ -180,9 +180,12 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 move.tell_others.append(change.tell_others)
             continue
         if cmd.verb == "cut":
-            from pbem.service.cutting import NOT_NEEDED
+            from pbem.service.cutting import NOT_NEEDED, refuse_cut
 
             notices.append(Notice("refused", str(cmd), NOT_NEEDED))
+            refuse_cut(
+                session, game_row, seat, cmd, known.message_id, ctx.clock(), "after the deal"
+            )
             continue
         if cmd.verb == "next":
             notices.append(

@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, is_transient, write_behind
 from pbem.store.errors import ConcurrentUpdateError
-from pbem.store.models import ActionLog, Game, GameStatus, Player, Seat
+from pbem.store.models import ActionLog, CutMail, Game, GameStatus, Player, Seat
 
 
 class LoggedAction(NamedTuple):
@@ -398,3 +398,37 @@ def mark_aborted(session: Session, game_row: Game, reason: str, now: datetime) -
         deadline_at=None,
         updated_at=now,
     )
+
+
+def log_cut(
+    session: Session,
+    game_id: int,
+    seat: int | None,
+    message_id: str | None,
+    text: str,
+    now: datetime,
+    *,
+    reason: str | None = None,
+) -> None:
+    """Record a cut mail of game ``game_id``: accepted when ``reason`` is None, else
+    refused for that reason. Its Message-ID is kept with its angle brackets, as the
+    entropy text quotes it."""
+    mid = message_id.strip().strip("<>") if message_id else ""
+    session.add(
+        CutMail(
+            game_id=game_id,
+            seat=seat,
+            message_id=f"<{mid}>" if mid else None,
+            received_at=now,
+            text=text,
+            accepted=reason is None,
+            reason=reason,
+        )
+    )
+    session.flush()
+
+
+def cut_mails(session: Session, game_id: int) -> list[CutMail]:
+    """Every cut mail of game ``game_id``, in the order received."""
+    statement = select(CutMail).where(CutMail.game_id == game_id).order_by(col(CutMail.id))
+    return list(session.exec(statement))

@@ -107,8 +107,12 @@ class Game(SQLModel, table=True):
     seed: str | None = None
     # pbem-deal/1 (None: the game's deals are not verifiable, e.g. an admin's --seed):
     # the commitment C = sha256(S), the secret server seed S (revealed only once the
-    # game is over), and the human seats' entropy texts [{"seat": n, "text": E}, ...].
+    # game is over or aborted), and the human seats' entropy texts
+    # [{"seat": n, "text": E}, ...]; every cut mail received is a `CutMail`.
     commitment: str | None = None
+    # The deal protocol of a fair game ("pbem-deal/2"); None: a game committed before
+    # the protocol was recorded, dealt by "pbem-deal/1".
+    deal_protocol: str | None = None
     server_seed: str | None = None
     entropy: list[dict[str, Any]] | None = Field(default=None, sa_type=JSONText)
     # The server seed of the game that follows this one (its match's next game, or a
@@ -144,6 +148,10 @@ class Game(SQLModel, table=True):
     # know there is nothing unheard.
     last_talk: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     rematch_of: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
+    # What the game that this one follows (``rematch_of``) ended with, fixed when this
+    # game is created, for its archive's ``deal_proof.follows``: {"game", "state_hash",
+    # "scores", "winner", "dealer" (its last dealer), "rule": "loser-deals-first"}.
+    follows: dict[str, Any] | None = Field(default=None, sa_type=JSONText)
     # Whether others may watch the game ("watch GAME"): on for games against the
     # computer, off for challenges until every human player says "observers on".
     observers: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
@@ -151,6 +159,26 @@ class Game(SQLModel, table=True):
     # move, or the delivery of the turn mail of the player to move, when that came later
     # (None: the move, ``last_move_at``; see pbem.store.delivery).
     clock_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class CutMail(SQLModel, table=True):
+    """Every cut mail a game received, accepted or refused (a second cut, a cut from
+    someone not at the seat, a cut after the deal…), for its archive's
+    ``deal_proof.cuts``: what the server did with each player's cut is on the record."""
+
+    __tablename__ = "cut_mail"
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    game_id: int = Field(foreign_key="game.id", index=True, sa_type=ID_TYPE)
+    # The seat whose reply address the mail answered.
+    seat: int | None = None
+    message_id: str | None = None
+    received_at: datetime = Field(sa_type=UTCDateTime)
+    # The entropy text the mail makes (its Message-ID and cleaned words).
+    text: str = Field(sa_type=Text)
+    accepted: bool = False
+    # Why it was refused (None: accepted).
+    reason: str | None = Field(default=None, sa_type=Text)
 
 
 class Seat(SQLModel, table=True):

@@ -12,9 +12,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import commitment, derive_seed, entropy_text, verify_archive
+from engine.fairness import (
+    PROTOCOL,
+    commitment,
+    derive_seed,
+    entropy_text,
+    text_hash,
+    verify_archive,
+)
 from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
+from pbem.render.replay import ReplayPageError, replay_page
 from pbem.service import ServiceError
 from pbem.service.cutting import NOT_NEEDED
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
@@ -96,6 +104,10 @@ def test_a_fair_game_from_commitment_to_verified_archive(fair: Harness) -> None:
     over = fair.latest(ALICE[0])
     assert secret in text_of(over).replace("\n", "").replace(" ", "")
     assert secret in text_of(fair.latest(BOB[0])).replace("\n", "").replace(" ", "")
+    # The game-over mail shows each seat's cut hash, to compare with the receipts.
+    ended = " ".join(text_of(over).split())
+    for seat, name in ((0, "Alice"), (1, "Bob")):
+        assert f"{name} {text_hash(str(row.entropy[seat]['text']))[:16]}" in ended
     # Only the game-over mails carry it.
     for msg_row in fair.outbox():
         if secret.encode() in msg_row.raw:
@@ -164,9 +176,21 @@ def test_the_cut_waits_are_reminded_and_time_out(
         harness.step()
         row = harness.game_row(game_id)
         assert row.status == "aborted" and "cut" in (row.status_reason or "")
-        assert "aborted" in text_of(harness.latest(ALICE[0]))
+        told = " ".join(text_of(harness.latest(ALICE[0])).split())
+        assert "aborted" in told
+        # The mail that says so reveals the server seed, and so does the archive.
+        assert f"revealed now the game is aborted: {row.server_seed}" in told
         harness.answer(BOB[0], "cut")
         assert harness.last_inbound().status == "rejected"
+        archive = harness.service.export(game_id)
+        proof = archive["deal_proof"]
+        assert proof["server_seed"] == row.server_seed and proof["outcome"] == "aborted"
+        assert proof["abort_reason"] == row.status_reason
+        assert [(c["seat"], c["accepted"], c["reason"]) for c in proof["cuts"]] == [
+            (0, True, None),
+            (1, False, "game is aborted"),
+        ]
+        assert verify_archive(archive).ok
     finally:
         harness.close()
 
@@ -178,7 +202,7 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
     (invite,) = [m for m in fair.received(BOB[0]) if str(m["Subject"]) == INVITE_SUBJECT]
     text = text_of(invite).replace("\n", " ")
-    assert "Deal commitment (pbem-deal/1):" in text
+    assert f"Deal commitment ({PROTOCOL}):" in text
     fair.deliver(reply(invite, BOB[0], "Bob", "accept"))
     game_id = fair.last_inbound().game_id
     assert game_id is not None
@@ -190,6 +214,10 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     # Bob's "accept" answered a mail that showed the commitment: it is his cut.
     assert "Your cut is in" in str(fair.latest(BOB[0])["Subject"])
     assert [e["seat"] for e in row.entropy or ()] == [1]
+    # Its receipt quotes the text recorded for him and its hash.
+    bob_text = str((row.entropy or [{}])[0]["text"])
+    told = " ".join(text_of(fair.latest(BOB[0])).split())
+    assert f"recorded as “{bob_text}” (SHA-256 {text_hash(bob_text)})" in told
     assert "Please cut" in str(fair.latest(ALICE[0])["Subject"])
     fair.deliver(reply(fair.latest(ALICE[0]), ALICE[0], "Alice", "cut 7 fish"))
     dealt = fair.game_row(game_id)
@@ -245,10 +273,31 @@ def test_the_admin_resends_or_aborts_a_game_waiting_for_its_cuts(fair: Harness) 
     assert "Please cut" in str(fair.latest(BOB[0])["Subject"])
     with pytest.raises(ServiceError, match="cannot make it paused"):
         fair.service.set_status(game_id, "paused")
+    fair.answer(ALICE[0], "cut", message_id="<alice-only@example.com>")
     fair.service.set_status(game_id, "aborted", "a test")
     fair.step()
-    assert fair.game_row(game_id).status == "aborted"
+    row = fair.game_row(game_id)
+    assert row.status == "aborted" and row.server_seed is not None
     told = text_of(fair.latest(ALICE[0]))
     assert "aborted" in told and "No cards were dealt" in told and "cut 17" not in told
-    with pytest.raises(ServiceError, match="not dealt yet"):
-        fair.service.export(game_id)
+    # The mail that says so reveals the server seed; so does the archive, which verifies.
+    assert f"revealed now the game is aborted: {row.server_seed}" in " ".join(told.split())
+    archive = fair.service.export(game_id)
+    proof = archive["deal_proof"]
+    assert archive["seed"] is None and archive["actions"] == []
+    assert proof["server_seed"] == row.server_seed
+    assert (proof["outcome"], proof["abort_reason"], proof["recuts"]) == ("aborted", "a test", [])
+    assert [c["text"] for c in proof["cuts"]] == ["<alice-only@example.com>"]
+    assert verify_archive(archive).ok
+    # A revealed seed that is not the committed one is caught.
+    forged = {**archive, "deal_proof": {**proof, "server_seed": "0" * 64}}
+    assert verify_archive(forged).check == "commitment"
+    played = {**archive, "actions": [{"type": "go", "seat": 0}]}
+    assert verify_archive(played).check == "replay"
+    hidden = {**archive, "deal_proof": {**proof, "server_seed": None}}
+    assert verify_archive(hidden).revealed is False
+    # Nothing was dealt: there is no replay, and the archive does not import.
+    with pytest.raises(ReplayPageError, match="ended before its deal"):
+        replay_page(archive, seat=0)
+    with pytest.raises(ServiceError, match="never dealt"):
+        fair.service.import_archive(archive)

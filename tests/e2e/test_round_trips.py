@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import commitment, derive_seed, entropy_text
+from engine.fairness import commitment, derive_seed, entropy_text, text_hash
 from pbem.bots import text_of
 from tests.e2e.helpers import ALICE, BOB, SERVICE_ADDRESS, Harness, plain_mail, reply
 
@@ -117,7 +117,10 @@ def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     dealt = h.latest(A)
     assert h.view(A).holding
     assert "a match, best of 3: game 2" in flat(dealt)
-    assert "[done] next 3 herons — Your cut is in." in flat(dealt)  # what she wrote
+    cut = entropy_text("<next@example.com>", "3 herons")
+    # What she wrote, and the receipt of the cut it stood for.
+    assert f"[done] next 3 herons — Your cut is in, recorded as “{cut}”" in flat(dealt)
+    assert f"(SHA-256 {text_hash(cut)})" in flat(dealt)
     # "next" again, or in a game not over, is answered without harm.
     h.deliver(reply(over, A, "Alice", "next"))
     assert "already" in flat(h.latest(A)) or h.last_inbound().status == "rejected"

@@ -45,6 +45,7 @@ TABLES = {
     "watcher",
     "consent",
     "confirmation",
+    "cut_mail",
 }
 
 

@@ -38,13 +38,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # Plain DROP COLUMN (SQLite 3.35+ has it): a batch copy of ``game`` would have to drop
+    # the table, which the foreign keys of the rows that refer to it forbid.
     op.drop_index("ix_seat_mail_failed_told", table_name="seat")
     op.drop_index("ix_seat_mail_failed_at", table_name="seat")
-    with op.batch_alter_table("seat") as batch:
-        batch.drop_column("mail_failed_told")
-        batch.drop_column("mail_failed_at")
-    with op.batch_alter_table("game") as batch:
-        batch.drop_column("clock_from")
-    with op.batch_alter_table("outbox") as batch:
-        batch.drop_column("retried_at")
-        batch.drop_column("starts_clock")
+    op.drop_column("seat", "mail_failed_told")
+    op.drop_column("seat", "mail_failed_at")
+    op.drop_column("game", "clock_from")
+    op.drop_column("outbox", "retried_at")
+    op.drop_column("outbox", "starts_clock")

@@ -146,10 +146,16 @@ def test_verify_re_derives_the_computers_moves(
     assert bad.exit_code == 1
     assert "the computer's moves cannot be checked: no seat 7 in a 3-player game" in bad.stderr
 
-    # No computer seat: no computer line.
-    archive.write_text(json.dumps({**data, "computer": []}))
+    # An archive without a computer list (from before the list): no computer line.
+    archive.write_text(json.dumps({k: v for k, v in data.items() if k != "computer"}))
     plain = run_cli(env, "verify", str(archive))
     assert plain.exit_code == 0 and "computer" not in plain.output
+
+    # The computer seats relabelled as people: they made no cut, so the deals fail.
+    archive.write_text(json.dumps({**data, "computer": []}))
+    hidden = run_cli(env, "verify", str(archive))
+    assert hidden.exit_code == 1
+    assert "mismatch in check entropy: the entropy is not one cut per human seat" in hidden.stderr
 
 
 def test_verify_in_a_process_of_its_own_re_derives_the_same_moves(

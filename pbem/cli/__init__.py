@@ -15,68 +15,42 @@ joins them into one ``app``, in the order ``pbem --help`` lists them:
 
 Every user mistake (a bad config, an unknown game, a malformed file) prints one
 clear line on stderr and exits 1 — no tracebacks.
+
+Start-up is kept short (``pbem --version`` and ``pbem --help`` answer in well under a
+fifth of a second): ``pbem --version`` alone answers before typer is imported at all,
+the app itself (:mod:`pbem.cli.root`) is built from modules that import typer and rich
+only, and each command imports the settings, the database, the service and the engine
+when it runs. ``tests/pbem/test_cli_startup.py`` keeps it so.
 """
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from pbem.cli import admin, archive, fair, game, mail, serve, site
-from pbem.cli.base import out, package_version, state
-from pbem.logsetup import configure_logging
-
-app = typer.Typer(
-    help="Play-by-email Cribbage: the admin command line.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-# Commands of a group without a name join the group they are added to.
-app.add_typer(admin.commands)
-app.add_typer(mail.commands)
-app.add_typer(serve.commands)
-app.add_typer(site.commands)
-app.add_typer(fair.commands)
-game.game_app.add_typer(archive.commands)
-app.add_typer(game.game_app, name="game")
-app.add_typer(mail.outbox_app, name="outbox")
-app.add_typer(mail.inbox_app, name="inbox")
-app.add_typer(mail.player_app, name="player")
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        out.print(f"pbem {package_version()}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="TOML config file (or PBEM_CONFIG).")
-    ] = None,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Folder for the embedded defaults.")
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Log our own DEBUG lines too.")
-    ] = False,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
-        ),
-    ] = False,
-) -> None:
-    state.config_file = config
-    state.data_dir = data_dir
-    state.verbose = verbose
-    configure_logging(logging.DEBUG if verbose else logging.WARNING)
+    app: typer.Typer
 
 
 def main() -> None:
+    """The ``pbem`` script: run the command line ``sys.argv`` gives."""
+    if sys.argv[1:] == ["--version"]:
+        # The one command line answered without typer: the same line its --version prints.
+        from pbem.cli.version import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        return
+    from pbem.cli.root import app
+
     app()
+
+
+def __getattr__(name: str) -> Any:
+    """``pbem.cli.app``: the typer app, built on first use (PEP 562)."""
+    if name == "app":
+        from pbem.cli.root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

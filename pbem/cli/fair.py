@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from sqlmodel import Session
 
-from engine import EngineError
 from pbem.cli.base import err, examples, fail, guard, out, service
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
@@ -34,6 +32,7 @@ def verify(
 ) -> None:
     """Check every deal of a finished game against its commitment and the players' cuts
     (pbem-deal/1). Exit 0: all verified; 1: a mismatch; 3: not verifiable."""
+    from engine import EngineError
     from engine.fairness import verify_archive
 
     if (file is None) == (game_id is None):
@@ -66,6 +65,8 @@ def standings(
 ) -> None:
     """The ratings table from every finished game (OpenSkill), with games, wins, skunks
     and average points: pegging and hand per hand, crib per crib owned."""
+    from sqlmodel import Session
+
     from pbem.render.standings import text_table
     from pbem.service.standings import current_standings
 

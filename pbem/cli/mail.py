@@ -25,14 +25,14 @@ inbox_app = typer.Typer(help="Received mail and what became of it.", no_args_is_
 @commands.command(epilog=examples("pbem ingest reply.eml"))
 def ingest(file: Path) -> None:
     """Feed one raw message (.eml) as if it had arrived in the inbox, and process it."""
-    from pbem.wakeup import poke
-
     try:
         raw = file.read_bytes()
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror}")
     if not raw.strip():
         fail(f"{file} is empty")
+    from pbem.wakeup import poke
+
     svc = service()
     inbound_id, created = svc.receive(raw, "cli")
     if not created:

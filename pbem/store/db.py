@@ -12,6 +12,8 @@ for it straight from the migration files and the ``alembic_version`` table.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -161,38 +163,39 @@ def head_revision() -> str:
 
 def _file_heads() -> list[str]:
     """The revisions no migration file names as its ``down_revision``: the heads, as
-    the files' own top-level ``revision`` and ``down_revision`` assignments say (an
-    empty list when a file says it in some other way)."""
+    the files' own top-level ``revision`` and ``down_revision`` lines say (an empty list
+    when a file says it in some other way). Remembered while the files stay the same."""
+    paths = sorted(p for p in (MIGRATIONS_DIR / "versions").glob("*.py") if p.name != "__init__.py")
+    signature = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths)
+    return list(_heads_of(signature))
+
+
+# One assignment at the top of a migration: ``revision: str = "0010_next_seed"``.
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4)
+def _heads_of(signature: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
     revisions: set[str] = set()
     downs: set[str] = set()
-    for path in sorted((MIGRATIONS_DIR / "versions").glob("*.py")):
-        if path.name == "__init__.py":
-            continue
+    for path, _size, _mtime in signature:
         found: dict[str, Any] = {}
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            target: ast.expr
-            if isinstance(node, ast.AnnAssign) and node.value is not None:
-                target, value = node.target, node.value
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target, value = node.targets[0], node.value
-            else:
-                continue
-            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision"):
-                try:
-                    found[target.id] = ast.literal_eval(value)
-                except ValueError:
-                    return []
+        for name, value in _REVISION_LINE.findall(Path(path).read_text(encoding="utf-8")):
+            try:
+                found[name] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                return ()
         revision, down = found.get("revision"), found.get("down_revision")
         if not isinstance(revision, str):
-            return []
+            return ()
         revisions.add(revision)
         if isinstance(down, str):
             downs.add(down)
         elif isinstance(down, tuple | list):
             downs.update(d for d in down if isinstance(d, str))
         elif down is not None:
-            return []
-    return sorted(revisions - downs)
+            return ()
+    return tuple(sorted(revisions - downs))
 
 
 @contextmanager

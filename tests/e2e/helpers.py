@@ -22,7 +22,7 @@ import os
 import quopri
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage, Message
 from email.utils import format_datetime, make_msgid, parseaddr
@@ -114,6 +114,10 @@ class Harness:
     settings: Settings
     clock: Clock
     daemon: Daemon
+    # Each delivered mail parsed once, by its file (path, size, mtime): the tests read a
+    # player's newest mail before every reply, and parsing the whole folder each time made
+    # a game's worth of replies quadratic.
+    parsed: dict[tuple[str, int, int], EmailMessage] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, tmp_path: Path, db_url: str, db: Engine, **overrides: Any) -> Harness:
@@ -250,9 +254,23 @@ class Harness:
         return read_maildir(self.outbox_dir / recipient_folder_name(address))
 
     def received(self, address: str) -> list[EmailMessage]:
-        """Every message delivered to ``address``, in the order the service queued them."""
+        """Every message delivered to ``address``, in the order the service queued them.
+
+        The same file gives the same message object on every call: change a copy."""
         order = {row.message_id: row.id or 0 for row in self.outbox()}
-        messages = [parse(raw) for _, raw in self.mail_files(address)]
+        folder = self.outbox_dir / recipient_folder_name(address)
+        messages = []
+        for sub in ("new", "cur"):
+            where = folder / sub
+            if not where.is_dir():
+                continue
+            for entry in sorted(where.iterdir()):
+                stat = entry.stat()
+                key = (str(entry), stat.st_size, stat.st_mtime_ns)
+                msg = self.parsed.get(key)
+                if msg is None:
+                    msg = self.parsed[key] = parse(entry.read_bytes())
+                messages.append(msg)
         messages.sort(key=lambda msg: order.get(str(msg["Message-ID"]), 1 << 60))
         return messages
 

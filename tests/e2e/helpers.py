@@ -117,7 +117,9 @@ class Harness:
     # Each delivered mail parsed once, by its file (path, size, mtime): the tests read a
     # player's newest mail before every reply, and parsing the whole folder each time made
     # a game's worth of replies quadratic.
-    parsed: dict[tuple[str, int, int], EmailMessage] = field(default_factory=dict, repr=False)
+    parsed: dict[tuple[str, int, int], tuple[EmailMessage, str]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def build(cls, tmp_path: Path, db_url: str, db: Engine, **overrides: Any) -> Harness:
@@ -257,9 +259,11 @@ class Harness:
         """Every message delivered to ``address``, in the order the service queued them.
 
         The same file gives the same message object on every call: change a copy."""
-        order = {row.message_id: row.id or 0 for row in self.outbox()}
+        with Session(self.db) as session:
+            queued = session.exec(select(m.Outbox.message_id, m.Outbox.id)).all()
+        order = {message_id: row_id or 0 for message_id, row_id in queued}
         folder = self.outbox_dir / recipient_folder_name(address)
-        messages = []
+        found: list[tuple[int, EmailMessage]] = []
         for sub in ("new", "cur"):
             where = folder / sub
             if not where.is_dir():
@@ -267,12 +271,14 @@ class Harness:
             for entry in sorted(where.iterdir()):
                 stat = entry.stat()
                 key = (str(entry), stat.st_size, stat.st_mtime_ns)
-                msg = self.parsed.get(key)
-                if msg is None:
-                    msg = self.parsed[key] = parse(entry.read_bytes())
-                messages.append(msg)
-        messages.sort(key=lambda msg: order.get(str(msg["Message-ID"]), 1 << 60))
-        return messages
+                known = self.parsed.get(key)
+                if known is None:
+                    msg = parse(entry.read_bytes())
+                    known = self.parsed[key] = (msg, str(msg["Message-ID"]))
+                msg, message_id = known
+                found.append((order.get(message_id, 1 << 60), msg))
+        found.sort(key=lambda pair: pair[0])
+        return [msg for _, msg in found]
 
     def count(self, address: str) -> int:
         return len(self.mail_files(address))

@@ -281,7 +281,13 @@ class Harness:
         return [msg for _, msg in found]
 
     def count(self, address: str) -> int:
-        return len(self.mail_files(address))
+        """How many messages were delivered to ``address`` (the files, none of them read)."""
+        folder = self.outbox_dir / recipient_folder_name(address)
+        return sum(
+            sum(1 for _ in (folder / sub).iterdir())
+            for sub in ("new", "cur")
+            if (folder / sub).is_dir()
+        )
 
     def latest(self, address: str) -> EmailMessage:
         mails = self.received(address)

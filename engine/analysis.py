@@ -35,7 +35,6 @@ from engine.cards import Card, full_deck
 from engine.game import DISCARD, PEGGING
 from engine.players import _go_limits, owns_crib, play_values, unseen_cards
 from engine.scoring import FIFTEEN, THIRTY_ONE, score_play, show_points
-from engine.strategy.hard import crib_value as hard_crib_value
 from engine.view import PlayerView
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
@@ -122,6 +121,8 @@ def crib_points(laid_away: Sequence[Card], players: int, own: bool) -> float:
     discard to the dealer's crib is worth a little more to the dealer, and the
     dealer's own crib a little less, than random cribs say.
     """
+    from engine.strategy.hard import crib_value as hard_crib_value  # its tables: numpy
+
     return hard_crib_value([c.index for c in laid_away], players, own)
 
 

@@ -23,30 +23,56 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from engine.actions import Action
-from engine.baselines import greedy_action
-from engine.bsd import bsd_action
-from engine.easy import easy_action
-from engine.game import Game
-from engine.players import good_action, hand_start, random_action
-from engine.strategy.hard import hard_action
-from engine.view import PlayerView, player_view
+if TYPE_CHECKING:
+    from engine.actions import Action
+    from engine.game import Game
+    from engine.view import PlayerView
 
-Strategy = Callable[[PlayerView, random.Random], Action]
+    Strategy = Callable[[PlayerView, random.Random], Action]
+
+    STRATEGIES: dict[str, Strategy]
 
 LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
 BASELINES: tuple[str, ...] = ("random", "greedy", "bsd")
 ALIASES: dict[str, str] = {"good": "medium"}
 
-STRATEGIES: dict[str, Strategy] = {
-    "easy": easy_action,
-    "medium": good_action,
-    "hard": hard_action,
-    "random": random_action,
-    "greedy": greedy_action,
-    "bsd": bsd_action,
-}
+
+def _table() -> dict[str, Strategy]:
+    """``STRATEGIES``, built on first use: the strategies (the hard level's tables and
+    numpy among them) load only when a computer player is asked to move, so naming the
+    levels (a command line's help, a player's "level" reply) costs nothing."""
+    table: dict[str, Strategy] | None = globals().get("STRATEGIES")
+    if table is None:
+        from engine.baselines import greedy_action
+        from engine.bsd import bsd_action
+        from engine.easy import easy_action
+        from engine.players import good_action, random_action
+        from engine.strategy.hard import hard_action
+
+        table = {
+            "easy": easy_action,
+            "medium": good_action,
+            "hard": hard_action,
+            "random": random_action,
+            "greedy": greedy_action,
+            "bsd": bsd_action,
+        }
+        globals()["STRATEGIES"] = table
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    """``STRATEGIES``: every name to its strategy function, built on first use."""
+    if name == "STRATEGIES":
+        return _table()
+    if name == "Strategy":
+        from engine.actions import Action
+        from engine.view import PlayerView
+
+        return Callable[[PlayerView, random.Random], Action]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def all_names() -> tuple[str, ...]:
@@ -57,14 +83,14 @@ def all_names() -> tuple[str, ...]:
 def canonical(level: str) -> str:
     """The strategy name for ``level`` (an alias resolved); ValueError if unknown."""
     name = ALIASES.get(level, level)
-    if name not in STRATEGIES:
+    if name not in LEVELS and name not in BASELINES and name not in _table():
         raise ValueError(f"unknown level {level!r}; choose from {', '.join(all_names())}")
     return name
 
 
 def strategy(level: str) -> Strategy:
     """The strategy function for ``level``; ValueError if unknown."""
-    return STRATEGIES[canonical(level)]
+    return _table()[canonical(level)]
 
 
 def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Action:
@@ -82,6 +108,9 @@ def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Actio
 
 def choose_action(game: Game, seat: int, rng: random.Random, level: str = "medium") -> Action:
     """A legal action for ``seat``, decided from what that seat may see."""
+    from engine.players import hand_start
+    from engine.view import player_view
+
     return decide(player_view(game, seat, since=hand_start(game)), rng, level)
 
 

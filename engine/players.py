@@ -48,14 +48,16 @@ from collections.abc import Sequence
 from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
 from engine.cards import JACK, Card, Suit, full_deck
 from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
 from engine.scoring import rank_points, show_points, show_total
 from engine.view import PlayerView, player_view
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _DECK: tuple[Card, ...] = tuple(full_deck())
 _EPS = 1e-9
@@ -485,6 +487,8 @@ def answer_claim(view: PlayerView) -> Action:
 
 @cache
 def _five_rank_points() -> np.ndarray:
+    import numpy as np  # the exact crib tables only: not needed to play
+
     table = np.zeros(13**5, dtype=np.int16)
     for combo in combinations_with_replacement(range(13), 5):
         key = 0
@@ -497,6 +501,8 @@ def _five_rank_points() -> np.ndarray:
 def exact_crib_mean(discards: Sequence[Card]) -> float:
     """Mean crib score when the crib holds ``discards`` and its other cards and the
     starter are drawn uniformly from the rest of the pack (exhaustive)."""
+    import numpy as np
+
     table = _five_rank_points()
     known = {c.index for c in discards}
     rest = np.array([i for i in range(52) if i not in known], dtype=np.int64)

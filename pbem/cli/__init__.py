@@ -1,7 +1,8 @@
 """``pbem``: the admin command line.
 
-One module per group of commands, each registering on its own ``Typer``; this module
-joins them into one ``app``, in the order ``pbem --help`` lists them:
+One module per group of commands, each registering on its own ``Typer``;
+:mod:`pbem.cli.root` joins them into one ``app`` (``pbem.cli.app``), in the order
+``pbem --help`` lists them:
 
 - :mod:`pbem.cli.base`: what every command shares (consoles, settings, database,
   service, :func:`~pbem.cli.base.fail`, the help's plain words);
@@ -16,77 +17,42 @@ joins them into one ``app``, in the order ``pbem --help`` lists them:
 
 Every user mistake (a bad config, an unknown game, a malformed file) prints one
 clear line on stderr and exits 1 — no tracebacks.
+
+Start-up stays short: a bare ``pbem --version`` answers from :mod:`pbem.cli.version`
+before typer is imported, the app is built from modules that import only typer and rich,
+and each command imports the settings, the database, the service and the engine when it
+runs (``tests/pbem/test_cli_startup.py`` keeps it so; ``benchmarks/startup_bench.py``
+measures it).
 """
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from pbem.cli import admin, archive, fair, game, mail, ops, serve, site
-from pbem.cli.base import examples, out, package_version, state
-from pbem.logsetup import configure_logging
-
-app = typer.Typer(
-    help="Play-by-email Cribbage: the admin command line.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-# Commands of a group without a name join the group they are added to.
-app.add_typer(admin.commands)
-app.add_typer(mail.commands)
-app.add_typer(serve.commands)
-app.add_typer(site.commands)
-app.add_typer(fair.commands)
-app.add_typer(ops.commands)
-game.game_app.add_typer(archive.commands)
-app.add_typer(game.game_app, name="game")
-app.add_typer(mail.outbox_app, name="outbox")
-app.add_typer(mail.inbox_app, name="inbox")
-app.add_typer(mail.player_app, name="player")
-app.add_typer(ops.db_app, name="db")
-mail.player_app.command(
-    "forget",
-    epilog=examples(
-        "pbem player forget alice@example.com",
-        "pbem player forget alice@example.com --abort-games --yes",
-    ),
-)(ops.player_forget)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        out.print(f"pbem {package_version()}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="TOML config file (or PBEM_CONFIG).")
-    ] = None,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Folder for the embedded defaults.")
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Log our own DEBUG lines too.")
-    ] = False,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
-        ),
-    ] = False,
-) -> None:
-    state.config_file = config
-    state.data_dir = data_dir
-    state.verbose = verbose
-    configure_logging(logging.DEBUG if verbose else logging.WARNING)
+    app: typer.Typer
 
 
 def main() -> None:
+    """The ``pbem`` script: run the command line ``sys.argv`` gives."""
+    if sys.argv[1:] == ["--version"]:
+        # The one command line answered without typer: the same line its --version prints.
+        from pbem.cli.version import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        return
+    from pbem.cli.root import app
+
     app()
+
+
+def __getattr__(name: str) -> Any:
+    """``pbem.cli.app``: the typer app, built on first use (PEP 562)."""
+    if name == "app":
+        from pbem.cli.root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,8 +6,6 @@ import typer
 from rich.table import Table
 
 from pbem.cli.base import database, examples, fail, out, settings
-from pbem.config import mask_url
-from pbem.store.db import migrate
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -17,6 +15,9 @@ commands = typer.Typer()  # no name: its commands join the group it is added to 
 )
 def init() -> None:
     """Create the database, or upgrade it to the current schema."""
+    from pbem.config import mask_url
+    from pbem.store.db import migrate
+
     cfg = settings()
     engine = database(cfg, check=False)
     try:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from sqlmodel import Session, select
 
-from engine import Action, Discard, EngineError, Game, player_view
 from pbem.cli.base import examples, fail, guard, out, service
 from pbem.cli.game import seat_for
-from pbem.service import Service, ServiceError, archive_bytes
-from pbem.store import models as m
+
+if TYPE_CHECKING:
+    from engine import Action, Game
+    from pbem.service import Service
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -47,6 +47,9 @@ def game_replay(
     ] = None,
 ) -> None:
     """Step through an archived game, state by state."""
+    from sqlmodel import Session
+
+    from engine import EngineError, Game
     from engine.actions import action_from_json
     from engine.game import Settings as GameSettings
     from pbem.store.games import load_actions
@@ -101,6 +104,8 @@ def game_replay(
 
 def _write_html(svc: Service, game_id: int, as_player: str | None, path: Path) -> None:
     """``game replay --html``: the game's replay page, as ``as_player`` sees it when given."""
+    from sqlmodel import Session
+
     from pbem.render.replay import ReplayPageError, replay_page
 
     data = guard(svc.export, game_id)
@@ -128,6 +133,8 @@ def write_page(path: Path, text: str) -> None:
 def _action_seen_by(action: Action, seat: int | None) -> str:
     """A move as ``seat`` saw it made (``None``: as the admin, everything): another
     player's discard lies face down in the crib until the crib is shown."""
+    from engine import Discard
+
     if seat is None or action.seat == seat or not isinstance(action, Discard):
         return str(action)
     n = len(action.cards)
@@ -137,6 +144,8 @@ def _action_seen_by(action: Action, seat: int | None) -> str:
 def _print_events(game: Game, names: list[str], since: int, seat: int | None) -> None:
     """The events from ``since`` on: all of them for the admin (``seat`` None), else only
     those in that seat's view (its own deal and discards, and the public events)."""
+    from engine import player_view
+
     events = game.events[since:] if seat is None else player_view(game, seat, since).events
     for event in events:
         who = names[event.seat] if event.seat is not None else ""
@@ -157,6 +166,8 @@ def game_export(
     ] = None,
 ) -> None:
     """Write a game's JSON archive."""
+    from pbem.service import archive_bytes
+
     svc = service()
     data = guard(svc.export, game_id)
     raw = archive_bytes(data)  # the same bytes a player's `archive` mail attaches
@@ -211,8 +222,13 @@ def _stored_copy(svc: Service, data: dict[str, Any]) -> int | None:
     Raises:
         ServiceError: the archive does not replay.
     """
+    from sqlmodel import Session, select
+
+    from engine import EngineError
     from engine.archive import load
     from pbem.mail.address import normalize_address
+    from pbem.service import ServiceError
+    from pbem.store import models as m
 
     try:
         game = load(data)

@@ -3,26 +3,29 @@ plain words, one way to fail, and the settings, database and service a command o
 
 Every user mistake (a bad config, an unknown game, a malformed file) goes through
 :func:`fail`: one clear line on stderr and exit code 1, no traceback.
+
+Building the command line imports only typer, rich and these light modules: the settings
+(pydantic), the database (SQLAlchemy, Alembic), the service and the engine are imported by
+the functions below when a command first asks for them, so ``pbem --help`` and every
+command start without paying for what they do not use.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
 from typer.core import TyperArgument, TyperOption
 
-from engine import EngineError
-from pbem.config import ConfigError, Settings, load_settings, mask_url
-from pbem.service import Service, ServiceError
-from pbem.store.db import check_schema, make_engine
-from pbem.store.errors import StoreError
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from pbem.config import Settings
+    from pbem.service import Service
 
 
 def _plain_metavar(param: Any, ctx: Any) -> str | None:
@@ -78,17 +81,9 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def package_version() -> str:
-    """The installed package's version (the source tree's when not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pbem-cribbage")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def settings() -> Settings:
+    from pbem.config import ConfigError, load_settings
+
     overrides: dict[str, Any] = {}
     if state.data_dir is not None:
         overrides["data_dir"] = state.data_dir
@@ -101,7 +96,20 @@ def settings() -> Settings:
     return cfg
 
 
+def make_engine(url: str) -> Engine:
+    """:func:`pbem.store.db.make_engine`, imported when a command first opens a database."""
+    from pbem.store.db import make_engine as make
+
+    return make(url)
+
+
 def database(cfg: Settings, *, check: bool = True) -> Engine:
+    from sqlalchemy.exc import OperationalError
+
+    from pbem.config import mask_url
+    from pbem.store.db import check_schema
+    from pbem.store.errors import StoreError
+
     try:
         if cfg.db_url.startswith("sqlite"):
             cfg.data_dir.mkdir(parents=True, exist_ok=True)
@@ -118,11 +126,18 @@ def database(cfg: Settings, *, check: bool = True) -> Engine:
 
 
 def service() -> Service:
+    from pbem.service import Service
+
     cfg = settings()
     return Service(cfg, database(cfg))
 
 
 def guard(func: Any, *args: Any, **kwargs: Any) -> Any:
+    from engine import EngineError
+    from pbem.config import ConfigError
+    from pbem.service import ServiceError
+    from pbem.store.errors import StoreError
+
     try:
         return func(*args, **kwargs)
     except (ServiceError, EngineError, ConfigError, StoreError) as exc:

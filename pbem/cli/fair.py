@@ -17,9 +17,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from sqlmodel import Session
 
-from engine import EngineError
 from pbem.cli.base import err, examples, fail, guard, out, service
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
@@ -55,6 +53,7 @@ def verify(
     (pbem-deal/1 and /2, docs/pbem-deal-1.md), and every move of its computer seats
     against that seat's own cards. Exit 0: all verified; 1: a mismatch; 3: not
     verifiable, or the server seed not revealed yet."""
+    from engine import EngineError
     from engine.fairness import verify_archive
 
     if (file is None) == (game_id is None):
@@ -103,6 +102,7 @@ def check_computer(data: object) -> bool:
     seat's view alone (`engine.audit`) and print the verdict: "the computer played only
     from its own cards (N decisions re-derived)", or the first move that differs (on
     standard error). True when there is nothing to check or every move agrees."""
+    from engine import EngineError
     from engine.audit import audit_archive, engine_label
     from pbem import engine_version
 
@@ -127,6 +127,8 @@ def standings(
 ) -> None:
     """The ratings table from every finished game (OpenSkill), with games, wins, skunks
     and average points: pegging and hand per hand, crib per crib owned."""
+    from sqlmodel import Session
+
     from pbem.render.standings import text_table
     from pbem.service.standings import current_standings
 

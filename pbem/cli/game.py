@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from sqlmodel import Session, select
 
-from engine import InvalidSyntaxError, player_view
 from pbem.cli.base import examples, fail, guard, out, service
-from pbem.commands import computer_level, computer_levels
-from pbem.service import Service
-from pbem.store import models as m
-from pbem.wakeup import poke
+from pbem.store.states import GameStatus
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from pbem.service import Service
+    from pbem.store import models as m
+
+LEVELS = ("easy", "medium", "hard")
+"""The computer's levels, as ``engine.levels.LEVELS`` names them (a test keeps the two
+equal): the help lists them without loading the engine's strategies."""
 
 game_app = typer.Typer(help="Create, inspect and manage games.", no_args_is_help=True)
 
@@ -50,7 +55,7 @@ def game_new(
     ] = False,
     level: Annotated[
         str | None,
-        typer.Option("--level", help=f"The computer's level: {', '.join(computer_levels())}."),
+        typer.Option("--level", help=f"The computer's level: {', '.join(LEVELS)}."),
     ] = None,
     seed: Annotated[
         str | None,
@@ -59,6 +64,10 @@ def game_new(
 ) -> None:
     """Start a game and mail every player their first hand (with fair_deals on and no
     --seed: the request to cut for the deal first)."""
+    from engine import InvalidSyntaxError
+    from pbem.commands import computer_level, computer_levels
+    from pbem.wakeup import poke
+
     if level is not None and not computer:
         fail("--level is the computer's level: add --computer")
     if level is not None:
@@ -91,6 +100,8 @@ def game_new(
 @game_app.command("rematch", epilog=examples("pbem game rematch 12"))
 def game_rematch(game_id: int) -> None:
     """Start the next game of a match: same players and settings, the loser deals first."""
+    from pbem.wakeup import poke
+
     svc = service()
     new_id = guard(svc.rematch, game_id)
     poke(svc.db)
@@ -100,10 +111,14 @@ def game_rematch(game_id: int) -> None:
 @game_app.command("list", epilog=examples("pbem game list", "pbem game list --status active"))
 def game_list(
     status: Annotated[
-        m.GameStatus | None, typer.Option("--status", help="Only games in this state.")
+        GameStatus | None, typer.Option("--status", help="Only games in this state.")
     ] = None,
 ) -> None:
     """List games."""
+    from sqlmodel import Session, select
+
+    from pbem.store import models as m
+
     svc = service()
     table = Table("id", "status", "players", "to", "moves", "last move", title="games")
     with Session(svc.db) as session:
@@ -145,6 +160,9 @@ def game_show(
     ] = None,
 ) -> None:
     """Show a game's board; with --as, exactly what one player sees."""
+    from sqlmodel import Session
+
+    from engine import player_view
     from pbem.render import render_turn
     from pbem.service.observe import watchers_of
 
@@ -203,6 +221,10 @@ def game_stalled(
     """Active games waiting on a player, longest first."""
     from datetime import timedelta
 
+    from sqlmodel import Session, select
+
+    from pbem.store import models as m
+
     svc = service()
     limit = hours if hours is not None else svc.settings.reminder_hours
     now = svc.clock()
@@ -245,6 +267,10 @@ def game_stalled(
 @game_app.command("resend", epilog=examples("pbem game resend 12"))
 def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
+    from sqlmodel import Session
+
+    from pbem.wakeup import poke
+
     svc = service()
     n = guard(svc.resend, game_id)
     with Session(svc.db) as session:
@@ -265,6 +291,8 @@ Reason = Annotated[
 
 
 def _set_status(game_id: int, status: str, reason: str | None) -> None:
+    from pbem.wakeup import poke
+
     svc = service()
     game_row = guard(svc.set_status, game_id, status, reason)
     poke(svc.db)  # the clocks changed and mail was queued: the daemon looks again
@@ -296,7 +324,7 @@ def _seed_words(game_row: m.Game) -> str:
     deal to come, so only the commitment is shown until the game is over."""
     if not game_row.commitment:
         return f"seed {game_row.seed} (chosen, not verifiable)"
-    if game_row.status == m.GameStatus.FINISHED.value:
+    if game_row.status == GameStatus.FINISHED.value:
         return f"seed {game_row.seed}; server seed {game_row.server_seed} (pbem verify)"
     return f"commitment {game_row.commitment} (seeds hidden until the game is over)"
 

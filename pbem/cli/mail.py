@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from sqlmodel import Session, select
 
 from pbem.cli.base import examples, fail, out, service
-from pbem.service import display_name
-from pbem.store import models as m
-from pbem.wakeup import poke
+from pbem.store.states import InboundStatus, OutboxStatus
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pbem.store import models as m
 
 commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
 outbox_app = typer.Typer(help="Outgoing mail.", no_args_is_help=True)
@@ -30,6 +31,8 @@ def ingest(file: Path) -> None:
         fail(f"cannot read {file}: {exc.strerror}")
     if not raw.strip():
         fail(f"{file} is empty")
+    from pbem.wakeup import poke
+
     svc = service()
     inbound_id, created = svc.receive(raw, "cli")
     if not created:
@@ -45,11 +48,15 @@ def ingest(file: Path) -> None:
 )
 def outbox_list(
     status: Annotated[
-        m.OutboxStatus | None, typer.Option("--status", help="Only mail in this state.")
+        OutboxStatus | None, typer.Option("--status", help="Only mail in this state.")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many rows.")] = 50,
 ) -> None:
     """List outgoing mail, newest first."""
+    from sqlmodel import Session, select
+
+    from pbem.store import models as m
+
     svc = service()
     table = Table(
         "id",
@@ -88,10 +95,11 @@ def outbox_retry(
     ] = None,
 ) -> None:
     """Queue failed mail for another try now."""
+    from pbem.store.db import session_scope
     from pbem.store.outbox import retry_outbox
+    from pbem.wakeup import poke
 
     svc = service()
-    from pbem.store.db import session_scope
 
     with session_scope(svc.db) as session:
         count = retry_outbox(session, now=svc.clock(), ids=ids or None, all_failed=not ids)
@@ -102,12 +110,14 @@ def outbox_retry(
 @inbox_app.command("list", epilog=examples("pbem inbox list", "pbem inbox list --status failed"))
 def inbox_list(
     status: Annotated[
-        m.InboundStatus | None,
+        InboundStatus | None,
         typer.Option("--status", help="Only mail that ended this way (or is pending)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
     """List received mail and what became of it."""
+    from sqlmodel import Session
+
     from pbem.store.inbound import list_inbound
 
     svc = service()
@@ -178,7 +188,11 @@ def players(
     mailed (all, turns, digest), their bounces; --status filters; --mail-all /
     --mail-turns set how often (players set it themselves by replying "mail all" or
     "mail turns")."""
+    from sqlmodel import Session, select
+
     from pbem.mail.address import normalize_address
+    from pbem.service import display_name
+    from pbem.store import models as m
 
     wanted = {s.strip().lower() for s in status or ()}
     unknown = wanted - set(STATUSES)
@@ -222,6 +236,8 @@ player_app = typer.Typer(help="One player: block or unblock an address.", no_arg
 
 
 def _set_blocked(address: str, blocked: bool) -> None:
+    from sqlmodel import Session
+
     from pbem.mail.address import is_valid_address, normalize_address
     from pbem.service import utcnow
     from pbem.store.players import get_or_create_player

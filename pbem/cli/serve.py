@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pbem.cli.base import database, examples, fail, out, package_version, service, settings, state
-from pbem.config import ConfigError, mask_url
+from pbem.cli.base import database, examples, fail, out, service, settings, state
+from pbem.cli.version import package_version
 from pbem.logsetup import LogFormat, configure_logging
-from pbem.service import ServiceError
-from pbem.store.errors import StoreError
 
 if TYPE_CHECKING:
     from pbem.daemon import Daemon
@@ -88,6 +86,7 @@ def serve(
     at the log_level setting (INFO unless set; -v: DEBUG). SIGTERM or Ctrl-C stops it
     after the step under way, with exit code 0.
     """
+    from pbem.config import mask_url
     from pbem.daemon import DaemonError
     from pbem.runtime import build_daemon, freeze_startup_objects
 
@@ -244,7 +243,10 @@ def demo(
 ) -> None:
     """Play a complete game by email on SQLite and Maildir between two built-in players;
     with --lobby, the game is first started by mail through the lobby."""
+    from pbem.config import ConfigError
     from pbem.demo import run_demo
+    from pbem.service import ServiceError
+    from pbem.store.errors import StoreError
 
     try:
         run_demo(directory, target=target, seed=seed, console=out, quiet=quiet, lobby=lobby)

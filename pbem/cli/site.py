@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from sqlmodel import Session, col, select
 
 from pbem.cli.archive import write_page
 from pbem.cli.base import examples, fail, guard, out, service
-from pbem.store import models as m
 
 commands = typer.Typer()  # no name: its commands join the top level (pbem.cli)
 
@@ -86,10 +84,13 @@ def site(
     """A static site of the finished games: index.html, standings.html, games/ID.html
     (the replay page) and games/ID.json (the archive, without the players' addresses);
     relative links only, servable by any web server."""
+    from sqlmodel import Session, col, select
+
     from pbem.render.site import game_page, public_archive, site_game, site_index, standings_page
     from pbem.render.standings import standings_data
     from pbem.service import archive_bytes
     from pbem.service.standings import finished_records
+    from pbem.store import models as m
 
     svc = service()
     with Session(svc.db) as session:

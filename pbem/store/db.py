@@ -3,24 +3,30 @@
 `make_engine` opens SQLite files (WAL, busy timeout, foreign keys, write transactions that
 take the lock up front) and PostgreSQL through psycopg 3. `migrate` brings a database to the
 newest Alembic revision; `check_schema` refuses to run on any other revision.
+
+Alembic itself is imported only to migrate (or to explain a schema that is not
+current): every command and every daemon start checks the schema, and reads the revisions
+for it straight from the migration files and the ``alembic_version`` table.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 from sqlmodel import Session
 
 from pbem.store.errors import SchemaNotCurrentError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -119,6 +125,8 @@ def alembic_config(url: str | URL | None = None) -> Config:
 
     Built in code, so it works from an installed package and from any directory.
     """
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", _escape(str(MIGRATIONS_DIR)))
     config.set_main_option("path_separator", "os")
@@ -135,11 +143,59 @@ def _escape(value: str) -> str:
 
 
 def head_revision() -> str:
-    """The newest migration revision shipped with this code."""
+    """The newest migration revision shipped with this code.
+
+    Read from the ``revision`` and ``down_revision`` lines of the migration files, which
+    costs a few milliseconds, where Alembic's script directory would import Alembic and
+    every migration; when those lines do not name exactly one head (a branch, a line
+    written some other way), Alembic decides.
+    """
+    heads = _file_heads()
+    if len(heads) == 1:
+        return heads[0]
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:  # pragma: no cover - the package always ships migrations
         raise SchemaNotCurrentError("no migrations found in " + str(MIGRATIONS_DIR))
     return head
+
+
+def _file_heads() -> list[str]:
+    """The revisions no migration file names as its ``down_revision``: the heads, as
+    the files' own top-level ``revision`` and ``down_revision`` lines say (an empty list
+    when a file says it in some other way). Remembered while the files stay the same."""
+    paths = sorted(p for p in (MIGRATIONS_DIR / "versions").glob("*.py") if p.name != "__init__.py")
+    signature = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths)
+    return list(_heads_of(signature))
+
+
+# One assignment at the top of a migration: ``revision: str = "0010_next_seed"``.
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4)
+def _heads_of(signature: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
+    revisions: set[str] = set()
+    downs: set[str] = set()
+    for path, _size, _mtime in signature:
+        found: dict[str, Any] = {}
+        for name, value in _REVISION_LINE.findall(Path(path).read_text(encoding="utf-8")):
+            try:
+                found[name] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                return ()
+        revision, down = found.get("revision"), found.get("down_revision")
+        if not isinstance(revision, str):
+            return ()
+        revisions.add(revision)
+        if isinstance(down, str):
+            downs.add(down)
+        elif isinstance(down, tuple | list):
+            downs.update(d for d in down if isinstance(d, str))
+        elif down is not None:
+            return ()
+    return tuple(sorted(revisions - downs))
 
 
 @contextmanager
@@ -161,6 +217,9 @@ def migrate(target: Engine | str | URL, revision: str = "head") -> str | None:
     Safe to call on a database already at that revision. On PostgreSQL concurrent callers
     take turns behind an advisory lock. Returns the revision the database is at afterwards.
     """
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     with (
         _engine_for(target) as engine,
         engine.connect() as connection,
@@ -210,9 +269,20 @@ def check_foreign_keys(connection: Connection) -> None:
 
 
 def current_revision(target: Engine | str | URL) -> str | None:
-    """The revision the database is at, or None for a database never migrated."""
+    """The revision the database is at, or None for a database never migrated: the row
+    of Alembic's ``alembic_version`` table, read without loading Alembic.
+
+    Raises SchemaNotCurrentError when the table holds more than one revision (a
+    database migrated along two branches), as Alembic would refuse it too.
+    """
     with _engine_for(target) as engine, engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+    if len(rows) > 1:
+        found = ", ".join(sorted(str(row[0]) for row in rows))
+        raise SchemaNotCurrentError(f"the database is at several revisions at once: {found}")
+    return str(rows[0][0]) if rows else None
 
 
 def schema_is_current(target: Engine | str | URL) -> bool:
@@ -231,6 +301,8 @@ def check_schema(target: Engine | str | URL) -> None:
             f"the database has no schema yet (this version needs revision {head}); "
             "run `pbem init` to create it"
         )
+    from alembic.script import ScriptDirectory
+
     scripts = ScriptDirectory.from_config(alembic_config())
     known = {script.revision for script in scripts.walk_revisions()}
     if current not in known:

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text, true
 from sqlmodel import Field, SQLModel
 
+from pbem.store.states import GameStatus, InboundStatus, OutboxStatus
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
 
 # Deterministic constraint names, so later migrations (and SQLite batch mode) can name them.
@@ -24,38 +25,6 @@ SQLModel.metadata.naming_convention = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-
-class GameStatus(StrEnum):
-    """Where a game stands."""
-
-    # Dealt by the verifiable-deal protocol, waiting for every human seat's cut: no
-    # engine seed exists yet (``seed`` is None), so no deal can be computed.
-    CUTTING = "cutting"
-    ACTIVE = "active"
-    PAUSED = "paused"
-    FINISHED = "finished"
-    ABORTED = "aborted"
-
-
-class InboundStatus(StrEnum):
-    """What became of an inbound message."""
-
-    PENDING = "pending"
-    APPLIED = "applied"
-    REJECTED = "rejected"
-    IGNORED = "ignored"
-    FAILED = "failed"
-
-
-class OutboxStatus(StrEnum):
-    """Where an outgoing message is on its way out."""
-
-    PENDING = "pending"
-    SENDING = "sending"
-    SENT = "sent"
-    FAILED = "failed"
-    CANCELLED = "cancelled"  # never sent: its game was aborted before it went out
 
 
 class Player(SQLModel, table=True):

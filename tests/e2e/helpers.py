@@ -22,7 +22,7 @@ import os
 import quopri
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage, Message
 from email.utils import format_datetime, make_msgid, parseaddr
@@ -114,6 +114,12 @@ class Harness:
     settings: Settings
     clock: Clock
     daemon: Daemon
+    # Each delivered mail parsed once, by its file (path, size, mtime): the tests read a
+    # player's newest mail before every reply, and parsing the whole folder each time made
+    # a game's worth of replies quadratic.
+    parsed: dict[tuple[str, int, int], tuple[EmailMessage, str]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def build(cls, tmp_path: Path, db_url: str, db: Engine, **overrides: Any) -> Harness:
@@ -250,14 +256,38 @@ class Harness:
         return read_maildir(self.outbox_dir / recipient_folder_name(address))
 
     def received(self, address: str) -> list[EmailMessage]:
-        """Every message delivered to ``address``, in the order the service queued them."""
-        order = {row.message_id: row.id or 0 for row in self.outbox()}
-        messages = [parse(raw) for _, raw in self.mail_files(address)]
-        messages.sort(key=lambda msg: order.get(str(msg["Message-ID"]), 1 << 60))
-        return messages
+        """Every message delivered to ``address``, in the order the service queued them.
+
+        The same file gives the same message object on every call: change a copy."""
+        with Session(self.db) as session:
+            queued = session.exec(select(m.Outbox.message_id, m.Outbox.id)).all()
+        order = {message_id: row_id or 0 for message_id, row_id in queued}
+        folder = self.outbox_dir / recipient_folder_name(address)
+        found: list[tuple[int, EmailMessage]] = []
+        for sub in ("new", "cur"):
+            where = folder / sub
+            if not where.is_dir():
+                continue
+            for entry in sorted(where.iterdir()):
+                stat = entry.stat()
+                key = (str(entry), stat.st_size, stat.st_mtime_ns)
+                known = self.parsed.get(key)
+                if known is None:
+                    msg = parse(entry.read_bytes())
+                    known = self.parsed[key] = (msg, str(msg["Message-ID"]))
+                msg, message_id = known
+                found.append((order.get(message_id, 1 << 60), msg))
+        found.sort(key=lambda pair: pair[0])
+        return [msg for _, msg in found]
 
     def count(self, address: str) -> int:
-        return len(self.mail_files(address))
+        """How many messages were delivered to ``address`` (the files, none of them read)."""
+        folder = self.outbox_dir / recipient_folder_name(address)
+        return sum(
+            sum(1 for _ in (folder / sub).iterdir())
+            for sub in ("new", "cur")
+            if (folder / sub).is_dir()
+        )
 
     def latest(self, address: str) -> EmailMessage:
         mails = self.received(address)

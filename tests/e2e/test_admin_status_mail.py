@@ -15,7 +15,7 @@ from unittest import mock
 import pytest
 from sqlalchemy import Engine
 
-import pbem.cli.base
+import pbem.service
 from pbem.bots import text_of, view_of
 from pbem.service import Service
 from tests.e2e.helpers import ALICE, BOB, CliResult, Harness, cli_env, reply, run_cli
@@ -36,7 +36,7 @@ def timed(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
 def cli(h: Harness, *args: str, code: int = 0) -> CliResult:
     """``pbem ARGS`` on the harness's database and clock."""
     env = cli_env(h.settings.data_dir, h.settings.db_url)
-    with mock.patch.object(pbem.cli.base, "Service", partial(Service, clock=h.clock)):
+    with mock.patch.object(pbem.service, "Service", partial(Service, clock=h.clock)):
         result = run_cli(env, *args)
     assert result.exit_code == code, result.output
     return result

@@ -23,6 +23,12 @@ from pbem.store import models as m
 from tests.e2e.helpers import DOMAIN, PEOPLE, Harness, cli_env, run_cli
 from tests.e2e.test_whole_games import every_state, play_by_mail
 
+# What the mails say does not depend on the database: these checks of the words run on
+# SQLite only. Every database path they take runs on both backends in the other e2e tests
+# (commands, refusals, crashes, batches), so a second copy here would only read the same
+# mails again, at a cost that mattered to the suite's time limit.
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+
 # A game mail stays under this many bytes, whole (headers, both parts, view.json), its
 # HTML part's one-click answers (mailto links, about 250 bytes each) included.
 MAX_MAIL_BYTES = 14_000

@@ -1,5 +1,5 @@
 """Every mail of whole sessions, read as the players read them, through the daemon and
-real Maildirs on both databases: a fair two-player game between people to its end (both
+real Maildirs on SQLite: a fair two-player game between people to its end (both
 cut first), fair three- and four-player games, a best-of-3 match against the computer
 started by mail and carried on with ``next``, and a lobby session (a challenge confirmed
 and accepted, ``games``, ``help``, ``standings``, a rematch played out).
@@ -40,6 +40,12 @@ A, B = ALICE[0], BOB[0]
 NAMES = dict(PEOPLE)
 DUMP = os.environ.get("PBEM_TEST_MAIL_DUMP", "")
 """A folder to write every session's mail to, one file a person (to read them by eye)."""
+
+# What the mails say does not depend on the database: these checks of the words run on
+# SQLite only. Every database path they take runs on both backends in the other e2e tests
+# (commands, refusals, crashes, batches), so a second copy here would only read the same
+# mails again, at a cost that mattered to the suite's time limit.
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from unittest import mock
 import pytest
 from sqlalchemy import Engine
 
-import pbem.cli.base
+import pbem.service
 from engine import Resign
 from engine import players as computer
 from engine.archive import load
@@ -57,7 +57,7 @@ def timed(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Build]:
 def cli(h: Harness, *args: str) -> CliResult:
     """``pbem ARGS`` on the harness's database, reading the harness's clock."""
     env = cli_env(h.settings.data_dir, h.settings.db_url)
-    with mock.patch.object(pbem.cli.base, "Service", partial(Service, clock=h.clock)):
+    with mock.patch.object(pbem.service, "Service", partial(Service, clock=h.clock)):
         result = run_cli(env, *args)
     assert result.exit_code == 0, result.output
     return result

@@ -45,6 +45,9 @@ TABLES = {
     "watcher",
     "consent",
     "confirmation",
+    "rating",
+    "rated_game",
+    "rating_total",
 }
 
 

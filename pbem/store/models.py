@@ -62,6 +62,8 @@ class Player(SQLModel, table=True):
     """A person known by an email address (stored stripped and lowercase)."""
 
     __tablename__ = "player"
+    # The daily digest timer reads the players who chose it, not every player.
+    __table_args__ = (Index(None, "digest", "digest_day"),)
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     email: str = Field(unique=True)
@@ -98,6 +100,9 @@ class Game(SQLModel, table=True):
     """
 
     __tablename__ = "game"
+    # The reminder and timeout timer reads the games whose clock is due (a finished or
+    # aborted game has none), not every game: one index per clock.
+    __table_args__ = (Index(None, "next_reminder_at"), Index(None, "deadline_at"))
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     status: str = Field(default=GameStatus.ACTIVE.value, index=True)

@@ -78,10 +78,16 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_rating_total"),
     )
     op.bulk_insert(total, [{"id": 1, "games": 0}])
+    op.create_index("ix_game_next_reminder_at", "game", ["next_reminder_at"])
+    op.create_index("ix_game_deadline_at", "game", ["deadline_at"])
+    op.create_index("ix_player_digest_digest_day", "player", ["digest", "digest_day"])
     _fill()
 
 
 def downgrade() -> None:
+    op.drop_index("ix_player_digest_digest_day", table_name="player")
+    op.drop_index("ix_game_deadline_at", table_name="game")
+    op.drop_index("ix_game_next_reminder_at", table_name="game")
     op.drop_table("rating_total")
     op.drop_table("rated_game")
     op.drop_index("ix_rating_rating_games", table_name="rating")

@@ -195,7 +195,9 @@ def test_the_mail_shows_the_top_and_the_askers_line_with_its_rank(
         player = m.Player(email="far@play.example", display_name="Far", created_at=h.clock())
         session.add(player)
         session.flush()
-        lines = [(f"k{n:03}@play.example", 30.0 - n / 10, n % 3, None) for n in range(40)]
+        lines: list[tuple[str, float, int, int | None]] = [
+            (f"k{n:03}@play.example", 30.0 - n / 10, n % 3, None) for n in range(40)
+        ]
         lines += [("tie@play.example", 26.0, 1, None), ("far@play.example", 26.0, 1, player.id)]
         for key, rating, games, owner in lines:
             session.add(

@@ -135,6 +135,7 @@ def full_scans_postgresql(engine: Engine, statement: str, params: Any) -> list[s
         plan = connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", params).scalar()
     if isinstance(plan, str):
         plan = json.loads(plan)
+    assert isinstance(plan, list)
     bad: list[str] = []
 
     def walk(node: dict[str, Any], limited: bool) -> None:

@@ -17,7 +17,7 @@ the pseudo-player of its level (`pbem.ratings.computer_key`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -43,9 +43,9 @@ from pbem.service.context import (
     Seated,
     is_computer,
     load_game,
-    public_name,
     seat_level,
     seats_of,
+    shown_name,
 )
 from pbem.store import models as m
 from pbem.store import ratings as stored
@@ -148,12 +148,11 @@ def store_record(
     stored.log_rated(session, record.game_id, turn, now)
 
 
-def standing_of(line: m.Rating, player: m.Player | None = None, rank: int = 0) -> Standing:
-    """A stored line as the standings' `Standing` (a person's name as it is now)."""
-    name = public_name(player) if player is not None else line.name
+def standing_of(line: m.Rating) -> Standing:
+    """A stored line as the standings' `Standing`."""
     return Standing(
         key=line.key,
-        name=name,
+        name=line.name,
         computer=line.computer,
         mu=line.mu,
         sigma=line.sigma,
@@ -164,6 +163,26 @@ def standing_of(line: m.Rating, player: m.Player | None = None, rank: int = 0) -
         hands=line.hands,
         cribs=line.cribs,
         points={"pegging": line.pegging, "hand": line.hand, "crib": line.crib},
+    )
+
+
+def standing_read(line: Mapping[str, Any], rank: int) -> Standing:
+    """A line read by `pbem.store.ratings.top_lines` as a `Standing`: a person's name as
+    they show it now, a computer level's as stored."""
+    owner = line["player_id"]
+    return Standing(
+        key=line["key"],
+        name=line["name"] if owner is None else shown_name(owner, line["display_name"]),
+        computer=line["computer"],
+        mu=line["mu"],
+        sigma=line["sigma"],
+        games=line["games"],
+        wins=line["wins"],
+        skunks=line["skunks"],
+        skunked=line["skunked"],
+        hands=line["hands"],
+        cribs=line["cribs"],
+        points={kind: line[kind] for kind in KINDS},
         rank=rank,
     )
 
@@ -192,8 +211,8 @@ def columns_of(row: Standing) -> dict[str, Any]:
 def current_standings(ctx: Context, session: Session, top: int | None = None) -> Standings:
     """The stored standings: every line (or the best ``top``), best first."""
     rows = tuple(
-        standing_of(line, player, rank)
-        for rank, (line, player) in enumerate(stored.top_lines(session, top), start=1)
+        standing_read(line, rank)
+        for rank, line in enumerate(stored.top_lines(session, top), start=1)
     )
     return Standings(rows, stored.rated_games(session))
 
@@ -207,8 +226,7 @@ def standings_for(ctx: Context, session: Session, key: str | None, top: int = TO
     found = stored.line_of(session, key)
     if found is None:
         return table
-    line, player = found
-    mine = standing_of(line, player, stored.rank_of(session, line))
+    mine = standing_read(found, stored.rank_of(session, found))
     return Standings((*table.rows, mine), table.games)
 
 

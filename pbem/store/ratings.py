@@ -13,7 +13,19 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Delete, Insert, Update, bindparam, delete, func, insert, or_, update
+from sqlalchemy import (
+    Delete,
+    Insert,
+    Select,
+    Update,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    update,
+)
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from pbem.store.models import Player, RatedGame, Rating, RatingTotal
@@ -34,6 +46,7 @@ COUNTED = (
 _RATING = Rating.__table__  # type: ignore[attr-defined]
 _TOTAL = RatingTotal.__table__  # type: ignore[attr-defined]
 _RATED = RatedGame.__table__  # type: ignore[attr-defined]
+_PLAYER = Player.__table__  # type: ignore[attr-defined]
 
 
 def next_turn(session: Session) -> int:
@@ -117,43 +130,55 @@ def log_all_rated(session: Session, game_ids: Sequence[int], now: datetime) -> N
     connection.execute(update(_TOTAL).where(_TOTAL.c.id == 1).values(games=len(rows)))
 
 
-def top_lines(session: Session, limit: int | None) -> list[tuple[Rating, Player | None]]:
-    """The best ``limit`` lines (all of them for None), in the table's order, each with
-    its player (None for a computer level)."""
-    statement = (
-        select(Rating, Player)
-        .join(Player, col(Player.id) == col(Rating.player_id), isouter=True)
-        .order_by(col(Rating.rating).desc(), col(Rating.games).desc(), col(Rating.key))
+LINE = (
+    "key",
+    "player_id",
+    "name",
+    "computer",
+    "mu",
+    "sigma",
+    "rating",
+    *COUNTED,
+)
+"""The columns `top_lines` and `line_of` read, then the player's chosen name."""
+
+
+def _lines() -> Select[Any]:
+    return sa_select(*(_RATING.c[name] for name in LINE), _PLAYER.c.display_name).join_from(
+        _RATING, _PLAYER, _PLAYER.c.id == _RATING.c.player_id, isouter=True
     )
+
+
+def top_lines(session: Session, limit: int | None) -> list[dict[str, Any]]:
+    """The best ``limit`` lines (all of them for None), in the table's order: each the
+    columns of `LINE` and ``display_name``, its player's chosen name (read as plain rows,
+    not objects: ``pbem standings`` reads every line)."""
+    statement = _lines().order_by(_RATING.c.rating.desc(), _RATING.c.games.desc(), _RATING.c.key)
     if limit is not None:
         statement = statement.limit(limit)
-    return [(rating, player) for rating, player in session.exec(statement).all()]
+    return [dict(row) for row in session.connection().execute(statement).mappings()]
 
 
-def line_of(session: Session, key: str) -> tuple[Rating, Player | None] | None:
-    """The line of ``key`` and its player, or None."""
-    found = session.exec(
-        select(Rating, Player)
-        .join(Player, col(Player.id) == col(Rating.player_id), isouter=True)
-        .where(Rating.key == key)
-    ).first()
-    return None if found is None else (found[0], found[1])
+def line_of(session: Session, key: str) -> dict[str, Any] | None:
+    """The line of ``key`` (as `top_lines` gives it), or None."""
+    found = session.connection().execute(_lines().where(_RATING.c.key == key)).mappings().first()
+    return None if found is None else dict(found)
 
 
-def rank_of(session: Session, line: Rating) -> int:
+def rank_of(session: Session, line: Mapping[str, Any]) -> int:
     """``line``'s place in the table (1: the best): one more than the lines before it,
     counted on the ``(rating, games)`` index."""
     better = session.exec(
-        select(func.count()).select_from(Rating).where(col(Rating.rating) > line.rating)
+        select(func.count()).select_from(Rating).where(col(Rating.rating) > line["rating"])
     ).one()
     level = session.exec(
         select(func.count())
         .select_from(Rating)
         .where(
-            col(Rating.rating) == line.rating,
+            col(Rating.rating) == line["rating"],
             or_(
-                col(Rating.games) > line.games,
-                (col(Rating.games) == line.games) & (col(Rating.key) < line.key),
+                col(Rating.games) > line["games"],
+                (col(Rating.games) == line["games"]) & (col(Rating.key) < line["key"]),
             ),
         )
     ).one()

@@ -156,7 +156,8 @@ def top_lines(session: Session, limit: int | None) -> list[dict[str, Any]]:
     statement = _lines().order_by(_RATING.c.rating.desc(), _RATING.c.games.desc(), _RATING.c.key)
     if limit is not None:
         statement = statement.limit(limit)
-    return [dict(row) for row in session.connection().execute(statement).mappings()]
+    names = (*LINE, "display_name")
+    return [dict(zip(names, row, strict=True)) for row in session.connection().execute(statement)]
 
 
 def line_of(session: Session, key: str) -> dict[str, Any] | None:

@@ -28,7 +28,7 @@ from tests.pbem.store.bulk import Sizes, fill
 BIG = {"game", "seat", "action_log", "inbound", "outbox", "player", "rating", "rated_game"}
 """The tables that grow with the history."""
 
-HISTORY = Sizes(games=20_000, players=5_000, actions_per_game=5, mails=20_000)
+HISTORY = Sizes(games=10_000, players=5_000, actions_per_game=5, mails=10_000)
 
 
 @pytest.fixture

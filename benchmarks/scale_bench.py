@@ -14,9 +14,10 @@ are measured:
 
 - the moves: ``--games`` concurrent games played in rounds of replies, ten messages
   to a transaction, as `benchmarks/service_bench.py` plays them (moves/s, median ms
-  per move);
+  per move, and this process's CPU ms per move: the database server's is not in it);
 - a ``standings`` mail to the plain address from a player with a long history, one
-  at a time as the daemon takes it (median and worst ms of ``--asks`` mails);
+  at a time as the daemon takes it (median and worst ms of ``--asks`` mails, and the
+  median CPU ms of this process);
 - ``pbem standings`` as a user runs it: a new process, start-up included (best and
   worst wall-clock seconds of three runs, and the process's CPU seconds; the whole
   table, every player), and the same table read and laid out inside this process (its
@@ -85,8 +86,9 @@ def load_history(url: str, finished: int, players: int, per_game: int) -> float:
     return time.perf_counter() - start
 
 
-def moves(service: Service, games: int, count: int) -> tuple[float, float]:
-    """Play ``count`` moves of ``games`` concurrent games: (moves/s, median ms/move)."""
+def moves(service: Service, games: int, count: int) -> tuple[float, float, float]:
+    """Play ``count`` moves of ``games`` concurrent games: (moves/s, median ms/move,
+    this process's CPU ms/move)."""
     ids = [
         service.new_game(
             [(f"s{g}a@{DOMAIN}", None), (f"s{g}b@{DOMAIN}", None)], target=121, seed=f"scale-{g}"
@@ -98,6 +100,7 @@ def moves(service: Service, games: int, count: int) -> tuple[float, float]:
     sizes: list[int] = []
     done = 0
     rounds = 0
+    cpu = 0.0
     while done < count:
         replies: list[bytes] = []
         for game_id in ids:
@@ -132,20 +135,23 @@ def moves(service: Service, games: int, count: int) -> tuple[float, float]:
             continue
         for first in range(0, len(replies), 10):
             chunk = replies[first : first + 10]
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             failure = _play(service, chunk, 10)
             timings.append(time.perf_counter() - start)
+            cpu += time.process_time() - cpu_start
             sizes.append(len(chunk))
             if failure:
                 raise SystemExit(failure)
         done += len(replies)
     per_move = [t / n for t, n in zip(timings, sizes, strict=True)]
-    return done / sum(timings), statistics.median(per_move) * 1000
+    return done / sum(timings), statistics.median(per_move) * 1000, cpu / done * 1000
 
 
-def standings_mails(service: Service, asker: str, asks: int) -> tuple[float, float]:
-    """``asks`` standings mails from ``asker``, each processed alone: (median, worst) ms."""
+def standings_mails(service: Service, asker: str, asks: int) -> tuple[float, float, float]:
+    """``asks`` standings mails from ``asker``, each processed alone: (median, worst,
+    median CPU of this process) ms."""
     timings = []
+    cpus = []
     for n in range(asks):
         msg = EmailMessage()
         msg["From"] = asker
@@ -155,12 +161,13 @@ def standings_mails(service: Service, asker: str, asks: int) -> tuple[float, flo
         msg["Message-ID"] = f"<scale-standings-{n}-{time.time_ns()}@{DOMAIN}>"
         msg.set_content("standings\n")
         [(inbound_id, _)] = service.receive_many([(msg.as_bytes(), False)], "bench")
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         outcome = service.process(inbound_id)
         timings.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu_start)
         if outcome.status != "applied":
             raise SystemExit(f"standings mail not answered: {outcome}")
-    return statistics.median(timings) * 1000, max(timings) * 1000
+    return statistics.median(timings) * 1000, max(timings) * 1000, statistics.median(cpus) * 1000
 
 
 def standings_in_process(service: Service) -> float:
@@ -217,10 +224,10 @@ def run(db: str, finished: int, args: argparse.Namespace) -> dict[str, float | s
     settings = Settings(data_dir=tmp, database_url=url, domain=DOMAIN)
     service = Service(settings, engine)
     freeze_startup_objects()
-    per_s, median = moves(service, args.games, args.moves)
+    per_s, median, move_cpu = moves(service, args.games, args.moves)
     # The asker: a player of the history (its last line), or one of the games just played.
     asker = f"bulk{args.players}@bulk.example" if finished else f"s0a@{DOMAIN}"
-    mail_median, mail_worst = standings_mails(service, asker, args.asks)
+    mail_median, mail_worst, mail_cpu = standings_mails(service, asker, args.asks)
     inside = standings_in_process(service)
     best, worst, cpu, lines = standings_command(url, tmp)
     engine.dispose()
@@ -231,8 +238,10 @@ def run(db: str, finished: int, args: argparse.Namespace) -> dict[str, float | s
         "load_s": round(loaded, 1),
         "moves_per_s": round(per_s, 1),
         "ms_median_per_move": round(median, 2),
+        "cpu_ms_per_move": round(move_cpu, 2),
         "standings_mail_ms_median": round(mail_median, 1),
         "standings_mail_ms_worst": round(mail_worst, 1),
+        "standings_mail_cpu_ms": round(mail_cpu, 1),
         "standings_table_s": round(inside, 3),
         "pbem_standings_s_best": round(best, 2),
         "pbem_standings_s_worst": round(worst, 2),

@@ -34,6 +34,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -231,6 +232,7 @@ def run(db: str, finished: int, args: argparse.Namespace) -> dict[str, float | s
     inside = standings_in_process(service)
     best, worst, cpu, lines = standings_command(url, tmp)
     engine.dispose()
+    shutil.rmtree(tmp, ignore_errors=True)  # the SQLite file of a large history is large
     return {
         "db": "PostgreSQL" if db != "sqlite" else "SQLite",
         "finished": finished,

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
+from pbem.store._sql import upsert
 from pbem.store.models import Player, RatedGame, Rating, RatingTotal
 
 COUNTED = (
@@ -54,13 +55,15 @@ def next_turn(session: Session) -> int:
 
     Takes the row lock of the count, held until the transaction ends: two transactions
     that rate games wait for each other here, before they read a line, so each reads the
-    lines the other wrote. Adds the row when it is missing (a table emptied by hand).
+    lines the other wrote. Adds the row first when it is missing (a table emptied by
+    hand; two transactions that both find it missing add it once).
     """
     connection = session.connection()
     turn = connection.execute(_TAKE_TURN).scalar()
     if turn is None:
-        connection.execute(insert(_TOTAL).values(id=1, games=1))
-        return 1
+        connection.execute(upsert(session, _TOTAL).values(id=1, games=0).on_conflict_do_nothing())
+        turn = connection.execute(_TAKE_TURN).scalar()
+    assert turn is not None
     return int(turn)
 
 

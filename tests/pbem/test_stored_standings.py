@@ -8,6 +8,7 @@ it (the asker's rank counted on the index)."""
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import EmailMessage
@@ -31,6 +32,7 @@ from pbem.service.standings import (
     rate_finished,
     recompute,
     standings_for,
+    store_record,
 )
 from pbem.store import models as m
 from pbem.store.db import alembic_config, session_scope
@@ -224,3 +226,61 @@ def test_the_mail_shows_the_top_and_the_askers_line_with_its_rank(
     assert len(nobody.rows) == 10
     mail = render_standings(table, "far@play.example")
     assert "Far" in mail.text and "41" in mail.text
+
+
+def test_games_that_end_at_once_are_rated_one_after_the_other(
+    h: Harness, db_engine: Engine
+) -> None:
+    """Two transactions rate games sharing a player at the same time: the second waits
+    for the first's commit at the count's row lock, then reads the lines it wrote."""
+    from datetime import UTC, datetime
+
+    from pbem.ratings import GameRecord, Place, compute_standings
+
+    ann, bob, cy = (Place(f"{n}@play.example", n.title()) for n in ("ann", "bob", "cy"))
+    ids = [h.new_game(people(random.Random(n), 2), seed=f"at-once-{n}") for n in range(2)]
+    when = datetime(2026, 5, 1, tzinfo=UTC)
+
+    def record(game_id: int, places: tuple[Place, Place]) -> GameRecord:
+        return GameRecord(
+            game_id=game_id,
+            finished_at=when,
+            places=places,
+            sides=((0,), (1,)),
+            scores=(61, 40),
+            winner=0,
+            values={1: 1},
+            hands=5,
+            points=({"pegging": 9, "hand": 30, "crib": 8}, {"pegging": 5, "hand": 25, "crib": 6}),
+            cribs=(2, 3),
+        )
+
+    first, second = record(ids[0], (ann, bob)), record(ids[1], (bob, cy))
+    owners: dict[str, int | None] = {}
+    waiting = threading.Event()
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def rate_second() -> None:
+        try:
+            with session_scope(db_engine) as session:
+                waiting.set()
+                store_record(session, second, owners, when)
+            done.set()
+        except BaseException as exc:  # pragma: no cover - reported below
+            failed.append(exc)
+
+    with session_scope(db_engine) as session:
+        store_record(session, first, owners, when)  # (SQLite: the one writer, until commit)
+        thread = threading.Thread(target=rate_second)
+        thread.start()
+        assert waiting.wait(10)
+        assert not done.wait(0.5)  # blocked behind the first until it commits
+    thread.join(30)
+    assert not failed and done.is_set()
+    ctx = h.service._ctx()
+    with Session(db_engine) as session:
+        stored_table = current_standings(ctx, session)
+        order = session.exec(select(m.RatedGame.game_id).order_by(m.RatedGame.seq)).all()
+    assert list(order) == ids
+    assert differences(stored_table, compute_standings([first, second], ordered=True)) == []

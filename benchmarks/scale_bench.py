@@ -9,8 +9,9 @@ For each size, a fresh database is migrated, then given its history directly (no
 through the service): ``--finished`` finished games with their seats and
 ``--actions-per-game`` moves each, ``--players`` players with their standings lines,
 and as many old mails in and out — each table filled by one ``INSERT … SELECT`` over a
-series that the database makes itself (`tests.pbem.store.bulk`), then analysed. On it
-are measured:
+series that the database makes itself (`tests.pbem.store.bulk`), then settled
+(SQLite: analysed, its write-ahead log checkpointed; PostgreSQL: ``VACUUM ANALYZE``,
+``CHECKPOINT``). On it are measured:
 
 - the moves: ``--games`` concurrent games played in rounds of replies, ten messages
   to a transaction, as `benchmarks/service_bench.py` plays them (moves/s, median ms
@@ -80,9 +81,22 @@ def load_history(url: str, finished: int, players: int, per_game: int) -> float:
                 ),
             )
             connection.exec_driver_sql(f"UPDATE rating_total SET games = {finished}")
-        with engine.connect() as connection:
-            connection.exec_driver_sql("ANALYZE")
-            connection.commit()
+        # Settle the load before measuring: SQLite's write-ahead log copied back into
+        # the file, PostgreSQL's new rows vacuumed (else autovacuum works during the
+        # measurement) and both analysed.
+        if engine.dialect.name == "postgresql":
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.exec_driver_sql("VACUUM ANALYZE")
+                conn.exec_driver_sql("CHECKPOINT")
+        else:
+            with engine.connect() as connection:
+                connection.exec_driver_sql("ANALYZE")
+                connection.commit()
+            raw = engine.raw_connection()
+            try:
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                raw.close()
     engine.dispose()
     return time.perf_counter() - start
 

@@ -19,7 +19,7 @@ import pytest
 from alembic import command
 from sqlalchemy import Engine, func
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from engine import Game, Settings
 from engine.archive import to_archive
@@ -281,6 +281,6 @@ def test_games_that_end_at_once_are_rated_one_after_the_other(
     ctx = h.service._ctx()
     with Session(db_engine) as session:
         stored_table = current_standings(ctx, session)
-        order = session.exec(select(m.RatedGame.game_id).order_by(m.RatedGame.seq)).all()
+        order = session.exec(select(m.RatedGame.game_id).order_by(col(m.RatedGame.seq))).all()
     assert list(order) == ids
     assert differences(stored_table, compute_standings([first, second], ordered=True)) == []

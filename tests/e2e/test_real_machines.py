@@ -41,9 +41,12 @@ def test_a_bounce_is_recorded_on_the_player_and_never_answered(realmail: RealMai
     assert player.last_bounce_reason and "delivery status notification" in player.last_bounce_reason
     assert real.player_row(alice.address).bounce_count == 0  # type: ignore[union-attr]
 
-    # Nothing went back to the mailer daemon, nor anywhere else.
+    # Nothing went back to the mailer daemon, nor anywhere else. The bounce fails the
+    # ghost's turn mail for good: the game waits for them, and Alice is told so.
     assert {r.recipient for r in real.outbox()} == {alice.address, ghost}
-    assert all(r.status == "sent" for r in real.outbox())
+    assert {r.status for r in real.outbox() if r.recipient == ghost} == {"failed"}
+    to_alice = [r for r in real.outbox() if r.recipient == alice.address]
+    assert len(to_alice) == 2 and {r.status for r in to_alice} == {"sent"}
     real.assert_quiet(1.0)
     assert real.own_flags() == [{"\\Seen"}]
     assert real.game_row(game_id).status == "active"

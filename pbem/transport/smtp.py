@@ -29,6 +29,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import aiosmtplib
 
@@ -117,6 +118,7 @@ class SmtpOutbound:
         """
         results = _Results(on_result)
         smtp: aiosmtplib.SMTP | None = None
+        reused = False  # smtp is a connection kept from an earlier batch
         reconnects_left = 1
         finished = False
         try:
@@ -125,7 +127,9 @@ class SmtpOutbound:
                     continue
                 if smtp is None:
                     try:
-                        smtp = await self._take_idle() or await self._connect()
+                        smtp = await self._take_idle()
+                        reused = smtp is not None
+                        smtp = smtp or await self._connect()
                     except _BatchFailure as failure:
                         for rest in items[index:]:
                             results.extend(
@@ -140,8 +144,29 @@ class SmtpOutbound:
                 outcome: dict[str, DeliveryResult] = {}
                 try:
                     await self._send_item(smtp, item, outcome)
+                    refused = [r for r in outcome if not (outcome[r].ok or outcome[r].temporary)]
+                    if reused and refused:
+                        # A session kept open answers from the tables the server had when
+                        # it began (Postfix reads a changed table, such as a mailbox added
+                        # meanwhile, only between sessions): a refusal for good there
+                        # counts only once a new session repeats it.
+                        reused = False
+                        await _quit(smtp)
+                        smtp = None
+                        for recipient in refused:
+                            del outcome[recipient]
+                        try:
+                            smtp = await self._connect()
+                        except _BatchFailure as failure:
+                            outcome.update(
+                                (r, DeliveryResult(item.id, r, False, True, failure.error))
+                                for r in refused
+                            )
+                        else:
+                            await self._send_item(smtp, replace(item, recipients=refused), outcome)
                 except _CONNECTION_ERRORS as exc:
-                    smtp.close()
+                    if smtp is not None:
+                        smtp.close()
                     smtp = None
                     error = f"connection lost: {type(exc).__name__}: {exc}"
                     log.warning("%r: %s while sending %s", self, error, item.id)

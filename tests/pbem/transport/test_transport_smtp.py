@@ -188,8 +188,13 @@ class _DroppingServer:
         self.connections = 0
         self.delivered: list[bytes] = []
 
+    def rcpt_reply(self, command: bytes, connection: int) -> bytes:
+        """The answer to ``RCPT`` on the ``connection``-th connection (from 1)."""
+        return b"250 ok"
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        connection = self.connections
         writer.write(b"220 fake ESMTP\r\n")
         try:
             while line := await reader.readline():
@@ -202,7 +207,9 @@ class _DroppingServer:
                         writer.close()
                         return
                     writer.write(b"250 ok\r\n")
-                elif command.startswith((b"RCPT", b"RSET", b"NOOP")):
+                elif command.startswith(b"RCPT"):
+                    writer.write(self.rcpt_reply(command, connection) + b"\r\n")
+                elif command.startswith((b"RSET", b"NOOP")):
                     writer.write(b"250 ok\r\n")
                 elif command == b"DATA":
                     writer.write(b"354 go\r\n")
@@ -272,10 +279,17 @@ class _ClosingServer(_DroppingServer):
     """A relay that hangs up on every idle client when told to (Postfix closes an idle
     session only after its smtpd_timeout, minutes) or stops answering altogether."""
 
-    def __init__(self) -> None:
+    def __init__(self, refused: dict[int, bytes] | None = None) -> None:
         super().__init__(drop_on_message=0)
         self.writers: list[asyncio.StreamWriter] = []
         self.silent = False
+        self.refused = refused or {}  # connection number → the address it refuses
+
+    def rcpt_reply(self, command: bytes, connection: int) -> bytes:
+        refused = self.refused.get(connection)
+        if refused is not None and refused in command:
+            return b"550 5.1.1 unknown user"
+        return b"250 ok"
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.writers.append(writer)
@@ -370,6 +384,29 @@ def test_aclose_quits_every_kept_connection() -> None:
             assert sink.idle_count() == 0
             assert all(w.is_closing() for w in server.writers)
         finally:
+            listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_refusal_for_good_on_a_kept_connection_is_asked_again_on_a_new_one() -> None:
+    """The mailbox p2 was added after the kept session began: that session still refuses
+    it, a new one accepts it; p3 is refused by every session, so for good."""
+    refused = {1: b"P2@X.TEST", 2: b"P3@X.TEST", 3: b"P3@X.TEST"}  # commands upper-cased
+
+    async def scenario() -> None:
+        server = _ClosingServer(refused)
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        try:
+            assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+            assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
+            assert (sink.opened, len(server.delivered)) == (2, 2)
+            [result] = await sink.send_batch(_one(3))
+            assert (result.ok, result.temporary, result.address_refused) == (False, False, True)
+            assert (sink.opened, len(server.delivered)) == (3, 2)
+        finally:
+            await sink.aclose()
             listener.close()
 
     asyncio.run(scenario())

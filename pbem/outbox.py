@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -75,7 +74,8 @@ from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, repo
 
 log = logging.getLogger("pbem.outbox")
 
-# A batch opens one more connection (lane) for every this many messages, up to ``lanes``.
+# A batch opens one more connection (lane) for every this many messages, up to ``lanes``
+# (a sender that keeps its connections open: one for every message).
 LANE_MIN = 4
 
 
@@ -163,7 +163,8 @@ class OutboxSender:
             finally:
                 self._release_locks()
             delivered += sent
-            if trouble:
+            # A batch short of full took every row due: asking again finds none.
+            if trouble or len(items) < self.batch:
                 break
         return delivered
 
@@ -305,16 +306,20 @@ class OutboxSender:
 
     def _lanes(self, items: list[OutgoingMail]) -> list[list[OutgoingMail]]:
         """``items`` split into up to ``lanes`` lists, one recipient's mail all in one (in
-        order). A lane is worth its connection from ``LANE_MIN`` messages on; one list
-        unless the sink reports each result as it goes."""
+        order), the recipients dealt to the lanes in turn. A lane is worth a new
+        connection from ``LANE_MIN`` messages on, and one kept open from the first (a
+        move's two answers go out side by side); one list unless the sink reports each
+        result as it goes."""
         if not items:
             return []
-        count = min(self.lanes, len(items) // LANE_MIN)
+        per_lane = 1 if self.keep_connections else LANE_MIN
+        count = min(self.lanes, len(items) // per_lane)
         if count <= 1 or not self._reporting:
             return [items]
         split: list[list[OutgoingMail]] = [[] for _ in range(count)]
+        lane_of: dict[str, int] = {}
         for item in items:
-            key = zlib.crc32(item.recipients[0].lower().encode()) % count
+            key = lane_of.setdefault(item.recipients[0].lower(), len(lane_of) % count)
             split[key].append(item)
         return [lane for lane in split if lane]
 

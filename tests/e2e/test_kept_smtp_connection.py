@@ -68,11 +68,14 @@ def queue(h: Harness, number: int, sender: str, to: str) -> None:
 
 
 @SQLITE_ONLY
-def test_one_connection_carries_every_drain_and_quits_when_the_daemon_stops(
+def test_kept_connections_carry_every_drain_and_quit_when_the_daemon_stops(
     mailstack: MailStack, tmp_path: Path, db_url: str, db_engine: Engine
 ) -> None:
+    """A move's two answers go out side by side over two connections, which the next
+    drain uses again; both end with QUIT when the daemon stops."""
     service, service_pw = mailstack.new_user("kept-svc")
-    player, player_pw = mailstack.new_user("kept-player")
+    alice, alice_pw = mailstack.new_user("kept-alice")
+    bob, bob_pw = mailstack.new_user("kept-bob")
     h = Harness.build(
         tmp_path, db_url, db_engine, outbound_url=mailstack.smtp_url(service, service_pw)
     )
@@ -80,23 +83,29 @@ def test_one_connection_carries_every_drain_and_quits_when_the_daemon_stops(
     assert isinstance(sink, SmtpOutbound) and sink.keep_open
     offset = POSTFIX_LOG.stat().st_size
     try:
-        queue(h, 1, service, player)
-        assert h.step().sent == 1
+        queue(h, 1, service, alice)
+        queue(h, 2, service, bob)
+        assert h.step().sent == 2
+        assert (sink.opened, sink.idle_count()) == (2, 2)
         h.clock.advance(timedelta(seconds=10))
-        queue(h, 2, service, player)
-        assert h.step().sent == 1
-        assert (sink.opened, sink.idle_count()) == (1, 1)
-        # The daemon wakes in time to close the idle connection, not at its longest wait.
+        queue(h, 3, service, alice)
+        queue(h, 4, service, bob)
+        assert h.step().sent == 2
+        assert (sink.opened, sink.idle_count()) == (2, 2)
+        # The daemon wakes in time to close the idle connections, not at its longest wait.
         idle = h.daemon.sender.seconds_until_idle_close()
         assert idle is not None and 0 < idle <= sink.idle_seconds
         assert h.daemon._wait_seconds(300.0) <= sink.idle_seconds
-        wait_for_messages(mailstack, player, player_pw, 2)
+        wait_for_messages(mailstack, alice, alice_pw, 2)
+        wait_for_messages(mailstack, bob, bob_pw, 2)
         assert postfix_sessions(offset, service) == []  # still open
     finally:
         h.daemon.close()
     assert sink.idle_count() == 0
-    [session] = postfix_sessions(offset, service, 1)
-    assert "mail=2" in session and "data=2" in session and "quit=1" in session, session
+    sessions = postfix_sessions(offset, service, 2)
+    assert len(sessions) == 2, sessions
+    for session in sessions:
+        assert "mail=2" in session and "data=2" in session and "quit=1" in session, session
 
 
 def test_an_idle_connection_is_closed_with_quit(mailstack: MailStack) -> None:

@@ -361,7 +361,9 @@ def test_a_kept_connection_that_stopped_answering_times_out_and_is_replaced() ->
             assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
             # The relay freezes the parked session (NOOP gets no answer) but accepts anew.
             [frozen] = server.writers
-            frozen.transport.pause_reading()
+            transport = frozen.transport
+            assert isinstance(transport, asyncio.Transport)
+            transport.pause_reading()
             assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
             assert (server.connections, sink.opened, len(server.delivered)) == (2, 2, 2)
         finally:

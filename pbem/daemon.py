@@ -390,7 +390,11 @@ class Daemon:
         """How long to wait for mail: ``longest``, or less when an outbox retry or a timer
         (a reminder, a timeout) is due sooner: a delivery that failed for a moment is
         retried on time, and a reminder goes out on time, not at the next poll."""
-        dues = [self.sender.seconds_until_due(), self._seconds_until_timers()]
+        dues = [
+            self.sender.seconds_until_due(),
+            self._seconds_until_timers(),
+            self.sender.seconds_until_idle_close(),
+        ]
         due = min((d for d in dues if d is not None), default=None)
         if due is None:
             return longest

@@ -28,13 +28,18 @@ the stable Message-ID lets the recipient's mail system drop the copy.
 After a crash the rows a dead sender left 'sending' are made due again by
 :meth:`OutboxSender.recover_interrupted` (the daemon calls it), rather than
 waiting out their lease.
+
+A sender made with ``keep_connections`` (the daemon's) runs every drain on one event
+loop of its own and lets a sink that can (SMTP) keep its connections open between
+drains, so a move's answer does not wait for a new connection; :meth:`OutboxSender.close`
+closes them (``QUIT``), and a connection left unused for a while is closed by the next
+drain after :meth:`OutboxSender.seconds_until_idle_close` (the daemon wakes for it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import zlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -69,7 +74,8 @@ from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, repo
 
 log = logging.getLogger("pbem.outbox")
 
-# A batch opens one more connection (lane) for every this many messages, up to ``lanes``.
+# A batch opens one more connection (lane) for every this many messages, up to ``lanes``
+# (a sender that keeps its connections open: one for every message).
 LANE_MIN = 4
 
 
@@ -89,8 +95,10 @@ class OutboxSender:
         batch: int = 50,
         lease: timedelta = DEFAULT_LEASE,
         lanes: int = 3,
+        keep_connections: bool = False,
     ) -> None:
         self.db = db
+        self._keep = keep_connections
         self.sink = sink
         self.clock = clock
         self.max_age = max_age
@@ -110,12 +118,42 @@ class OutboxSender:
         # (game id, address) of the claimed rows' seats whose mail had failed for good.
         self._held: set[tuple[int, str]] = set()
         self._transport_failing = False
+        self._runner: asyncio.Runner | None = None
+
+    @property
+    def sink(self) -> OutboundSink:
+        return self._sink
+
+    @sink.setter
+    def sink(self, sink: OutboundSink) -> None:
+        self._sink = sink
+        # Asked once here rather than at every drain (it inspects a signature).
+        self._reporting = reports_each_result(sink)
+        if self._keep and hasattr(sink, "keep_open"):
+            sink.keep_open = True
+
+    @property
+    def keep_connections(self) -> bool:
+        """Whether the sink keeps its connections open between drains."""
+        return self._keep and bool(getattr(self._sink, "keep_open", False))
 
     def drain(self, max_batches: int = 100) -> int:
-        return asyncio.run(self.adrain(max_batches))
+        if not self.keep_connections:
+            return asyncio.run(self.adrain(max_batches))
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(self.adrain(max_batches))
+
+    def seconds_until_idle_close(self) -> float | None:
+        """Seconds until a connection kept open is due to be closed (by a drain), or None."""
+        due = getattr(self.sink, "seconds_until_idle_close", None)
+        return due() if self.keep_connections and due is not None else None
 
     async def adrain(self, max_batches: int = 100) -> int:
         delivered = 0
+        close_idle = getattr(self.sink, "close_idle", None)
+        if self.keep_connections and close_idle is not None:
+            await close_idle()
         for _ in range(max_batches):
             items = self._claim()
             if not items:
@@ -125,7 +163,8 @@ class OutboxSender:
             finally:
                 self._release_locks()
             delivered += sent
-            if trouble:
+            # A batch short of full took every row due: asking again finds none.
+            if trouble or len(items) < self.batch:
                 break
         return delivered
 
@@ -137,7 +176,7 @@ class OutboxSender:
         Returns (delivered, whether a temporary failure says to stop for now).
         """
         lanes = self._lanes(items)
-        reporting = reports_each_result(self.sink)
+        reporting = self._reporting
         lane_of = {int(item.id): lane for lane in lanes for item in lane}
         recorded: set[int] = set()
         delivered = 0
@@ -267,16 +306,20 @@ class OutboxSender:
 
     def _lanes(self, items: list[OutgoingMail]) -> list[list[OutgoingMail]]:
         """``items`` split into up to ``lanes`` lists, one recipient's mail all in one (in
-        order). A lane is worth its connection from ``LANE_MIN`` messages on; one list
-        unless the sink reports each result as it goes."""
+        order), the recipients dealt to the lanes in turn. A lane is worth a new
+        connection from ``LANE_MIN`` messages on, and one kept open from the first (a
+        move's two answers go out side by side); one list unless the sink reports each
+        result as it goes."""
         if not items:
             return []
-        count = min(self.lanes, len(items) // LANE_MIN)
-        if count <= 1 or not reports_each_result(self.sink):
+        per_lane = 1 if self.keep_connections else LANE_MIN
+        count = min(self.lanes, len(items) // per_lane)
+        if count <= 1 or not self._reporting:
             return [items]
         split: list[list[OutgoingMail]] = [[] for _ in range(count)]
+        lane_of: dict[str, int] = {}
         for item in items:
-            key = zlib.crc32(item.recipients[0].lower().encode()) % count
+            key = lane_of.setdefault(item.recipients[0].lower(), len(lane_of) % count)
             split[key].append(item)
         return [lane for lane in split if lane]
 
@@ -372,7 +415,18 @@ class OutboxSender:
         return max(0.0, (due - self.clock()).total_seconds())
 
     def close(self) -> None:
-        """Let go of the lock connection (PostgreSQL); the sender may be used again."""
+        """Close the connections kept open (``QUIT``) and the lock connection
+        (PostgreSQL); the sender may be used again."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            aclose = getattr(self.sink, "aclose", None)
+            try:
+                if aclose is not None:
+                    runner.run(aclose())
+            except Exception as exc:  # stopping goes on: the server times the session out
+                log.warning("closing the outbox connections failed: %s", exc)
+            finally:
+                runner.close()
         self._close_locks()
         if self._lock_engine is not None:
             self._lock_engine.dispose()

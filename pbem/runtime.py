@@ -57,6 +57,7 @@ def build_daemon(
         max_age=timedelta(days=settings.outbox_max_age),
         max_attempts=settings.outbox_max_attempts,
         backoff=timedelta(seconds=settings.outbox_backoff_seconds),
+        keep_connections=True,
     )
     source = settings.inbound.split(":", 1)[0]
     return Daemon(service, inbox, sender, source=source, poll_seconds=settings.poll_seconds)

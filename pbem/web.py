@@ -253,6 +253,7 @@ class UnsubscribeServer:
     # -- a connection ------------------------------------------------------------------
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _no_delay(writer)
         if self.active >= MAX_CONNECTIONS:
             now = time.monotonic()
             if now - self._warned_at >= 60:  # one line a minute, however many are refused
@@ -554,6 +555,16 @@ def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> Non
     """What the loop itself reports (a transport that failed as the client went away, an
     accept out of file descriptors): one debug line, no traceback on stderr."""
     log.debug("unsubscribe loop: %s %r", context.get("message"), context.get("exception"))
+
+
+def _no_delay(writer: asyncio.StreamWriter) -> None:
+    """Turn Nagle's algorithm off for an accepted connection: asyncio does so only for
+    sockets made with IPPROTO_TCP named (``socket.create_server`` leaves it 0), and with
+    it on an answer written in two parts waits for the client's delayed ACK, 40 ms."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def start_listener(

@@ -11,6 +11,14 @@ batch gets one fresh connection.
 the next message goes out: a caller that records each delivery at once leaves only the
 instant between the server's acceptance and that record in which a crash would make it
 send the message again.
+
+A sink with ``keep_open`` set (the daemon's) keeps its connections open between
+batches: each batch ends with the connection parked instead of ``QUIT``, and the next
+batch takes it back after a ``NOOP`` proves it still works (a connection the server
+closed or timed out meanwhile is dropped and a new one opened; if that fails too, the
+messages fail temporarily as usual). A connection parked for ``idle_seconds`` is closed
+with ``QUIT`` by :meth:`SmtpOutbound.close_idle`, so the server's session is not held
+forever, and :meth:`SmtpOutbound.aclose` closes them all (the daemon stopping).
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ import logging
 import re
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import aiosmtplib
 
@@ -37,6 +47,9 @@ _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
     OSError,
 )
+# How long a connection kept open between batches may sit unused before it is closed
+# (Postfix's own smtpd_timeout is 300 s).
+IDLE_SECONDS = 30.0
 _HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 
 
@@ -70,11 +83,24 @@ def _default_helo() -> str:
 class SmtpOutbound:
     """An :class:`~pbem.transport.base.OutboundSink` sending through one SMTP server.
 
-    ``repr`` masks the password.
+    ``repr`` masks the password. ``opened`` counts the connections opened so far.
     """
 
-    def __init__(self, config: SmtpConfig) -> None:
+    def __init__(
+        self,
+        config: SmtpConfig,
+        *,
+        keep_open: bool = False,
+        idle_seconds: float = IDLE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.config = config
+        self.keep_open = keep_open
+        self.idle_seconds = idle_seconds
+        self.opened = 0
+        self._monotonic = monotonic
+        # Connections parked between batches, each with the moment it was parked.
+        self._idle: list[tuple[aiosmtplib.SMTP, float]] = []
 
     def __repr__(self) -> str:
         return f"SmtpOutbound({self.config.masked_url()!r})"
@@ -92,14 +118,18 @@ class SmtpOutbound:
         """
         results = _Results(on_result)
         smtp: aiosmtplib.SMTP | None = None
+        reused = False  # smtp is a connection kept from an earlier batch
         reconnects_left = 1
+        finished = False
         try:
             for index, item in enumerate(items):
                 if not item.recipients:
                     continue
                 if smtp is None:
                     try:
-                        smtp = await self._connect()
+                        smtp = await self._take_idle()
+                        reused = smtp is not None
+                        smtp = smtp or await self._connect()
                     except _BatchFailure as failure:
                         for rest in items[index:]:
                             results.extend(
@@ -114,8 +144,29 @@ class SmtpOutbound:
                 outcome: dict[str, DeliveryResult] = {}
                 try:
                     await self._send_item(smtp, item, outcome)
+                    refused = [r for r in outcome if not (outcome[r].ok or outcome[r].temporary)]
+                    if reused and refused:
+                        # A session kept open answers from the tables the server had when
+                        # it began (Postfix reads a changed table, such as a mailbox added
+                        # meanwhile, only between sessions): a refusal for good there
+                        # counts only once a new session repeats it.
+                        reused = False
+                        await _quit(smtp)
+                        smtp = None
+                        for recipient in refused:
+                            del outcome[recipient]
+                        try:
+                            smtp = await self._connect()
+                        except _BatchFailure as failure:
+                            outcome.update(
+                                (r, DeliveryResult(item.id, r, False, True, failure.error))
+                                for r in refused
+                            )
+                        else:
+                            await self._send_item(smtp, replace(item, recipients=refused), outcome)
                 except _CONNECTION_ERRORS as exc:
-                    smtp.close()
+                    if smtp is not None:
+                        smtp.close()
                     smtp = None
                     error = f"connection lost: {type(exc).__name__}: {exc}"
                     log.warning("%r: %s while sending %s", self, error, item.id)
@@ -134,10 +185,59 @@ class SmtpOutbound:
                     reconnects_left -= 1
                     continue
                 results.extend(outcome[r] for r in item.recipients)
+            finished = True
         finally:
             if smtp is not None:
-                await _quit(smtp)
+                if self.keep_open and finished:
+                    self._idle.append((smtp, self._monotonic()))
+                else:
+                    await _quit(smtp)
         return results.all
+
+    # ------------------------------------------------------------ kept open
+
+    def idle_count(self) -> int:
+        """How many connections are parked between batches."""
+        return len(self._idle)
+
+    def seconds_until_idle_close(self) -> float | None:
+        """Seconds until the oldest parked connection is due to be closed, or None."""
+        if not self._idle:
+            return None
+        oldest = min(since for _, since in self._idle)
+        return max(0.0, oldest + self.idle_seconds - self._monotonic())
+
+    async def close_idle(self) -> int:
+        """``QUIT`` every connection parked for ``idle_seconds``; returns how many."""
+        now = self._monotonic()
+        stale = [smtp for smtp, since in self._idle if now - since >= self.idle_seconds]
+        self._idle = [
+            (smtp, since) for smtp, since in self._idle if now - since < self.idle_seconds
+        ]
+        for smtp in stale:
+            await _quit(smtp)
+        return len(stale)
+
+    async def aclose(self) -> None:
+        """``QUIT`` every parked connection (the sender stops)."""
+        idle, self._idle = self._idle, []
+        for smtp, _ in idle:
+            await _quit(smtp)
+
+    async def _take_idle(self) -> aiosmtplib.SMTP | None:
+        """A parked connection that answers ``NOOP``, or None (closing those that do not,
+        or that were parked too long)."""
+        await self.close_idle()
+        while self._idle:
+            smtp, _ = self._idle.pop()
+            try:
+                await smtp.noop()
+            except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+                log.info("%r: a kept connection is gone (%s); opening a new one", self, exc)
+                smtp.close()
+                continue
+            return smtp
+        return None
 
     # ------------------------------------------------------------ connection
 
@@ -158,6 +258,7 @@ class SmtpOutbound:
 
     async def _connect(self) -> aiosmtplib.SMTP:
         smtp = self._client()
+        self.opened += 1
         try:
             await smtp.connect()
         except aiosmtplib.SMTPAuthenticationError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import signal
 import socket
@@ -26,6 +27,7 @@ from pbem.config import ConfigError, load_settings
 from pbem.web import UnsubscribeServer, start_listener
 from tests.cli_process import start_pbem
 from tests.e2e.helpers import ALICE, BOB, Harness, fresh_env
+from tests.fixtures.realmail import SQLITE_ONLY
 
 A, B = ALICE[0], BOB[0]
 URL = "https://pbem.example.org/unsubscribe"
@@ -445,3 +447,37 @@ def test_pbem_serve_answers_the_one_click_and_stops_on_sigterm(one_click: Harnes
     assert token not in err and f"unsubscribed seat {token[:4]}…" in err
     with pytest.raises(OSError):  # the listener is gone
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def _accepted_nodelay(port: int, peer: tuple[str, int]) -> int:
+    """TCP_NODELAY of the listener's end of the connection from ``peer`` (found among
+    this process's descriptors: the listener serves in a thread of it)."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue
+        with sock:
+            if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            try:
+                if sock.getsockname()[1] == port and sock.getpeername()[:2] == peer:
+                    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            except OSError:
+                continue
+    raise AssertionError(f"no accepted connection from {peer}")
+
+
+@SQLITE_ONLY
+def test_accepted_connections_have_nagle_off(listener: UnsubscribeServer) -> None:
+    with socket.create_connection(("127.0.0.1", listener.port), timeout=5) as client:
+        peer = client.getsockname()[:2]
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                assert _accepted_nodelay(listener.port, peer) == 1
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)

@@ -188,8 +188,13 @@ class _DroppingServer:
         self.connections = 0
         self.delivered: list[bytes] = []
 
+    def rcpt_reply(self, command: bytes, connection: int) -> bytes:
+        """The answer to ``RCPT`` on the ``connection``-th connection (from 1)."""
+        return b"250 ok"
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        connection = self.connections
         writer.write(b"220 fake ESMTP\r\n")
         try:
             while line := await reader.readline():
@@ -202,7 +207,9 @@ class _DroppingServer:
                         writer.close()
                         return
                     writer.write(b"250 ok\r\n")
-                elif command.startswith((b"RCPT", b"RSET", b"NOOP")):
+                elif command.startswith(b"RCPT"):
+                    writer.write(self.rcpt_reply(command, connection) + b"\r\n")
+                elif command.startswith((b"RSET", b"NOOP")):
                     writer.write(b"250 ok\r\n")
                 elif command == b"DATA":
                     writer.write(b"354 go\r\n")
@@ -263,3 +270,145 @@ def test_read_messages_helper_does_not_mark_seen(mailstack: MailStack) -> None:
     assert _send(mailstack, [OutgoingMail("1", "g@pbem.test", [user], _raw("peek"))])[0].ok
     wait_for_messages(mailstack, user, password, 1)
     assert len(read_messages(mailstack, user, password)) == 1
+
+
+# ---------------------------------------------------------------- kept open between batches
+
+
+class _ClosingServer(_DroppingServer):
+    """A relay that hangs up on every idle client when told to (Postfix closes an idle
+    session only after its smtpd_timeout, minutes) or stops answering altogether."""
+
+    def __init__(self, refused: dict[int, bytes] | None = None) -> None:
+        super().__init__(drop_on_message=0)
+        self.writers: list[asyncio.StreamWriter] = []
+        self.silent = False
+        self.refused = refused or {}  # connection number → the address it refuses
+
+    def rcpt_reply(self, command: bytes, connection: int) -> bytes:
+        refused = self.refused.get(connection)
+        if refused is not None and refused in command:
+            return b"550 5.1.1 unknown user"
+        return b"250 ok"
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        if self.silent:
+            await reader.read()  # the greeting never comes
+            return
+        await super().handle(reader, writer)
+
+    async def hang_up(self) -> None:
+        for writer in self.writers:
+            writer.close()
+        self.writers.clear()
+        await asyncio.sleep(0.05)
+
+
+def _kept_sink(port: int, timeout: float = 5) -> SmtpOutbound:
+    sink = open_outbound(f"smtp://127.0.0.1:{port}?tls=none&timeout={timeout}")
+    assert isinstance(sink, SmtpOutbound)
+    sink.keep_open = True
+    return sink
+
+
+def _one(n: int) -> list[OutgoingMail]:
+    return [OutgoingMail(str(n), "g@x.test", [f"p{n}@x.test"], _raw(f"m{n}"))]
+
+
+def test_a_connection_the_relay_closed_between_batches_is_replaced_without_a_failure() -> None:
+    async def scenario() -> None:
+        server = _ClosingServer()
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        try:
+            assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+            assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
+            assert (server.connections, sink.opened) == (1, 1)
+            await server.hang_up()
+            assert [r.ok for r in await sink.send_batch(_one(3))] == [True]
+            assert (server.connections, sink.opened, len(server.delivered)) == (2, 2, 3)
+        finally:
+            await sink.aclose()
+            listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_when_the_new_connection_fails_too_the_batch_fails_temporarily() -> None:
+    async def scenario() -> None:
+        server = _ClosingServer()
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+        listener.close()
+        await listener.wait_closed()
+        await server.hang_up()
+        [result] = await sink.send_batch(_one(2))
+        assert (result.ok, result.temporary) == (False, True)
+        assert "cannot connect" in (result.error or "")
+        assert (sink.opened, sink.idle_count()) == (2, 0)
+
+    asyncio.run(scenario())
+
+
+def test_a_kept_connection_that_stopped_answering_times_out_and_is_replaced() -> None:
+    async def scenario() -> None:
+        server = _ClosingServer()
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1], timeout=0.3)
+        try:
+            assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+            # The relay freezes the parked session (NOOP gets no answer) but accepts anew.
+            [frozen] = server.writers
+            transport = frozen.transport
+            assert isinstance(transport, asyncio.Transport)
+            transport.pause_reading()
+            assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
+            assert (server.connections, sink.opened, len(server.delivered)) == (2, 2, 2)
+        finally:
+            await sink.aclose()
+            listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_aclose_quits_every_kept_connection() -> None:
+    async def scenario() -> None:
+        server = _ClosingServer()
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        try:
+            await asyncio.gather(sink.send_batch(_one(1)), sink.send_batch(_one(2)))
+            assert sink.idle_count() == 2
+            await sink.aclose()
+            await asyncio.sleep(0.05)
+            assert sink.idle_count() == 0
+            assert all(w.is_closing() for w in server.writers)
+        finally:
+            listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_refusal_for_good_on_a_kept_connection_is_asked_again_on_a_new_one() -> None:
+    """The mailbox p2 was added after the kept session began: that session still refuses
+    it, a new one accepts it; p3 is refused by every session, so for good."""
+    refused = {1: b"P2@X.TEST", 2: b"P3@X.TEST", 3: b"P3@X.TEST"}  # commands upper-cased
+
+    async def scenario() -> None:
+        server = _ClosingServer(refused)
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        try:
+            assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+            assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
+            assert (sink.opened, len(server.delivered)) == (2, 2)
+            [result] = await sink.send_batch(_one(3))
+            assert (result.ok, result.temporary, result.address_refused) == (False, False, True)
+            assert (sink.opened, len(server.delivered)) == (3, 2)
+        finally:
+            await sink.aclose()
+            listener.close()
+
+    asyncio.run(scenario())

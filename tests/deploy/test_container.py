@@ -40,7 +40,9 @@ from tests.fixtures.realmail import RealPlayer, new_player
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-IMAGE = "localhost/pbem:test"
+COMPOSE = yaml.safe_load((DEPLOY / "compose.yaml").read_text(encoding="utf-8"))
+IMAGE = "localhost/" + COMPOSE["services"]["pbem"]["image"]
+"""The image as compose names it (podman qualifies a bare name with localhost/)."""
 STOP_WITHIN = 15.0
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -62,7 +64,8 @@ def _podman(*args: str, timeout: float = 120.0, check: bool = True) -> str:
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    """The image of this checkout, built on the Debian base by deploy/image.sh."""
+    """The image of this checkout, built on the Debian base by deploy/image.sh and tagged
+    as compose.yaml's services name it."""
     bash = shutil.which("bash") or "/bin/bash"
     done = subprocess.run(
         [bash, str(DEPLOY / "image.sh"), "build", IMAGE],
@@ -115,7 +118,7 @@ class Project:
 
 
 def run_args(
-    project: Project, service: dict[str, Any], image: str, *, replica: int = 1
+    project: Project, service: dict[str, Any], *, replica: int = 1
 ) -> tuple[str, list[str]]:
     """The container's name and the ``podman run`` arguments for one replica of a compose
     service: everything compose.yaml says of it, on this machine's run flags."""
@@ -144,7 +147,7 @@ def run_args(
         args += ["--health-start-period", health["start_period"]]
     if service.get("restart"):
         args += ["--restart", service["restart"]]
-    return name, [*args, image, *service["command"]]
+    return name, [*args, "localhost/" + service["image"], *service["command"]]
 
 
 def _run_flags() -> list[str]:
@@ -171,18 +174,18 @@ class Stack:
 
 
 @pytest.fixture
-def stack(
-    image: str, pg_admin_url: URL, mailstack: MailStack, tmp_path: Path
-) -> Iterator[Stack]:
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text(encoding="utf-8"))
+def stack(image: str, pg_admin_url: URL, mailstack: MailStack, tmp_path: Path) -> Iterator[Stack]:
+    """The compose project in ``tmp_path`` with its .env and pbem.toml, its database and
+    the service's mailbox; afterwards its containers, volumes, database and role are gone."""
     # The services share their x-pbem anchor's mappings: a copy each.
     services: dict[str, dict[str, Any]] = {
-        name: copy.deepcopy(service) for name, service in compose["services"].items()
+        name: copy.deepcopy(service) for name, service in COMPOSE["services"].items()
     }
     for name, service in services.items():
         service["__name__"] = name
+        if "build" in service:
+            assert "localhost/" + service["image"] == image
     token = secrets.token_hex(4)
-    project = Project(tmp_path, f"pbem-test-{token}", {})
     # deploy/.env and deploy/pbem.toml, as the README has the admin copy and fill them.
     password = "Pw" + secrets.token_hex(8)
     example = (DEPLOY / ".env.example").read_text(encoding="utf-8")
@@ -191,7 +194,7 @@ def stack(
         encoding="utf-8",
     )
     env = read_env_file(tmp_path / ".env")
-    project = Project(tmp_path, project.name, env)
+    project = Project(tmp_path, f"pbem-test-{token}", env)
     address, secret = mailstack.new_user("svc")
     local, _, domain = address.partition("@")
     (tmp_path / "pbem.toml").write_text(
@@ -206,15 +209,17 @@ def stack(
     # Compose's `db` service: a role and a database named as the compose URL names them,
     # made unique for this test, with the password of .env.
     role = database = f"pbem_ctr_{token}"
-    _pg_admin(pg_admin_url, f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
-    _pg_admin(pg_admin_url, f'CREATE DATABASE "{database}" OWNER "{role}"')
-    for name in ("migrate", "pbem"):
-        url = make_url(interpolate(services[name]["environment"]["PBEM_DATABASE_URL"], env))
-        assert (url.username, url.host, url.database) == ("pbem", "db", "pbem")
-        url = url.set(username=role, database=database)
-        services[name]["environment"]["PBEM_DATABASE_URL"] = url.render_as_string(False)
-    host_url = url.set(host="127.0.0.1").render_as_string(False)
     try:
+        _pg_admin(pg_admin_url, f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+        _pg_admin(pg_admin_url, f'CREATE DATABASE "{database}" OWNER "{role}"')
+        host_url = ""
+        for name in ("migrate", "pbem"):
+            environment = services[name]["environment"]
+            url = make_url(interpolate(environment["PBEM_DATABASE_URL"], env))
+            assert (url.username, url.host, url.database) == ("pbem", "db", "pbem")
+            url = url.set(username=role, database=database)
+            environment["PBEM_DATABASE_URL"] = url.render_as_string(False)
+            host_url = url.set(host="127.0.0.1").render_as_string(False)
         yield Stack(project, services, host_url, mailstack)
     finally:
         for line in _podman("ps", "-a", "--format", "{{.Names}}").split():
@@ -248,9 +253,7 @@ def _play(player: RealPlayer, stack: Stack, game_id: int, timeout: float = 120.0
                 row = session.get(m.Game, game_id)
                 assert row is not None
                 status = row.status
-                pending = session.exec(
-                    select(m.Outbox).where(col(m.Outbox.status) != "sent")
-                ).all()
+                pending = session.exec(select(m.Outbox).where(col(m.Outbox.status) != "sent")).all()
             if status == "finished" and not pending:
                 return
             assert time.monotonic() < deadline, f"game {game_id} still {status} by mail"
@@ -262,19 +265,27 @@ def _play(player: RealPlayer, stack: Stack, game_id: int, timeout: float = 120.0
 
 def test_the_image_serves_a_game_by_mail_as_compose_runs_it(stack: Stack) -> None:
     services, project = stack.services, stack.project
+    # The image keeps what the Dockerfile says of running it (podman builds it in the
+    # docker format: the OCI format has no healthcheck).
+    (built,) = json.loads(_podman("image", "inspect", IMAGE))
+    assert built["Healthcheck"]["Test"] == services["pbem"]["healthcheck"]["test"]
+    assert built["Config"]["User"] == "pbem:pbem"
+    assert built["Config"]["Cmd"] == ["pbem", "serve"]
+    assert "/var/lib/pbem" in built["Config"]["Volumes"]
+    assert built["Config"]["StopSignal"] == "SIGTERM"
     migrate, pbem = services["migrate"], services["pbem"]
     assert migrate["depends_on"]["db"] == {"condition": "service_healthy"}
     assert pbem["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
 
     # Before `migrate`, the pbem service's healthcheck fails: the schema is missing.
-    name, args = run_args(project, pbem, IMAGE, replica=0)
+    name, args = run_args(project, pbem, replica=0)
     _podman("run", "--detach", *args)
     early = _health(name)
     assert early.returncode != 0, early.stdout + early.stderr
     _podman("rm", "--force", "--time", "0", name)
 
     # `migrate` runs to completion (service_completed_successfully: exit status 0).
-    name, args = run_args(project, migrate, IMAGE)
+    name, args = run_args(project, migrate)
     _podman("run", *args, timeout=180)
     state = json.loads(_podman("inspect", name))[0]["State"]
     assert state["ExitCode"] == 0
@@ -285,7 +296,7 @@ def test_the_image_serves_a_game_by_mail_as_compose_runs_it(stack: Stack) -> Non
     assert replicas == 2
     names = []
     for replica in range(1, replicas + 1):
-        name, args = run_args(project, pbem, IMAGE, replica=replica)
+        name, args = run_args(project, pbem, replica=replica)
         _podman("run", "--detach", *args)
         names.append(name)
     for name in names:
@@ -297,9 +308,9 @@ def test_the_image_serves_a_game_by_mail_as_compose_runs_it(stack: Stack) -> Non
     alice = new_player(stack.mailstack, "alice", "Alice")
     try:
         new = ["pbem", "game", "new", f"Alice={alice.address}", "--computer", "--to", "61"]
-        started = re.match(r"game (\d+) started", _podman("exec", names[0], *new))
-        assert started, "no game started"
-        game_id = int(started.group(1))
+        made = re.match(r"game (\d+) started", _podman("exec", names[0], *new))
+        assert made, "no game started"
+        game_id = int(made.group(1))
         _play(alice, stack, game_id)
     finally:
         alice.close()
@@ -319,3 +330,34 @@ def test_the_image_serves_a_game_by_mail_as_compose_runs_it(stack: Stack) -> Non
         assert seconds < STOP_WITHIN, seconds
         assert "INFO pbem.serve: stopped" in logs and "Traceback" not in logs, logs
         _podman("rm", name)
+
+
+def test_compose_refuses_to_run_the_service_without_a_database_password(tmp_path: Path) -> None:
+    """``${POSTGRES_PASSWORD:?…}``: with .env's password empty, neither pbem service
+    can be started (compose stops with the message; so does `run_args` here)."""
+    (tmp_path / ".env").write_text("POSTGRES_PASSWORD=\n", encoding="utf-8")
+    project = Project(tmp_path, "pbem-test-nopassword", read_env_file(tmp_path / ".env"))
+    for name in ("migrate", "pbem"):
+        service = {**COMPOSE["services"][name], "__name__": name}
+        with pytest.raises(ValueError, match=re.escape("set POSTGRES_PASSWORD in deploy/.env")):
+            run_args(project, service)
+
+
+def test_image_sh_refuses_an_unknown_command_and_names_the_run_flags() -> None:
+    script = str(DEPLOY / "image.sh")
+    done = subprocess.run(["bash", script, "bilud"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert "unknown command: bilud (setup | build [TAG] | run-flags)" in done.stderr
+    flags = subprocess.run(
+        ["bash", script, "run-flags"], capture_output=True, text=True, check=True
+    )
+    assert flags.stdout.split() == [
+        "--runtime",
+        "runc",
+        "--network",
+        "host",
+        "--ulimit",
+        "nofile=4096:4096",
+        "--ulimit",
+        "nproc=4096:4096",
+    ]

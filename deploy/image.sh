@@ -7,10 +7,11 @@
 # Usage (as root, from anywhere):
 #   image.sh [setup]      install podman, runc and debootstrap if missing, and make the
 #                         base image localhost/debian:bookworm with debootstrap (minbase)
-#                         unless it exists already (a few minutes, once per machine)
+#                         unless it exists already (about a minute, once per machine)
 #   image.sh build [TAG]  setup, then build deploy/Dockerfile on that base as TAG
-#                         (default localhost/pbem:test); podman's layer cache makes a
-#                         build of unchanged sources take seconds
+#                         (default localhost/pbem:latest, as compose.yaml names it);
+#                         podman's layer cache makes a build of unchanged sources take
+#                         seconds
 #   image.sh run-flags    print the flags every `podman run` here needs, one per line
 #
 # Settings (environment): PBEM_IMAGE_BASE [localhost/debian:bookworm]
@@ -58,12 +59,12 @@ make_base() {
         || { tail -20 "$dir/debootstrap.log" >&2; die "debootstrap failed"; }
     # No package lists or caches in the image: apt-get update fetches them when needed.
     rm -rf "$dir/root/var/cache/apt/archives/"*.deb "$dir/root/var/lib/apt/lists/"*
-    tar -C "$dir/root" -c . | podman import - "$BASE" >/dev/null
+    tar -C "$dir/root" -c . | podman import --quiet - "$BASE" >/dev/null
     log "made $BASE in $((SECONDS - started)) s"
 }
 
 build() {
-    local tag=${1:-localhost/pbem:test} started=$SECONDS ca extra=()
+    local tag=${1:-localhost/pbem:latest} started=$SECONDS ca extra=()
     # The certificates pip trusts on this host (a proxy that inspects TLS has its own CA):
     # mounted for the build, and named to pip by the Dockerfile's PIP_CERT argument.
     ca=${PBEM_IMAGE_CA:-${PIP_CERT:-$(python3 -m pip config get global.cert 2>/dev/null || true)}}

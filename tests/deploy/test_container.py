@@ -71,7 +71,7 @@ def image() -> str:
         [bash, str(DEPLOY / "image.sh"), "build", IMAGE],
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=560,  # within pytest's 600 s: tools, base image and a first build
         check=False,
         stdin=subprocess.DEVNULL,
     )

@@ -40,13 +40,23 @@ def _instructions(path: Path) -> list[tuple[str, str]]:
 
 
 def _stages(path: Path) -> list[list[tuple[str, str]]]:
-    stages: list[list[tuple[str, str]]] = []
+    """The build stages; the global ARGs before the first FROM are stage 0's."""
+    stages: list[list[tuple[str, str]]] = [[]]
     for keyword, rest in _instructions(path):
         if keyword == "FROM":
             stages.append([])
-        assert stages, "an instruction before the first FROM"
+        assert len(stages) > 1 or keyword == "ARG", "an instruction before the first FROM"
         stages[-1].append((keyword, rest))
-    return stages
+    return stages[1:]
+
+
+def _global_args(path: Path) -> list[str]:
+    args: list[str] = []
+    for keyword, rest in _instructions(path):
+        if keyword == "FROM":
+            return args
+        args.append(rest)
+    return args
 
 
 def _health_command(stage: list[tuple[str, str]]) -> list[str]:
@@ -56,8 +66,16 @@ def _health_command(stage: list[tuple[str, str]]) -> list[str]:
 
 def test_the_image_is_built_in_two_stages_and_runs_pbem_serve_as_a_plain_user() -> None:
     build, runtime = _stages(DEPLOY / "Dockerfile")
-    assert build[0] == ("FROM", "python:3.11-slim AS build")
-    assert runtime[0] == ("FROM", "python:3.11-slim")
+    # One base for both stages: python:3.11-slim unless the build says otherwise (the
+    # tests build on a Debian bookworm of their own: tests/deploy/test_container.py).
+    assert _global_args(DEPLOY / "Dockerfile") == ["BASE=python:3.11-slim"]
+    assert build[0] == ("FROM", "${BASE} AS build")
+    assert runtime[0] == ("FROM", "${BASE}")
+    # Python lives in the venv /opt/pbem on either base, first on PATH in both stages.
+    for stage in (build, runtime):
+        envs = " ".join(rest for keyword, rest in stage if keyword == "ENV")
+        assert "PATH=/opt/pbem/bin:$PATH" in envs
+        assert any("-m venv /opt/pbem" in rest for keyword, rest in stage if keyword == "RUN")
     build_runs = " ".join(rest for keyword, rest in build if keyword == "RUN")
     assert "pip wheel" in build_runs
     # Every source the build stage copies exists, and so builds see all the package needs.

@@ -2,7 +2,8 @@
 # The README's test command.  On a fresh Debian machine (as root) it installs
 # everything the tests need — the package with its test extras, the real mail
 # servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running,
-# Debian's chromium for the browser tests — and runs the whole test suite.
+# Debian's chromium for the browser tests, podman with a Debian base image for the
+# container test — and runs the whole test suite.
 # Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,9 @@ if ! command -v chromium >/dev/null; then
   apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 \
     || { apt-get update -q >/dev/null; apt-get install -y -q --no-install-recommends chromium >/dev/null; }
 fi
+
+echo "== podman and the Debian base image (the container test builds and runs the image)"
+bash deploy/image.sh setup
 
 echo "== tests"
 exec "$PY" -m pytest "$@"

@@ -50,10 +50,24 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     ),
     (
         "two",
-        "cut without text",
-        lambda a: a["deal_proof"]["cuts"][0].pop("text"),
+        "cut without text or hash",
+        lambda a: [a["deal_proof"]["cuts"][0].pop(k) for k in ("text", "sha256")],
         "cuts",
         "no text",
+    ),
+    (
+        "two",
+        "cut without text, its hash not one",
+        lambda a: (a["deal_proof"]["cuts"][0].pop("text"), a["deal_proof"]["cuts"][0].update(sha256="AB" * 32)),
+        "cuts",
+        "no text",
+    ),
+    (
+        "two",
+        "a forgotten cut's hash differing from the entropy's",
+        lambda a: (a["deal_proof"]["cuts"][1].pop("text"), a["deal_proof"]["cuts"][1].update(sha256="5" * 64)),
+        "cuts",
+        "last accepted cut",
     ),
     (
         "two",
@@ -144,6 +158,7 @@ def test_the_receipt_check_and_malformed_proofs() -> None:
     assert not verify(running, seat=0, cut=running["deal_proof"]["entropy"][0]["text"]).revealed
     text_missing = copy.deepcopy(archive["deal_proof"])
     text_missing["entropy"][0].pop("text")
+    text_missing["entropy"][0].pop("sha256")
     assert verify({**archive, "deal_proof": text_missing}).check == "entropy"
     bad: Any
     for bad in (

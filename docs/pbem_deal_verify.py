@@ -74,9 +74,7 @@ def derive_from_hashes(server_seed: str, hashes: list[str]) -> str:
 
 def is_hash(value: Any) -> bool:
     return (
-        isinstance(value, str)
-        and len(value) == 64
-        and all(c in "0123456789abcdef" for c in value)
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
     )
 
 

@@ -35,7 +35,6 @@ from engine.fairness import (
     text_hash,
 )
 
-
 FORGOTTEN_NOTE = (
     "seat {seat}'s cut was forgotten at its player's request (its entropy text's SHA-256 "
     "is {digest}): the seed cannot be derived again without that text, so the deals were "
@@ -261,8 +260,11 @@ def _has_text_or_hash(entry: dict[str, Any]) -> bool:
     if "text" in entry:
         return isinstance(entry["text"], str)
     digest = entry.get("sha256")
-    return isinstance(digest, str) and len(digest) == 64 and digest == digest.lower() and all(
-        c in "0123456789abcdef" for c in digest
+    return (
+        isinstance(digest, str)
+        and len(digest) == 64
+        and digest == digest.lower()
+        and all(c in "0123456789abcdef" for c in digest)
     )
 
 

@@ -20,7 +20,8 @@ The derivation, byte for byte (also in the README, "Verifiable deals")::
     pbem-deal/1:  K = sha256_hex( for p in [S, E_first_human_seat, E_next_human_seat, ...]:
                                       len(utf8(p)).to_bytes(4, "big") || utf8(p) )
     pbem-deal/2:  K = sha256_hex( len(utf8(S)).to_bytes(4, "big") || utf8(S)
-                                  || sha256(utf8(E_first_human_seat)) || sha256(utf8(E_next...)) ... )
+                                  || sha256(utf8(E_first_human_seat))
+                                  || sha256(utf8(E_next_human_seat)) || ... )
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ class DealProof:
     def entries(self) -> list[dict[str, Any]]:
         """The archive's ``entropy``, in seat order: ``{"seat", "text", "sha256"}`` for a
         recorded text, ``{"seat", "sha256"}`` for a forgotten one."""
-        out = [{"seat": seat, "text": text, "sha256": text_hash(text)} for seat, text in self.entropy]
+        out = [
+            {"seat": seat, "text": text, "sha256": text_hash(text)} for seat, text in self.entropy
+        ]
         out += [{"seat": seat, "sha256": digest} for seat, digest in self.forgotten]
         return sorted(out, key=lambda entry: int(entry["seat"]))
 

@@ -23,8 +23,8 @@ import hashlib
 import re
 from typing import Any
 
-
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
 
 def forget_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """An entropy entry with its text replaced by the text's SHA-256 (an entry already

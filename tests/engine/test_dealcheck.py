@@ -39,6 +39,14 @@ def deal_set(hand: int, key: str, value: Any) -> Edit:
     return lambda a: a["deal_proof"]["deals"][hand].__setitem__(key, value)
 
 
+def _forget_cut(cut: dict[str, Any], digest: str | None) -> None:
+    """A cut as a forgotten player's: no text, ``digest`` for its SHA-256 (None: none)."""
+    cut.pop("text")
+    cut.pop("sha256")
+    if digest is not None:
+        cut["sha256"] = digest
+
+
 CASES: list[tuple[str, str, Edit, str, str]] = [
     # (base, what, edit, the check that fails, words of its message)
     (
@@ -51,21 +59,21 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     (
         "two",
         "cut without text or hash",
-        lambda a: [a["deal_proof"]["cuts"][0].pop(k) for k in ("text", "sha256")],
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][0], None),
         "cuts",
         "no text",
     ),
     (
         "two",
         "cut without text, its hash not one",
-        lambda a: (a["deal_proof"]["cuts"][0].pop("text"), a["deal_proof"]["cuts"][0].update(sha256="AB" * 32)),
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][0], "AB" * 32),
         "cuts",
         "no text",
     ),
     (
         "two",
         "a forgotten cut's hash differing from the entropy's",
-        lambda a: (a["deal_proof"]["cuts"][1].pop("text"), a["deal_proof"]["cuts"][1].update(sha256="5" * 64)),
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][1], "5" * 64),
         "cuts",
         "last accepted cut",
     ),

@@ -150,7 +150,8 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
         result = run_cli(env, "verify", "--game", str(installation.finished), *args)
         assert result.exit_code == 0, result.output
         assert f"seat {seat}'s cut as recorded is the text of the receipt" in result.stdout
-    result = run_cli(env, "verify", "--game", str(installation.finished), "--seat", "0", "--cut", "x")
+    args = ["--seat", "0", "--cut", "x"]
+    result = run_cli(env, "verify", "--game", str(installation.finished), *args)
     assert result.exit_code == 1 and "check cut" in result.stderr
     # The standalone verifier and the replay page: the same full verdict.
     archive = harness.tmp_path / "forgotten.json"

@@ -1,7 +1,8 @@
 """Bound cuts and linked games: every cut mail a game received, accepted or refused
-(``cut_mail``; a forgotten player's cut keeps only its text's ``sha256``), and what the game a rematch or a match's next game follows ended with
-(``game.follows``), both exported in the archive's ``deal_proof``; and the deal
-protocol of each fair game (``game.deal_protocol``; null: ``pbem-deal/1``, the one
+(``cut_mail``; the ``sha256`` of its text stands for it once its player was forgotten
+and the text removed), and what the game a rematch or a match's next game follows
+ended with (``game.follows``), both exported in the archive's ``deal_proof``; and the
+deal protocol of each fair game (``game.deal_protocol``; null: ``pbem-deal/1``, the one
 before it was recorded).
 
 Revision ID: 0011_cuts

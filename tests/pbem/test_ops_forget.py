@@ -166,6 +166,14 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
         assert done.returncode == 0, done.stderr
         assert f"all {verdict.deals} deals verified" in done.stdout
         assert "forgotten" not in done.stdout + done.stderr
+    # Imported elsewhere, the archive keeps the hash alone, and verifies in full again.
+    imported = run_cli(env, "game", "import", str(archive), "--again")
+    assert imported.exit_code == 0, imported.output
+    copy = imported.stdout.split("imported as game ")[1].split()[0]
+    result = run_cli(env, "verify", "--game", copy)
+    assert result.exit_code == 0 and "deals verified" in result.stdout, result.output
+    assert "note:" not in result.stdout
+    assert harness.service.export(int(copy))["deal_proof"]["entropy"][0] == kept
     page = harness.tmp_path / "forgotten.html"
     page.write_text(replay_page(after).html, encoding="utf-8")
     for browser in launch():

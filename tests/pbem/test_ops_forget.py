@@ -250,3 +250,41 @@ def test_forget_refuses_what_it_cannot_do(installation: Installation) -> None:
     result = run_cli(env, "player", "forget", BOB[0], input="n\n")
     assert result.exit_code == 1 and "nothing forgotten" in result.stderr
     assert installation.harness.player(BOB[0]) is not None
+
+
+def test_a_forgotten_cut_mail_is_stored_and_compacted_on_both_backends(db_engine: Any) -> None:
+    """``cut_mail`` takes a row with no text and its hash (the migration's schema), and
+    `compact` rewrites every table it names on SQLite and PostgreSQL alike."""
+    from pbem.service.forget import COMPACTED, compact
+
+    digest = text_hash("<a@example.com> 5")
+    now = datetime(2026, 11, 27, tzinfo=UTC)
+    with Session(db_engine) as session:
+        game = m.Game(
+            settings={"players": 2},
+            seed="s",
+            status="finished",
+            created_at=now,
+            updated_at=now,
+            last_move_at=now,
+        )
+        session.add(game)
+        session.flush()
+        assert game.id is not None
+        session.add(
+            m.CutMail(
+                game_id=game.id,
+                seat=0,
+                message_id="<forgotten-1-0@forgotten.invalid>",
+                received_at=now,
+                text=None,
+                sha256=digest,
+                accepted=True,
+            )
+        )
+        session.commit()
+    assert "cut_mail" in COMPACTED
+    compact(db_engine)
+    with Session(db_engine) as session:
+        row = session.exec(select_rows(m.CutMail)).one()
+        assert row.text is None and row.sha256 == digest

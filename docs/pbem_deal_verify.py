@@ -214,18 +214,18 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
         }
         if seat not in entries:
             raise mismatch("cut", f"no cut is recorded for seat {seat}")
-        texts = {seat: entries[seat].get("text")}
-        if "text" not in entries[seat]:  # forgotten: the receipt's text has its SHA-256
-            if entries[seat].get("sha256") != sha256_hex(str(cut)):
+        entry = entries[seat]
+        if "text" not in entry:  # forgotten: the receipt's text must have the recorded hash
+            if entry.get("sha256") != sha256_hex(str(cut)):
                 raise mismatch(
                     "cut",
                     f"the cut recorded for seat {seat} (forgotten, its SHA-256 "
-                    f"{entries[seat].get('sha256')}) is not the receipt's {cut!r}",
+                    f"{entry.get('sha256')}) is not the receipt's {cut!r}",
                 )
-        elif texts[seat] != cut:
+        elif entry["text"] != cut:
             raise mismatch(
                 "cut",
-                f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}",
+                f"the cut recorded for seat {seat} is {entry['text']!r}, the receipt says {cut!r}",
             )
         print(f"seat {seat}'s cut as recorded is the text of the receipt")
     if server_seed is None:

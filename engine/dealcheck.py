@@ -77,7 +77,6 @@ def verify(
             return Verdict(False, revealed=False)
         proof = check_proof(record, raw)
         deals = check_with_key(record, raw, proof)
-        key, notes = key_of(record, proof)
     except Mismatch as exc:
         return exc.verdict()
     if record.get("seed") is None:
@@ -86,6 +85,7 @@ def verify(
             deals=0,
             notes=["aborted before the deal: nothing was dealt, and the server seed is revealed"],
         )
+    key, notes = key_of(record, proof)
     try:
         verdict = check_deals(replay_archive(record), key)
         if not verdict.ok:
@@ -144,18 +144,19 @@ def check_receipt(raw: Any, seat: int, cut: str) -> None:
     }
     if seat not in mine:
         raise Mismatch("cut", f"no cut is recorded for seat {seat}")
-    texts = {seat: mine[seat].get("text")}
-    if "text" not in mine[seat]:
-        if mine[seat].get("sha256") != text_hash(cut):
+    entry = mine[seat]
+    if "text" not in entry:  # forgotten: the receipt's text must have the recorded hash
+        if entry.get("sha256") != text_hash(cut):
             raise Mismatch(
                 "cut",
                 f"the cut recorded for seat {seat} (forgotten, its SHA-256 "
-                f"{mine[seat].get('sha256')}) is not the receipt's {cut!r}",
+                f"{entry.get('sha256')}) is not the receipt's {cut!r}",
             )
         return
-    if texts[seat] != cut:
+    if entry["text"] != cut:
         raise Mismatch(
-            "cut", f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}"
+            "cut",
+            f"the cut recorded for seat {seat} is {entry['text']!r}, the receipt says {cut!r}",
         )
 
 

@@ -82,6 +82,20 @@ def test_the_deals_of_a_forgotten_cut_under_protocol_1_say_what_was_not_checked(
 
 
 @pytest.mark.parametrize("protocol", [PROTOCOL_1, PROTOCOL_2])
+def test_a_game_never_dealt_with_a_forgotten_cut_verifies(protocol: str) -> None:
+    """No key to derive (the game was aborted before every seat cut): under either
+    protocol the forgotten cut leaves nothing unchecked."""
+    from tests.deal_corpus import never_dealt
+
+    data = never_dealt()
+    data["deal_proof"]["protocol"] = protocol
+    data["deal_proof"]["entropy"][0] = forget_entry(data["deal_proof"]["entropy"][0])
+    data["deal_proof"]["cuts"][0].pop("text")
+    verdict = verify_archive(data)
+    assert verdict.ok and verdict.deals == 0, verdict.message
+
+
+@pytest.mark.parametrize("protocol", [PROTOCOL_1, PROTOCOL_2])
 def test_what_is_still_checked_still_fails(protocol: str) -> None:
     data = forgotten_archive(protocol)
     bad_seed = copy.deepcopy(data)

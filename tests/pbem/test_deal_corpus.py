@@ -273,6 +273,23 @@ def test_a_forgotten_cut_is_checked_fully_under_2_and_with_a_note_under_1(
             assert ("kept only as its SHA-256" in text) == noted, text
     finally:
         context.close()
+    # The forgotten player's own receipt checks against the hash, in both verifiers.
+    from engine.fairness import entropy_text
+
+    _, path = by_name["forgotten"]
+    mine = entropy_text("<forgotten-0@mail.example>", "17 lucky cats")
+    for cut, code in ((mine, 0), (mine + " x", 1)):
+        args = [str(path), "--seat", "0", "--cut", cut]
+        result = CliRunner().invoke(app, ["verify", *args])
+        done = subprocess.run(
+            [sys.executable, "-I", str(STANDALONE), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.exit_code == done.returncode == code, (result.output, done.stderr)
+        if code:
+            assert "forgotten, its SHA-256" in result.stderr and "forgotten" in done.stderr
 
 
 def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ one crib in two hands, three or four: averaged per hand it would look a third or
 half of what it is) — counted for the player who scored them.
 
 Recompute from all finished games, ordered by (end time, game id), and the result is
-the same every time.
+the same every time. The service does not recompute on each question: it keeps the
+table stored and rates each game once, when it ends (`apply_record`, the same update a
+recomputation makes), in the order the games ended (see `pbem.service.standings`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ KINDS = ("pegging", "hand", "crib")
 """The kinds of points the standings average: pegging and hand per hand, crib per crib."""
 
 _PEGGING = {"play", "count_end", "heels"}
+
+MODEL = PlackettLuce()
+"""The rating model (its defaults: mu 25, sigma 25/3)."""
 
 
 def computer_key(level: str) -> str:
@@ -204,55 +209,76 @@ class Standings:
         }
 
 
-def compute_standings(records: Iterable[GameRecord]) -> Standings:
-    """The standings after ``records``, taken in order of (end time, game id)."""
-    model = PlackettLuce()
-    table: dict[str, Standing] = {}
-    ordered = sorted(records, key=lambda r: (r.finished_at, r.game_id))
-    for record in ordered:
-        for place in record.places:
-            if place.key not in table:
-                table[place.key] = Standing(
-                    place.key, place.name, place.computer, model.mu, model.sigma
-                )
-            elif not place.computer:
-                table[place.key].name = place.name  # the latest name
-        teams = [
-            [
-                model.rating(
-                    mu=table[record.places[s].key].mu, sigma=table[record.places[s].key].sigma
-                )
-                for s in seats
-            ]
-            for seats in record.sides
+def new_standing(place: Place, model: PlackettLuce | None = None) -> Standing:
+    """The line of a player before their first rated game."""
+    model = model or MODEL
+    return Standing(place.key, place.name, place.computer, model.mu, model.sigma)
+
+
+def apply_record(
+    table: dict[str, Standing], record: GameRecord, model: PlackettLuce | None = None
+) -> None:
+    """Rate one finished game: update (or add) the lines of its players in ``table``.
+
+    The one rating update both `compute_standings` (a recomputation from scratch) and the
+    stored table (updated when a game ends) make, so the two agree to the last bit when
+    they take the same games in the same order.
+    """
+    model = model or MODEL
+    for place in record.places:
+        if place.key not in table:
+            table[place.key] = new_standing(place, model)
+        elif not place.computer:
+            table[place.key].name = place.name  # the latest name
+    teams = [
+        [
+            model.rating(mu=table[record.places[s].key].mu, sigma=table[record.places[s].key].sigma)
+            for s in seats
         ]
-        new = model.rate(teams, ranks=[float(r) for r in ranks_of(record)])
-        updated: set[str] = set()
-        for side, seats in enumerate(record.sides):
-            for seat, rating in zip(seats, new[side], strict=True):
-                key = record.places[seat].key
-                if key not in updated:
-                    table[key].mu, table[key].sigma = rating.mu, rating.sigma
-                    updated.add(key)
-        counted: set[str] = set()
-        for side, seats in enumerate(record.sides):
-            for seat in seats:
-                row = table[record.places[seat].key]
-                for kind in KINDS:
-                    row.points[kind] += record.points[seat][kind]
-                row.hands += record.hands
-                row.cribs += record.cribs[seat] if seat < len(record.cribs) else 0
-                if row.key in counted:
-                    continue
-                counted.add(row.key)
-                row.games += 1
-                if side == record.winner:
-                    row.wins += 1
-                    if max(record.values.values(), default=1) >= 2:
-                        row.skunks += 1
-                elif record.values.get(side, 1) >= 2:
-                    row.skunked += 1
-    rows = sorted(table.values(), key=lambda r: (-r.rating, -r.games, r.key))
+        for seats in record.sides
+    ]
+    new = model.rate(teams, ranks=[float(r) for r in ranks_of(record)])
+    updated: set[str] = set()
+    for side, seats in enumerate(record.sides):
+        for seat, rating in zip(seats, new[side], strict=True):
+            key = record.places[seat].key
+            if key not in updated:
+                table[key].mu, table[key].sigma = rating.mu, rating.sigma
+                updated.add(key)
+    counted: set[str] = set()
+    for side, seats in enumerate(record.sides):
+        for seat in seats:
+            row = table[record.places[seat].key]
+            for kind in KINDS:
+                row.points[kind] += record.points[seat][kind]
+            row.hands += record.hands
+            row.cribs += record.cribs[seat] if seat < len(record.cribs) else 0
+            if row.key in counted:
+                continue
+            counted.add(row.key)
+            row.games += 1
+            if side == record.winner:
+                row.wins += 1
+                if max(record.values.values(), default=1) >= 2:
+                    row.skunks += 1
+            elif record.values.get(side, 1) >= 2:
+                row.skunked += 1
+
+
+def order_key(row: Standing) -> tuple[float, int, str]:
+    """The table's order: best rating first, then more games, then the key."""
+    return (-row.rating, -row.games, row.key)
+
+
+def compute_standings(records: Iterable[GameRecord], *, ordered: bool = False) -> Standings:
+    """The standings after ``records``, taken in order of (end time, game id) — or in the
+    order given, with ``ordered`` (the stored table's order of rating)."""
+    model = MODEL
+    table: dict[str, Standing] = {}
+    games = list(records) if ordered else sorted(records, key=lambda r: (r.finished_at, r.game_id))
+    for record in games:
+        apply_record(table, record, model)
+    rows = sorted(table.values(), key=order_key)
     for number, row in enumerate(rows, start=1):
         row.rank = number
-    return Standings(tuple(rows), len(ordered))
+    return Standings(tuple(rows), len(games))

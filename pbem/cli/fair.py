@@ -120,30 +120,64 @@ def check_computer(data: object) -> bool:
     return True
 
 
-@commands.command("standings", epilog=examples("pbem standings", "pbem standings --json"))
+@commands.command(
+    "standings",
+    epilog=examples(
+        "pbem standings",
+        "pbem standings --json",
+        "pbem standings --check",
+        "pbem standings --rebuild",
+    ),
+)
 def standings(
     as_json: Annotated[bool, typer.Option("--json", help="The table as JSON.")] = False,
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the first N.")] = None,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Recompute the stored table from every finished game (replays them all).",
+        ),
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Recompute from every finished game and compare with the stored table "
+            "(exit 1 when they differ).",
+        ),
+    ] = False,
 ) -> None:
     """The ratings table from every finished game (OpenSkill), with games, wins, skunks
-    and average points: pegging and hand per hand, crib per crib owned."""
+    and average points: pegging and hand per hand, crib per crib owned. The table is
+    stored and updated as each game ends; --rebuild recomputes it from the games."""
     from sqlmodel import Session
 
     from pbem.render.standings import text_table
-    from pbem.service.standings import current_standings
+    from pbem.service.standings import current_standings, rebuild_table, stored_differences
 
     svc = service()
+    if check:
+        differences = guard(stored_differences, svc._ctx())
+        if differences:
+            for line in differences[:20]:
+                err.print(line, highlight=False)
+            fail(f"the stored standings differ from a recomputation ({len(differences)} lines)")
+        out.print("the stored standings equal a recomputation from every finished game")
+        return
+    if rebuild:
+        rebuilt = guard(rebuild_table, svc._ctx())
+        out.print(
+            f"standings rebuilt from {rebuilt.games} finished games ({len(rebuilt.rows)} players)",
+            highlight=False,
+        )
     with Session(svc.db) as session:
-        table = guard(current_standings, svc._ctx(), session)
+        table = guard(current_standings, svc._ctx(), session, top)
     if as_json:
-        data = table.to_json()
-        if top:
-            data["players"] = data["players"][:top]
-        out.print(json.dumps(data, indent=1, ensure_ascii=False), highlight=False)
+        out.print(json.dumps(table.to_json(), indent=1, ensure_ascii=False), highlight=False)
         return
     if not table.rows:
         out.print("no finished game yet", highlight=False)
         return
-    rows = table.rows[:top] if top else table.rows
-    out.print(text_table(rows), highlight=False)
+    out.print(text_table(table.rows), highlight=False)
     out.print(f"{table.games} finished games; rating = mu - 3 sigma (OpenSkill)", highlight=False)

@@ -77,46 +77,93 @@ def replay_file(
     out.print(f"replay of {file} written to {html} ({page.states} steps)")
 
 
-@commands.command("site", epilog=examples("pbem site /var/www/cribbage"))
+MANIFEST = "site.json"
+"""What ``pbem site`` wrote last time, in the site's folder: each game's stamp and index line."""
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The games written last time (empty when there is no manifest, or it is unreadable:
+    then every page is made again)."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    games = data.get("games") if isinstance(data, dict) and data.get("format") == 1 else None
+    return games if isinstance(games, dict) else {}
+
+
+def _entry_of(saved: Any) -> Any:
+    """A saved index line, or None when it is not one."""
+    from pbem.render.site import SiteGame
+
+    if not isinstance(saved, dict):
+        return None
+    try:
+        entry = dict(saved)
+        entry["sides"] = tuple(tuple(side) for side in entry["sides"])
+        return SiteGame(**entry)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+@commands.command(
+    "site", epilog=examples("pbem site /var/www/cribbage", "pbem site /var/www/cribbage --all")
+)
 def site(
     folder: Path,
+    remake_all: Annotated[
+        bool,
+        typer.Option("--all", help="Make every game's pages again, changed or not."),
+    ] = False,
 ) -> None:
     """A static site of the finished games: index.html, standings.html, games/ID.html
     (the replay page) and games/ID.json (the archive, without the players' addresses);
-    relative links only, servable by any web server."""
-    from sqlmodel import Session, col, select
+    relative links only, servable by any web server. Run again on the same folder, it
+    makes the pages of new and changed games only (site.json says what it wrote)."""
+    from dataclasses import asdict
+
+    from sqlmodel import Session
 
     from pbem.render.site import game_page, public_archive, site_game, site_index, standings_page
-    from pbem.render.standings import standings_data
+    from pbem.render.standings import standings_fragment
     from pbem.service import archive_bytes
-    from pbem.service.standings import finished_records
-    from pbem.store import models as m
+    from pbem.service.site import finished_stamps
+    from pbem.service.standings import current_standings
 
     svc = service()
     with Session(svc.db) as session:
-        rows = session.exec(
-            select(m.Game)
-            .where(m.Game.status == m.GameStatus.FINISHED.value)
-            .order_by(col(m.Game.finished_at).desc(), col(m.Game.id).desc())
-        ).all()
-        ids = [row.id for row in rows if row.id is not None]
+        stamps = guard(finished_stamps, session)
     games_dir = folder / "games"
     try:
         games_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         fail(f"cannot create {games_dir}: {exc.strerror or exc}")
+    known = {} if remake_all else _read_manifest(folder)
+    written: dict[str, Any] = {}
     entries = []
-    for game_id in ids:
-        data = public_archive(guard(svc.export, game_id))
-        write_page(games_dir / f"{game_id}.html", game_page(data))
-        try:
-            (games_dir / f"{game_id}.json").write_bytes(archive_bytes(data))
-        except OSError as exc:
-            fail(f"cannot write {games_dir / f'{game_id}.json'}: {exc.strerror or exc}")
-        entries.append(site_game(data, f"games/{game_id}.html"))
+    made = 0
+    for game_id, _ended, stamp in stamps:
+        saved = known.get(str(game_id))
+        page, archive = games_dir / f"{game_id}.html", games_dir / f"{game_id}.json"
+        entry = None
+        if isinstance(saved, dict) and saved.get("stamp") == stamp and page.exists():
+            entry = _entry_of(saved.get("entry"))
+        if entry is None or not archive.exists():
+            data = public_archive(guard(svc.export, game_id))
+            write_page(page, game_page(data))
+            try:
+                archive.write_bytes(archive_bytes(data))
+            except OSError as exc:
+                fail(f"cannot write {archive}: {exc.strerror or exc}")
+            entry = site_game(data, f"games/{game_id}.html")
+            made += 1
+        entries.append(entry)
+        written[str(game_id)] = {"stamp": stamp, "entry": asdict(entry)}
     with Session(svc.db) as session:
-        records = guard(finished_records, svc._ctx(), session)
-    write_page(folder / "standings.html", standings_page(standings_data(records).html))
+        table = guard(current_standings, svc._ctx(), session)
+    write_page(folder / "standings.html", standings_page(standings_fragment(table).html))
     write_page(folder / "index.html", site_index(entries, standings_href="standings.html"))
+    manifest = json.dumps({"format": 1, "games": written}, ensure_ascii=False)
+    write_page(folder / MANIFEST, manifest)
     games = f"{len(entries)} finished game{'' if len(entries) == 1 else 's'}"
-    out.print(f"site of {games} written to {folder}")
+    out.print(f"site of {games} written to {folder} ({made} made, {len(entries) - made} unchanged)")

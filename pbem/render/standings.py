@@ -78,7 +78,12 @@ class StandingsData:
 def standings_data(records: Iterable[GameRecord], top: int | None = None) -> StandingsData:
     """The standings of ``records`` (finished games, any order): JSON-ready data and an
     HTML fragment of the table (``top`` rows, or all)."""
-    standings = compute_standings(records)
+    return standings_fragment(compute_standings(records), top)
+
+
+def standings_fragment(standings: Standings, top: int | None = None) -> StandingsData:
+    """``standings`` (the stored table, or one computed) as JSON-ready data and an HTML
+    fragment of the table (``top`` rows, or all)."""
     rows = standings.rows[:top] if top else standings.rows
     fragment = html_table(rows)
     note = (

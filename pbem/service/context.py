@@ -112,10 +112,16 @@ def public_name(player: m.Player) -> str:
     observers', the standings, the site, the archives): their chosen name, cleaned, or
     a neutral "Player 12" (their id) — never a part of their address, so a chosen name
     that holds an address (an "@") is not shown either."""
-    chosen = clean_name(player.display_name or "", NAME_LIMIT)
+    return shown_name(player.id, player.display_name)
+
+
+def shown_name(player_id: int | None, chosen_name: str | None) -> str:
+    """`public_name` of the player ``player_id`` whose chosen name is ``chosen_name``
+    (for lists read without loading whole players)."""
+    chosen = clean_name(chosen_name or "", NAME_LIMIT)
     if chosen and "@" not in chosen:
         return chosen
-    return f"Player {player.id}" if player.id is not None else "A player"
+    return f"Player {player_id}" if player_id is not None else "A player"
 
 
 Table = tuple[m.Game, list[Seated], int]

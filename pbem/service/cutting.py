@@ -373,6 +373,8 @@ def deal(
         )
     else:
         update_row(session, game_row, state_hash=game.state_hash(), **values)
+    if game.is_over:  # the computer played the whole game out (no human seat)
+        play.rate(ctx, session, game_row, game)
     stage(ctx, game_row.id, game)
     return game, auto
 

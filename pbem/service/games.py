@@ -527,6 +527,9 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
         elif data.get("status") in ("paused", "aborted"):
             game_row.status = str(data["status"])
         session.add(game_row)
+        if game_row.status == m.GameStatus.FINISHED.value:
+            session.flush()
+            play.rate(ctx, session, game_row, game)
         return game_row.id
 
 

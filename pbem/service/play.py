@@ -361,6 +361,8 @@ def log_moves(
         state_hash=game.state_hash(),
         also=clock_values(ctx, game, now, clock_start(game, seats, now)),
     )
+    if game.is_over:
+        rate(ctx, session, game_row, game, seats)
 
 
 def after_moves(
@@ -368,6 +370,18 @@ def after_moves(
 ) -> None:
     """Restart the game's clocks after a move; record the outcome when it is over."""
     update_row(session, game_row, **clock_values(ctx, game, now))
+    if game.is_over:
+        rate(ctx, session, game_row, game)
+
+
+def rate(
+    ctx: Context, session: Session, game_row: m.Game, game: Game, seats: Sequence[Seated] = ()
+) -> None:
+    """The game just ended (its status written as finished in this transaction): rate it
+    in the stored standings, in the same transaction."""
+    from pbem.service.standings import rate_finished
+
+    rate_finished(ctx, session, game_row, game, seats or None)
 
 
 def clock_values(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -96,6 +97,8 @@ class WriteBehind:
 
     updates: dict[tuple[Any, Any], _Pending] = field(default_factory=dict)
     inserts: list[tuple[Insert, dict[str, Any]]] = field(default_factory=list)
+    # Writes that read what they change (a rating update): run last, in order.
+    calls: list[Callable[[Session], None]] = field(default_factory=list)
 
     def update(
         self,
@@ -115,6 +118,11 @@ class WriteBehind:
     def insert(self, statement: Insert, rows: list[dict[str, Any]]) -> None:
         self.inserts.extend((statement, row) for row in rows)
 
+    def later(self, call: Callable[[Session], None]) -> None:
+        """Run ``call(session)`` when the writes are sent, after the updates and inserts
+        (dropped with its message's other writes by `rewind`)."""
+        self.calls.append(call)
+
     def overlay(self, row: SQLModel) -> None:
         """Set the held-back values of `row` on it again (after a reload)."""
         pending = self.updates.get((row.__table__, row.id))  # type: ignore[attr-defined]
@@ -122,15 +130,16 @@ class WriteBehind:
             for name, value in pending.values.items():
                 set_committed_value(row, name, value)
 
-    def mark(self) -> tuple[dict[tuple[Any, Any], _Pending], int]:
+    def mark(self) -> tuple[dict[tuple[Any, Any], _Pending], int, int]:
         """A point to `rewind` to."""
         copied = {key: _Pending(dict(p.values), p.expected) for key, p in self.updates.items()}
-        return copied, len(self.inserts)
+        return copied, len(self.inserts), len(self.calls)
 
-    def rewind(self, mark: tuple[dict[tuple[Any, Any], _Pending], int]) -> None:
+    def rewind(self, mark: tuple[dict[tuple[Any, Any], _Pending], int, int]) -> None:
         """Drop every write held back since `mark`."""
         self.updates = mark[0]
         del self.inserts[mark[1] :]
+        del self.calls[mark[2] :]
 
     def flush(self, session: Session) -> None:
         """Send every held-back write, then hold nothing.
@@ -138,7 +147,7 @@ class WriteBehind:
         Raises WriteConflict if an expected value no longer held (nothing is undone: roll
         the transaction back).
         """
-        if not self.updates and not self.inserts:
+        if not self.updates and not self.inserts and not self.calls:
             return
         connection = session.connection()
         groups: dict[tuple[Any, tuple[str, ...], str | None], list[dict[str, Any]]] = {}
@@ -161,6 +170,9 @@ class WriteBehind:
             by_statement.setdefault(inserting, []).append(row)
         for inserting, rows in by_statement.items():
             connection.execute(inserting, rows)
+        calls, self.calls = self.calls, []
+        for call in calls:
+            call(session)
         self.updates = {}
         self.inserts = []
 

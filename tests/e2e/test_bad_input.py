@@ -170,7 +170,13 @@ def test_auto_replies_and_bounces_are_never_answered(harness: Harness) -> None:
     assert bob is not None and bob.bounce_count == 1 and bob.last_bounce_reason
     alice = h.player(A)
     assert alice is not None and alice.bounce_count == 0
-    assert h.counts((A, B)) == before
+    # None of the three is answered. Bob's bounce is of his turn mail: the game waits for
+    # him and Alice, seated in it, is told so once (not Bob, whose mail fails; nobody
+    # else).
+    assert h.counts((A, B)) == {A: before[A] + 1, B: before[B]}
+    assert "could not be delivered: the game waits for them" in " ".join(
+        text_of(h.latest(A)).split()
+    )
     assert h.log(game) == []
     assert_all_acknowledged(h)
 

@@ -172,3 +172,48 @@ def test_a_fair_game_waiting_for_its_cuts_has_no_replay_yet(
         assert site.exit_code == 0 and "site of 0 finished games" in site.stdout
     finally:
         h.close()
+
+
+def test_site_again_makes_only_new_and_changed_games(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    from sqlmodel import Session, select
+
+    from pbem.store import models as m
+
+    env = cli_env(tmp_path, db_url)
+    site = tmp_path / "site"
+    first = _import(env, tmp_path, proof_archive(2, target=61))
+    second = _import(env, tmp_path, proof_archive(4, target=61))
+
+    def build(*options: str) -> str:
+        result = run_cli(env, "site", str(site), *options)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert "site of 2 finished games" in build() and "(2 made, 0 unchanged)" in build("--all")
+    stale = "<p>not made again</p>"
+    for game_id in (first, second):
+        (site / "games" / f"{game_id}.html").write_text(stale, encoding="utf-8")
+    assert "(0 made, 2 unchanged)" in build()
+    assert (site / "games" / f"{first}.html").read_text(encoding="utf-8") == stale
+    # A new game is made; so are the games of a player who chose another name.
+    third = _import(env, tmp_path, proof_archive(2, target=61))
+    said = build()
+    assert "site of 3 finished games" in said and "(1 made, 2 unchanged)" in said
+    with Session(db_engine) as session:
+        dave = session.exec(select(m.Player).where(m.Player.display_name == "Dave")).one()
+        dave.display_name = "Davina"
+        session.add(dave)
+        session.commit()
+    assert "(1 made, 2 unchanged)" in build()  # Dave sat only at the four-player game
+    assert "Davina" in (site / "games" / f"{second}.html").read_text(encoding="utf-8")
+    assert "Davina" in (site / "index.html").read_text(encoding="utf-8")
+    assert "Davina" in (site / "standings.html").read_text(encoding="utf-8")
+    assert (site / "games" / f"{first}.html").read_text(encoding="utf-8") == stale
+    # A page gone, or a manifest that is not one: those pages are made again.
+    (site / "games" / f"{third}.json").unlink()
+    assert "(1 made, 2 unchanged)" in build()
+    (site / "site.json").write_text("{not json", encoding="utf-8")
+    assert "(3 made, 0 unchanged)" in build()
+    assert stale not in (site / "games" / f"{first}.html").read_text(encoding="utf-8")

@@ -46,6 +46,9 @@ TABLES = {
     "consent",
     "confirmation",
     "cut_mail",
+    "rating",
+    "rated_game",
+    "rating_total",
 }
 
 

@@ -95,6 +95,24 @@ def test_rewind_drops_the_writes_since_the_mark(session: Session, now: datetime)
     assert [a.seq for a in load_actions(session, game_id)] == [0]
 
 
+def test_later_calls_run_at_the_flush_after_the_writes_and_rewind_drops_them(
+    session: Session, now: datetime
+) -> None:
+    game_id, behind = _held_move(session, now)
+    seen: list[tuple[str, tuple[int, str | None]]] = []
+    behind.later(lambda held: seen.append(("first", _stored(held, game_id))))
+    point = behind.mark()
+    behind.later(lambda held: seen.append(("dropped", _stored(held, game_id))))
+    behind.rewind(point)
+    behind.later(lambda held: seen.append(("last", _stored(held, game_id))))
+    assert seen == []  # nothing runs before the flush
+    behind.flush(session)
+    # In order, each seeing the held-back move already sent.
+    assert seen == [("first", (1, "one")), ("last", (1, "one"))]
+    behind.flush(session)
+    assert len(seen) == 2  # run once
+
+
 def test_a_counter_moved_on_before_the_flush_is_a_conflict(session: Session, now: datetime) -> None:
     game_id, behind = _held_move(session, now)
     session.connection().execute(

@@ -5,7 +5,7 @@ and a seat whose turn mail failed for good (``seat.mail_failed_at``; whether the
 players were told: ``seat.mail_failed_told``).
 
 Revision ID: 0013_delivery
-Revises: 0011_cuts
+Revises: 0012_ratings
 Create Date: 2026-11-27
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013_delivery"
-down_revision: str | None = "0011_cuts"
+down_revision: str | None = "0012_ratings"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -15,7 +15,8 @@ keeps it, in one transaction:
 - ``game``: the deal proof keeps the SHA-256 of the player's cut in place of its text
   (`engine.forgetting`), and the settings, outcome and reasons are scrubbed; ``cut_mail``:
   the player's cut mails (and any other naming them) keep their text's SHA-256 in place
-  of the text, and a pseudonym Message-ID; table talk,
+  of the text, and a pseudonym Message-ID; ``rating``: the player's line of the stored
+  standings is keyed and named by the pseudonym (as a recomputation keys it); table talk,
   invitations, confirmation requests, transport errors likewise; error-reply throttles
   of the address are dropped;
 - ``consent``: dropped — unless the mailbox is on the suppression list (it said
@@ -174,8 +175,9 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
             bare = key.strip().strip("<>").strip()
             if bare and not bare.startswith("sha256:"):
                 ids[bare] = f"forgotten-{tag}-{row.id}@{FORGOTTEN_DOMAIN}"
+    addresses = {box, *(p.email for p in players)}
     traces = Traces.build(
-        mailboxes={box, *(p.email for p in players)},
+        mailboxes=addresses,
         address_to=report.pseudonym,
         names=names,
         name_to=report.name,
@@ -199,6 +201,17 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         report.count("seat")
     report.games = sorted({s.game_id for s in seats})
     ids_of_players = [p.id for p in players]
+    # Their line of the stored standings: keyed by the address until now.
+    for line in session.exec(
+        select(m.Rating).where(
+            col(m.Rating.player_id).in_(ids_of_players) | col(m.Rating.key).in_(addresses)
+        )
+    ).all():
+        player_of = next((p for p in players if p.id == line.player_id), None)
+        line.key = player_of.email if player_of is not None else report.pseudonym
+        line.name = report.name
+        session.add(line)
+        report.count("rating")
     for watcher in session.exec(
         select(m.Watcher).where(col(m.Watcher.player_id).in_(ids_of_players))
     ).all():
@@ -374,6 +387,7 @@ COMPACTED = (
     "outbox",
     "game",
     "cut_mail",
+    "rating",
     "talk",
     "consent",
     "invitation",

@@ -197,6 +197,10 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     # The standings name her by her pseudonym only.
     result = run_cli(env, "standings")
     assert "Alice" not in result.stdout and ALICE[0] not in result.stdout
+    assert "Forgotten player 1" in result.stdout
+    # The stored table is the one a recomputation gives, under the pseudonym.
+    result = run_cli(env, "standings", "--check")
+    assert result.exit_code == 0, result.output
 
     # Her later mail is a stranger's: her old reply address leads nowhere.
     mails = harness.count(ALICE[0])

@@ -11,6 +11,10 @@ every recorded draw, deal, crib card and starter against the key. With ``--seat 
 --cut TEXT`` it first checks that the cut recorded for seat N is TEXT, the text the
 player's receipt quotes.
 
+A forgotten player's cut keeps only its text's SHA-256 (``{"seat", "sha256"}``): under
+pbem-deal/2 the key derives from the hashes and every check runs; under pbem-deal/1 the
+deals are checked against the archive's seed instead, and a note says so.
+
 Exit 0: verified; 1: a mismatch (the first is printed); 3: not verifiable (no
 commitment, or an archive without deal records) or the server seed not revealed yet.
 """
@@ -49,12 +53,36 @@ def sha256_hex(text: str) -> str:
 
 
 def derive(server_seed: str, texts: list[str]) -> str:
-    """Spec 3: K = SHA-256 over 4-byte big-endian length || UTF-8, for S then each text."""
+    """Spec 3, pbem-deal/1: K = SHA-256 over 4-byte big-endian length || UTF-8, for S
+    then each text."""
     blob = b""
     for part in [server_seed, *texts]:
         data = part.encode("utf-8")
         blob += len(data).to_bytes(4, "big") + data
     return hashlib.sha256(blob).hexdigest()
+
+
+def derive_from_hashes(server_seed: str, hashes: list[str]) -> str:
+    """Spec 3, pbem-deal/2: K = SHA-256 over 4-byte big-endian length || UTF-8 of S, then
+    the 32-byte SHA-256 of each text (given as 64 hex digits)."""
+    seed = server_seed.encode("utf-8")
+    blob = len(seed).to_bytes(4, "big") + seed
+    for digest in hashes:
+        blob += bytes.fromhex(digest)
+    return hashlib.sha256(blob).hexdigest()
+
+
+def is_hash(value: Any) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+FORGOTTEN_NOTE = (
+    "seat {seat}'s cut was forgotten at its player's request (its entropy text's SHA-256 "
+    "is {digest}): the seed cannot be derived again without that text, so the deals were "
+    "checked against the archive's seed"
+)
 
 
 class Stream:
@@ -133,20 +161,32 @@ def first_dealer_after(players: int, scores: list[int], winner: int, last: int) 
     return min(losers, key=lambda seat: (scores[side(seat)], order.index(seat)))
 
 
-def check_entropy(entries: Any, players: int, check: str) -> list[tuple[int, str]]:
+def digest_of(entry: Any) -> str | None:
+    """The SHA-256 an entropy entry or a cut stands for: its text's, or, with no text
+    (a forgotten player's), the one recorded; None when it has neither."""
+    if not isinstance(entry, dict):
+        return None
+    if "text" in entry:
+        return sha256_hex(entry["text"]) if isinstance(entry["text"], str) else None
+    return entry["sha256"] if is_hash(entry.get("sha256")) else None
+
+
+def check_entropy(entries: Any, players: int, check: str) -> list[tuple[int, str | None, str]]:
+    """Spec 8, step 2: each entry (seat, text or None when forgotten, SHA-256)."""
     if not isinstance(entries, list):
         raise mismatch(check, "the entropy is not a list")
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str | None, str]] = []
     for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        digest = digest_of(entry)
+        if digest is None:
             raise mismatch(check, "an entropy entry has no text")
         seat = entry.get("seat")
         if type(seat) is not int or not 0 <= seat < players:
             raise mismatch(check, f"an entropy entry names no seat of the game: {seat!r}")
-        if "sha256" in entry and entry["sha256"] != sha256_hex(entry["text"]):
+        if "sha256" in entry and entry["sha256"] != digest:
             raise mismatch(check, f"the SHA-256 recorded for seat {seat}'s cut is not its text's")
-        out.append((seat, entry["text"]))
-    seats = [seat for seat, _ in out]
+        out.append((seat, entry.get("text"), digest))
+    seats = [seat for seat, _, _ in out]
     if seats != sorted(set(seats)):
         raise mismatch(check, "the entropy entries are not in seat order, one per seat")
     return out
@@ -169,17 +209,23 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
         raise mismatch("records", f"a game of cribbage is for 2, 3 or 4 players, not {players!r}")
     if seat is not None:
         raw = proof.get("entropy")
-        texts = {
-            e.get("seat"): e.get("text")
-            for e in (raw if isinstance(raw, list) else [])
-            if isinstance(e, dict)
+        entries = {
+            e.get("seat"): e for e in (raw if isinstance(raw, list) else []) if isinstance(e, dict)
         }
-        if seat not in texts:
+        if seat not in entries:
             raise mismatch("cut", f"no cut is recorded for seat {seat}")
-        if texts[seat] != cut:
+        entry = entries[seat]
+        if "text" not in entry:  # forgotten: the receipt's text must have the recorded hash
+            if entry.get("sha256") != sha256_hex(str(cut)):
+                raise mismatch(
+                    "cut",
+                    f"the cut recorded for seat {seat} (forgotten, its SHA-256 "
+                    f"{entry.get('sha256')}) is not the receipt's {cut!r}",
+                )
+        elif entry["text"] != cut:
             raise mismatch(
                 "cut",
-                f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}",
+                f"the cut recorded for seat {seat} is {entry['text']!r}, the receipt says {cut!r}",
             )
         print(f"seat {seat}'s cut as recorded is the text of the receipt")
     if server_seed is None:
@@ -196,13 +242,25 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
     if isinstance(computer, list):
         robots = {c.get("seat") for c in computer if isinstance(c, dict)}
         humans = [s for s in range(players) if s not in robots]
-        seats = [s for s, _ in entropy]
+        seats = [s for s, _, _ in entropy]
         # A game never dealt may have stopped before every human seat cut.
         if (not set(seats) <= set(humans)) if archive.get("seed") is None else seats != humans:
             raise mismatch("entropy", f"the entropy is not one cut per human seat {humans}")
     # Step 3: the key (none for a game aborted before every human seat cut).
     never_dealt = archive.get("seed") is None
-    key = derive(server_seed, [text for _, text in entropy])
+    notes: list[str] = []
+    if proof["protocol"] == "pbem-deal/2":
+        key = derive_from_hashes(server_seed, [digest for _, _, digest in entropy])
+    elif any(text is None for _, text, _ in entropy):
+        # pbem-deal/1 with a forgotten cut: the key cannot be derived again.
+        key = str(archive.get("seed"))
+        notes = [
+            FORGOTTEN_NOTE.format(seat=who, digest=digest)
+            for who, text, digest in entropy
+            if text is None
+        ]
+    else:
+        key = derive(server_seed, [str(text) for _, text, _ in entropy])
     if never_dealt:
         if proof.get("outcome") != "aborted":
             raise mismatch("seed", "the archive has no seed, yet the game was not aborted")
@@ -215,19 +273,21 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
         cuts = proof["cuts"]
         last: dict[int, str] = {}
         for number, item in enumerate(cuts if isinstance(cuts, list) else [None], start=1):
-            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            digest = digest_of(item)
+            if digest is None:
                 raise mismatch("cuts", f"cut {number} has no text")
             who = item.get("seat")
             if type(who) is not int or not 0 <= who < players:
                 raise mismatch("cuts", f"cut {number} names no seat of the game: {who!r}")
-            if "sha256" in item and item["sha256"] != sha256_hex(item["text"]):
+            if "sha256" in item and item["sha256"] != digest:
                 raise mismatch("cuts", f"the SHA-256 recorded for cut {number} is not its text's")
             if item.get("accepted") is True:
-                last[who] = item["text"]
-        for who, text in entropy:
+                last[who] = digest
+        # Compared by their SHA-256 (a forgotten player's cut keeps only that).
+        for who, _, digest in entropy:
             if who not in last:
                 raise mismatch("cuts", f"seat {who}'s cut is not among the cuts received")
-            if last[who] != text:
+            if last[who] != digest:
                 raise mismatch("cuts", f"seat {who}'s last accepted cut is not its entropy text")
     # Step 5: every re-cut reveals its seed.
     for number, recut in enumerate(proof.get("recuts") or [], start=1):
@@ -325,7 +385,7 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
                 "starter", f"the starter is {record.get('starter')}, the key gives {starter}", hand
             )
         dealer = (dealer + 1) % players
-    return f"all {len(deals)} deals verified"
+    return "\n".join([f"all {len(deals)} deals verified", *(f"note: {n}" for n in notes)])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,11 @@ first dealer, and the deal records against the key. `verify` adds what only the
 engine can (step 8): the game replays to its state hash, the replayed deals are the
 key's, and the records are the replayed game's.
 
+An entropy entry may keep only its text's SHA-256 (``{"seat", "sha256"}``: a player who
+asked to be forgotten). Under ``pbem-deal/2`` the key derives from the hashes, so every
+check still runs. Under ``pbem-deal/1`` it cannot be derived again: the deals are checked
+against the archive's seed instead, and the verdict says so in a note (`FORGOTTEN_NOTE`).
+
 Pure: no clock, no I/O.
 """
 
@@ -17,6 +22,7 @@ from typing import Any
 from engine.cards import Card
 from engine.errors import EngineError, ReplayError
 from engine.fairness import (
+    PROTOCOL_1,
     PROTOCOLS,
     DealProof,
     Verdict,
@@ -28,6 +34,13 @@ from engine.fairness import (
     first_dealer_rule,
     text_hash,
 )
+
+FORGOTTEN_NOTE = (
+    "seat {seat}'s cut was forgotten at its player's request (its entropy text's SHA-256 "
+    "is {digest}): the seed cannot be derived again without that text, so the deals were "
+    "checked against the archive's seed"
+)
+"""What a ``pbem-deal/1`` verdict says of each forgotten cut."""
 
 
 class Mismatch(Exception):
@@ -72,8 +85,9 @@ def verify(
             deals=0,
             notes=["aborted before the deal: nothing was dealt, and the server seed is revealed"],
         )
+    key, notes = key_of(record, proof)
     try:
-        verdict = check_deals(replay_archive(record), proof.seed())
+        verdict = check_deals(replay_archive(record), key)
         if not verdict.ok:
             return verdict
         states = list(replay_archive(record))
@@ -102,23 +116,47 @@ def verify(
             detail=f"the outcome says {outcome}, the replayed game "
             + ("is over" if final.is_over else "is not over"),
         )
-    return Verdict(True, deals=deals if deals is not None else verdict.deals)
+    return Verdict(True, deals=deals if deals is not None else verdict.deals, notes=notes)
+
+
+def key_of(record: dict[str, Any], proof: DealProof) -> tuple[str, list[str]]:
+    """The key the deals are checked against, and the notes on it: derived from the
+    proof (step 3), except for a ``pbem-deal/1`` proof with a forgotten cut, whose key
+    cannot be derived again: the archive's seed, with a note per forgotten cut."""
+    if proof.protocol == PROTOCOL_1 and proof.forgotten:
+        seed = record.get("seed")
+        if not isinstance(seed, str):
+            raise ReplayError("the archive has no seed")
+        notes = [FORGOTTEN_NOTE.format(seat=seat, digest=d) for seat, d in proof.forgotten]
+        return seed, notes
+    return proof.seed(), []
 
 
 def check_receipt(raw: Any, seat: int, cut: str) -> None:
     """The entropy text recorded for ``seat`` in the ``deal_proof`` ``raw`` is ``cut``,
-    the text of the player's receipt; Mismatch("cut") otherwise."""
+    the text of the player's receipt (for a forgotten cut, its SHA-256 is the SHA-256
+    of ``cut``); Mismatch("cut") otherwise."""
     entries = raw.get("entropy") if isinstance(raw, dict) else None
-    texts = {
-        e.get("seat"): e.get("text")
+    mine = {
+        e.get("seat"): e
         for e in (entries if isinstance(entries, list) else [])
         if isinstance(e, dict)
     }
-    if seat not in texts:
+    if seat not in mine:
         raise Mismatch("cut", f"no cut is recorded for seat {seat}")
-    if texts[seat] != cut:
+    entry = mine[seat]
+    if "text" not in entry:  # forgotten: the receipt's text must have the recorded hash
+        if entry.get("sha256") != text_hash(cut):
+            raise Mismatch(
+                "cut",
+                f"the cut recorded for seat {seat} (forgotten, its SHA-256 "
+                f"{entry.get('sha256')}) is not the receipt's {cut!r}",
+            )
+        return
+    if entry["text"] != cut:
         raise Mismatch(
-            "cut", f"the cut recorded for seat {seat} is {texts[seat]!r}, the receipt says {cut!r}"
+            "cut",
+            f"the cut recorded for seat {seat} is {entry['text']!r}, the receipt says {cut!r}",
         )
 
 
@@ -147,7 +185,7 @@ def check_with_key(record: dict[str, Any], raw: dict[str, Any], proof: DealProof
     if isinstance(computer, list):
         robots = {c.get("seat") for c in computer if isinstance(c, dict)}
         humans = [s for s in range(players) if s not in robots]
-        seats = [s for s, _ in proof.entropy]
+        seats = [int(e["seat"]) for e in proof.entries()]
         # A game never dealt may have stopped before every human seat cut.
         never = record.get("seed") is None
         if (not set(seats) <= set(humans)) if never else seats != humans:
@@ -158,7 +196,7 @@ def check_with_key(record: dict[str, Any], raw: dict[str, Any], proof: DealProof
     first = settings.get("first_dealer")
     if record.get("seed") is None:
         return _check_never_dealt(record, raw, proof, players, first)
-    key = proof.seed()
+    key, _ = key_of(record, proof)
     if key != record.get("seed"):
         raise Mismatch(
             "seed",
@@ -206,31 +244,49 @@ def _players(record: dict[str, Any]) -> int:
 def _check_entropy(entries: Any, players: int, check: str) -> None:
     seats: list[int] = []
     for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        if not isinstance(entry, dict) or not _has_text_or_hash(entry):
             raise Mismatch(check, "an entropy entry has no text")
         seat = entry.get("seat")
         if not isinstance(seat, int) or not 0 <= seat < players:
             raise Mismatch(check, f"an entropy entry names no seat of the game: {seat!r}")
-        if "sha256" in entry and entry["sha256"] != text_hash(entry["text"]):
+        if "text" in entry and "sha256" in entry and entry["sha256"] != text_hash(entry["text"]):
             raise Mismatch(check, f"the SHA-256 recorded for seat {seat}'s cut is not its text's")
         seats.append(seat)
     if seats != sorted(set(seats)):
         raise Mismatch(check, "the entropy entries are not in seat order, one per seat")
 
 
+def _has_text_or_hash(entry: dict[str, Any]) -> bool:
+    """An entry with a text, or without one but with a SHA-256 (a forgotten cut)."""
+    if "text" in entry:
+        return isinstance(entry["text"], str)
+    digest = entry.get("sha256")
+    return (
+        isinstance(digest, str)
+        and len(digest) == 64
+        and digest == digest.lower()
+        and all(c in "0123456789abcdef" for c in digest)
+    )
+
+
 def _check_cuts(cuts: Any, proof: DealProof, players: int) -> None:
+    """Step 4, by hashes: a cut's text (when it has one: a forgotten player's cut keeps
+    only its SHA-256) is its SHA-256's, and each seat's last accepted cut has the
+    entropy entry's SHA-256."""
     last: dict[int, str] = {}
     for number, cut in enumerate(cuts, start=1):
-        if not isinstance(cut, dict) or not isinstance(cut.get("text"), str):
+        if not isinstance(cut, dict) or not _has_text_or_hash(cut):
             raise Mismatch("cuts", f"cut {number} has no text")
         seat = cut.get("seat")
         if not isinstance(seat, int) or not 0 <= seat < players:
             raise Mismatch("cuts", f"cut {number} names no seat of the game: {seat!r}")
-        if "sha256" in cut and cut["sha256"] != text_hash(cut["text"]):
+        digest = text_hash(cut["text"]) if "text" in cut else cut["sha256"]
+        if "sha256" in cut and cut["sha256"] != digest:
             raise Mismatch("cuts", f"the SHA-256 recorded for cut {number} is not its text's")
         if cut.get("accepted") is True:
-            last[seat] = cut["text"]
-    for seat, text in proof.entropy:
+            last[seat] = digest
+    for entry in proof.entries():
+        seat, text = int(entry["seat"]), str(entry["sha256"])
         if seat not in last:
             raise Mismatch("cuts", f"seat {seat}'s cut is not among the cuts received")
         if last[seat] != text:

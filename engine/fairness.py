@@ -1,8 +1,10 @@
 """Verifiable deals: the ``pbem-deal/2`` protocol (commit, cut, derive, reveal, verify).
 
 The whole protocol, byte by byte, with test vectors: ``docs/pbem-deal-1.md``.
-``pbem-deal/2`` differs from ``pbem-deal/1`` only in how a cut's words are cleaned
-(`clean_words`); archives of either verify the same way.
+``pbem-deal/2`` differs from ``pbem-deal/1`` in how a cut's words are cleaned
+(`clean_words`) and in how the key is derived (`derive_seed`): from the SHA-256 of each
+entropy text rather than the text, so that an entry which keeps only the hash (a player
+who asked to be forgotten, `engine.forgetting`) still derives the key.
 
 The service draws a secret server seed ``S`` before any deal and publishes its
 commitment ``C = sha256_hex(S)``.  Every human seat then "cuts for the deal": its
@@ -15,8 +17,11 @@ Pure: no clock, no I/O, no random numbers (the service draws ``S`` itself).
 
 The derivation, byte for byte (also in the README, "Verifiable deals")::
 
-    K = sha256_hex( for p in [S, E_first_human_seat, E_next_human_seat, ...]:
-                        len(utf8(p)).to_bytes(4, "big") || utf8(p) )
+    pbem-deal/1:  K = sha256_hex( for p in [S, E_first_human_seat, E_next_human_seat, ...]:
+                                      len(utf8(p)).to_bytes(4, "big") || utf8(p) )
+    pbem-deal/2:  K = sha256_hex( len(utf8(S)).to_bytes(4, "big") || utf8(S)
+                                  || sha256(utf8(E_first_human_seat))
+                                  || sha256(utf8(E_next_human_seat)) || ... )
 """
 
 from __future__ import annotations
@@ -128,13 +133,35 @@ def entropy_text(
     return f"{mid} {said}" if said else mid
 
 
-def derive_seed(server_seed: str, entropy: Sequence[str]) -> str:
-    """``K`` from the server seed and the human seats' entropy texts, in seat order."""
+def derive_seed(server_seed: str, entropy: Sequence[str], protocol: str = PROTOCOL) -> str:
+    """``K`` from the server seed and the human seats' entropy texts, in seat order.
+
+    ``pbem-deal/1``: SHA-256 over the length-prefixed server seed and texts.
+    ``pbem-deal/2``: `seed_from_hashes` of the texts' SHA-256. ValueError for another
+    protocol."""
+    if protocol == PROTOCOL_2:
+        return seed_from_hashes(server_seed, [text_hash(text) for text in entropy])
+    if protocol != PROTOCOL_1:
+        raise ValueError(f"unknown deal protocol {protocol!r}")
     blob = bytearray()
     for part in (server_seed, *entropy):
         data = part.encode("utf-8")
         blob += len(data).to_bytes(4, "big")
         blob += data
+    return hashlib.sha256(bytes(blob)).hexdigest()
+
+
+def seed_from_hashes(server_seed: str, hashes: Sequence[str]) -> str:
+    """``K`` of ``pbem-deal/2`` from the server seed and the SHA-256 (64 hex digits) of
+    each human seat's entropy text, in seat order: SHA-256 over the 4-byte big-endian
+    length of the UTF-8 server seed, the seed, then each text's 32-byte digest.
+    ValueError when a hash is not 64 lowercase hex digits."""
+    seed = server_seed.encode("utf-8")
+    blob = bytearray(len(seed).to_bytes(4, "big") + seed)
+    for digest in hashes:
+        if not _HEX64.match(digest):
+            raise ValueError(f"not a SHA-256 in lowercase hex: {digest!r}")
+        blob += bytes.fromhex(digest)
     return hashlib.sha256(bytes(blob)).hexdigest()
 
 
@@ -147,7 +174,11 @@ class DealProof:
     follows (``follows``) and how the game ended (``outcome``, ``abort_reason``).
 
     An archive written before these were recorded has none of their keys; `to_json`
-    writes them only when they are known (``outcome`` set)."""
+    writes them only when they are known (``outcome`` set).
+
+    ``forgotten``: the seats whose entropy text was forgotten at their player's request,
+    each with the SHA-256 its text had (seat, hex); they are not in ``entropy``. Under
+    ``pbem-deal/2`` the key still derives from them (`seed`)."""
 
     commitment: str
     server_seed: str | None = None
@@ -158,6 +189,20 @@ class DealProof:
     follows: dict[str, Any] | None = None
     outcome: str | None = None
     abort_reason: str | None = None
+    forgotten: tuple[tuple[int, str], ...] = ()
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The archive's ``entropy``, in seat order: ``{"seat", "text", "sha256"}`` for a
+        recorded text, ``{"seat", "sha256"}`` for a forgotten one."""
+        out = [
+            {"seat": seat, "text": text, "sha256": text_hash(text)} for seat, text in self.entropy
+        ]
+        out += [{"seat": seat, "sha256": digest} for seat, digest in self.forgotten]
+        return sorted(out, key=lambda entry: int(entry["seat"]))
+
+    def hashes(self) -> list[str]:
+        """The SHA-256 of each entropy text, forgotten or not, in seat order."""
+        return [str(entry["sha256"]) for entry in self.entries()]
 
     def to_json(
         self, *, reveal: bool = False, records: dict[str, Any] | None = None
@@ -168,10 +213,7 @@ class DealProof:
             "protocol": self.protocol,
             "commitment": self.commitment,
             "server_seed": self.server_seed if reveal else None,
-            "entropy": [
-                {"seat": seat, "text": text, "sha256": text_hash(text)}
-                for seat, text in self.entropy
-            ],
+            "entropy": self.entries(),
         }
         if self.outcome is not None:
             data["cuts"] = [dict(cut) for cut in self.cuts]
@@ -185,10 +227,15 @@ class DealProof:
         return data
 
     def seed(self) -> str:
-        """``K``; ValueError when the server seed is not known."""
+        """``K``; ValueError when the server seed is not known, or when a forgotten
+        text is needed to derive it (``pbem-deal/1``)."""
         if self.server_seed is None:
             raise ValueError("the server seed is not revealed")
-        return derive_seed(self.server_seed, [text for _, text in self.entropy])
+        if self.protocol == PROTOCOL_2:
+            return seed_from_hashes(self.server_seed, self.hashes())
+        if self.forgotten:
+            raise ValueError("a forgotten cut's text is needed to derive a pbem-deal/1 key")
+        return derive_seed(self.server_seed, [text for _, text in self.entropy], self.protocol)
 
     @classmethod
     def from_json(cls, data: Any) -> DealProof:
@@ -206,7 +253,16 @@ class DealProof:
         if not isinstance(raw, list):
             raise ReplayError("the deal_proof's entropy is not a list")
         entropy: list[tuple[int, str]] = []
+        forgotten: list[tuple[int, str]] = []
+        seats: list[int] = []
         for item in raw:
+            if isinstance(item, dict) and "text" not in item and isinstance(item.get("seat"), int):
+                digest = item.get("sha256")
+                if not (isinstance(digest, str) and _HEX64.match(digest)):
+                    raise ReplayError("a forgotten entropy entry needs the SHA-256 of its text")
+                forgotten.append((item["seat"], digest))
+                seats.append(item["seat"])
+                continue
             if not (
                 isinstance(item, dict)
                 and isinstance(item.get("seat"), int)
@@ -214,7 +270,7 @@ class DealProof:
             ):
                 raise ReplayError("each entropy entry needs a seat number and a text")
             entropy.append((item["seat"], item["text"]))
-        seats = [seat for seat, _ in entropy]
+            seats.append(item["seat"])
         if seats != sorted(set(seats)):
             raise ReplayError("the entropy entries must be in seat order, one per seat")
         cuts = data.get("cuts", [])
@@ -240,6 +296,7 @@ class DealProof:
             follows,
             outcome,
             reason if isinstance(reason, str) else None,
+            tuple(forgotten),
         )
 
 
@@ -462,21 +519,6 @@ def verify_archive(
     """Check an archive by every step of the specification (`engine.dealcheck`);
     with ``seat`` and ``cut``, first that the entropy text recorded for that seat is
     ``cut``. ReplayError when the archive is unreadable."""
-    import json
-
     from engine.dealcheck import verify
-    from engine.forgetting import is_forgotten, verify_forgotten
 
-    record: Any = data
-    if isinstance(data, str):
-        try:
-            record = json.loads(data)
-        except ValueError:
-            record = None
-    proof = record.get("deal_proof") if isinstance(record, dict) else None
-    entropy = proof.get("entropy") if isinstance(proof, dict) else None
-    if isinstance(entropy, list) and any(is_forgotten(e) for e in entropy):
-        # A forgotten player's cut: what can still be checked (`engine.forgetting`).
-        forgotten: Verdict = verify_forgotten(record)
-        return forgotten
     return verify(data, seat=seat, cut=cut)

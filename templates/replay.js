@@ -455,28 +455,46 @@
   function rankOf(card) { return ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"].indexOf(card.slice(0, -1)) + 1; }
   function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
   async function textHash(t) { return hex(await sha256(enc.encode(t))); }
+  // The SHA-256 an entropy entry or a cut stands for: its text's, or, without a text (a
+  // forgotten player's cut), the one recorded; null when it has neither.
+  async function digestOf(e) {
+    if (!e || typeof e !== "object") return null;
+    if ("text" in e) return typeof e.text === "string" ? await textHash(e.text) : null;
+    return typeof e.sha256 === "string" && /^[0-9a-f]{64}$/.test(e.sha256) ? e.sha256 : null;
+  }
   async function checkEntropy(entries, what) {
     if (!Array.isArray(entries)) fail(what + ": the entropy is not a list.");
     var last = -1;
     for (var i = 0; i < entries.length; i++) {
-      var e = entries[i];
-      if (!e || typeof e.text !== "string") fail(what + ": an entropy entry has no text.");
+      var e = entries[i], digest = await digestOf(e);
+      if (digest === null) fail(what + ": an entropy entry has no text.");
       if (!isInt(e.seat) || e.seat < 0 || e.seat >= D.players) fail(what + ": an entropy entry names no seat of the game.");
-      if ("sha256" in e && e.sha256 !== await textHash(e.text)) fail(what + ": the SHA-256 recorded for seat " + e.seat + "'s cut is not its text's.");
+      if ("sha256" in e && e.sha256 !== digest) fail(what + ": the SHA-256 recorded for seat " + e.seat + "'s cut is not its text's.");
       if (e.seat <= last) fail(what + ": the cuts are not in seat order, one per seat.");
       last = e.seat;
     }
   }
-  // K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each cut as recorded
-  // (in seat order: step 2 refused any other order).
-  function deriveInOrder(serverSeed, entries) {
-    var chunks = [];
-    [serverSeed].concat(entries.map(function (e) { return e.text; })).forEach(function (p) {
-      var u = enc.encode(p), len = new Uint8Array(4);
-      new DataView(len.buffer).setUint32(0, u.length, false);
-      chunks.push(len, u);
-    });
-    return sha256(concat(chunks)).then(hex);
+  // The key, from the cuts in seat order (step 2 refused any other order).
+  // pbem-deal/1: K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each cut.
+  // pbem-deal/2: K = SHA-256 over (4-byte big-endian length || UTF-8) of S, then each
+  // cut's 32-byte SHA-256 (so a forgotten player's cut, kept as its hash, still counts).
+  function lengthPrefixed(text) {
+    var u = enc.encode(text), len = new Uint8Array(4);
+    new DataView(len.buffer).setUint32(0, u.length, false);
+    return [len, u];
+  }
+  function unhex(h) {
+    var out = new Uint8Array(h.length / 2);
+    for (var i = 0; i < out.length; i++) out[i] = parseInt(h.substr(2 * i, 2), 16);
+    return out;
+  }
+  async function deriveInOrder(serverSeed, entries, protocol) {
+    var chunks = lengthPrefixed(serverSeed);
+    for (var i = 0; i < entries.length; i++) {
+      if (protocol === "pbem-deal/2") chunks.push(unhex(await digestOf(entries[i])));
+      else chunks = chunks.concat(lengthPrefixed(entries[i].text));
+    }
+    return hex(await sha256(concat(chunks)));
   }
   async function drawOf(key) {
     var contenders = [], rounds = [], number = 0;
@@ -518,32 +536,35 @@
     if (await textHash(S0) !== proof.commitment) fail("SHA-256 of the server seed is not the commitment " + proof.commitment + ".");
     // 2. One cut per human seat, in seat order, each hash its text's.
     var entropy = proof.entropy === undefined ? [] : proof.entropy;
-    // A forgotten player's cut keeps only its text's SHA-256: the key cannot be derived
-    // again from the cuts, so the deals are checked against the archive's seed.
-    var forgotten = Array.isArray(entropy) ? entropy.filter(function (e) { return e && typeof e.text !== "string" && typeof e.sha256 === "string"; }) : [];
-    if (!forgotten.length) await checkEntropy(entropy, "the players' cuts");
+    await checkEntropy(entropy, "the players' cuts");
+    // A forgotten player's cut keeps only its text's SHA-256: under pbem-deal/1 the key
+    // cannot be derived again from the cuts, so the deals are checked against the
+    // archive's seed (pbem-deal/2 derives it from the hashes).
+    var forgotten = proof.protocol === "pbem-deal/1" ? entropy.filter(function (e) { return !("text" in e); }) : [];
     if (Array.isArray(D.computer)) {
       var robots = D.computer.map(function (c) { return c && c.seat; }), humans = [];
       for (var s = 0; s < n; s++) if (robots.indexOf(s) < 0) humans.push(s);
       if (!same(entropy.map(function (e) { return e.seat; }), humans)) fail("the cuts are not one per human seat.");
     }
     // 3. The key.
-    var key = forgotten.length ? D.seed : await deriveInOrder(S0, entropy);
+    var key = forgotten.length ? D.seed : await deriveInOrder(S0, entropy, proof.protocol);
     if (key !== D.seed) fail("the game's seed is not derived from the server seed and the players' cuts.");
-    // 4. The cuts received: each seat's last accepted cut is its entropy text.
-    if ("cuts" in proof && !forgotten.length) {
+    // 4. The cuts received: each seat's last accepted cut is its entropy text (compared
+    // by their SHA-256: a forgotten player's cut keeps only that).
+    if ("cuts" in proof) {
       var cuts = Array.isArray(proof.cuts) ? proof.cuts : [null], last = {};
       for (var c = 0; c < cuts.length; c++) {
-        var cut = cuts[c];
-        if (!cut || typeof cut.text !== "string") fail("cut " + (c + 1) + " has no text.");
+        var cut = cuts[c], cd = await digestOf(cut);
+        if (cd === null) fail("cut " + (c + 1) + " has no text.");
         if (!isInt(cut.seat) || cut.seat < 0 || cut.seat >= n) fail("cut " + (c + 1) + " names no seat of the game.");
-        if ("sha256" in cut && cut.sha256 !== await textHash(cut.text)) fail("the SHA-256 recorded for cut " + (c + 1) + " is not its text's.");
-        if (cut.accepted === true) last[cut.seat] = cut.text;
+        if ("sha256" in cut && cut.sha256 !== cd) fail("the SHA-256 recorded for cut " + (c + 1) + " is not its text's.");
+        if (cut.accepted === true) last[cut.seat] = cd;
       }
-      entropy.forEach(function (e) {
-        if (!(e.seat in last)) fail(D.names[e.seat] + "'s cut is not among the cuts received.");
-        if (last[e.seat] !== e.text) fail(D.names[e.seat] + "'s last accepted cut is not the cut the seed was made from.");
-      });
+      for (var q = 0; q < entropy.length; q++) {
+        var en = entropy[q];
+        if (!(en.seat in last)) fail(D.names[en.seat] + "'s cut is not among the cuts received.");
+        if (last[en.seat] !== await digestOf(en)) fail(D.names[en.seat] + "'s last accepted cut is not the cut the seed was made from.");
+      }
     }
     // 5. Every re-cut reveals its server seed.
     var recuts = proof.recuts || [];

@@ -25,6 +25,8 @@ from typing import Any
 from engine import Game, Settings, to_archive
 from engine.archive import replay_archive
 from engine.fairness import (
+    PROTOCOL,
+    PROTOCOL_1,
     DealProof,
     commitment,
     deal_records,
@@ -32,6 +34,7 @@ from engine.fairness import (
     entropy_text,
     text_hash,
 )
+from engine.forgetting import forget_entry
 from engine.game import PEGGING
 from engine.match import first_dealer_after
 from engine.players import choose_action
@@ -54,8 +57,8 @@ def server_seed(name: str) -> str:
     return hashlib.sha256(f"corpus server seed {name}".encode()).hexdigest()
 
 
-def _cut(seat: int, mid: str, words: str, minute: int) -> dict[str, Any]:
-    text = entropy_text(mid, words)
+def _cut(seat: int, mid: str, words: str, minute: int, protocol: str = PROTOCOL) -> dict[str, Any]:
+    text = entropy_text(mid, words, protocol)
     return {
         "seat": seat,
         "message_id": mid,
@@ -92,22 +95,23 @@ def fair_game(
     aborted: str | None = None,
     recuts: list[dict[str, Any]] | None = None,
     refused: bool = False,
+    protocol: str = PROTOCOL,
 ) -> dict[str, Any]:
     """The archive of a fair game named ``name``: every human seat cuts (``refused``:
     seat 0 first sends a cut that is refused), the game is played to 61 (or ``stop``
-    actions), and its proof carries every field of the contract."""
+    actions), and its proof (by ``protocol``) carries every field of the contract."""
     computer = computer or {}
     s = server_seed(name)
     humans = [seat for seat in range(players) if seat not in computer]
     cuts: list[dict[str, Any]] = []
     if refused:
-        late = _cut(0, f"<early-{name}@example.org>", "too soon", 0)
+        late = _cut(0, f"<early-{name}@example.org>", "too soon", 0, protocol)
         cuts.append({**late, "accepted": False, "reason": "the cut was not asked for yet"})
     words = ["17 lucky cats", "", "Grüße\u200b  aus\tKöln", "\u2665 \U0001f0a1"]
     for seat in humans:
-        cuts.append(_cut(seat, f"<{name}-{seat}@mail.example>", words[seat], seat + 1))
+        cuts.append(_cut(seat, f"<{name}-{seat}@mail.example>", words[seat], seat + 1, protocol))
     entropy = tuple((c["seat"], c["text"]) for c in cuts if c["accepted"])
-    key = derive_seed(s, [text for _, text in entropy])
+    key = derive_seed(s, [text for _, text in entropy], protocol)
     game = Game(Settings(players=players, target=61, first_dealer=first_dealer), key)
     _play(game, random.Random(name), computer, stop)
     game_id = int(hashlib.sha256(name.encode()).hexdigest()[:4], 16)
@@ -121,6 +125,7 @@ def fair_game(
         commitment(s),
         s,
         entropy,
+        protocol,
         cuts=tuple(cuts),
         recuts=tuple(recuts or ()),
         follows=follows,
@@ -131,6 +136,20 @@ def fair_game(
     archive["deal_proof"] = proof.to_json(reveal=reveal, records=records)
     if not game.is_over:
         archive["status"] = "aborted" if aborted else "active"
+    return archive
+
+
+def forgotten(archive: dict[str, Any], seat: int = 0) -> dict[str, Any]:
+    """``archive`` after ``seat``'s player asked to be forgotten (as ``pbem player
+    forget`` exports it): their entropy entry and cut mails keep only their text's
+    SHA-256, the cut mails a pseudonym Message-ID."""
+    proof = archive["deal_proof"]
+    proof["entropy"] = [forget_entry(e) if e["seat"] == seat else e for e in proof["entropy"]]
+    for number, cut in enumerate(proof["cuts"]):
+        if cut["seat"] == seat:
+            cut.pop("text")
+            cut["message_id"] = f"<forgotten-1-{number}@forgotten.invalid>"
+    archive["players"][seat] = {"email": "forgotten-1@forgotten.invalid", "name": "Forgotten 1"}
     return archive
 
 
@@ -184,6 +203,10 @@ def base_cases() -> list[Case]:
     }
     legacy["status"] = "finished"
     never = never_dealt()
+    # A player forgotten: /2 derives the key from the hashes; /1 checks the deals
+    # against the archive's seed, with a note.
+    forgot2 = forgotten(fair_game("forgotten", 2, refused=True))
+    forgot1 = forgotten(fair_game("forgotten1", 3, protocol=PROTOCOL_1), seat=1)
     unfair = to_archive(_played(Game(Settings(players=2, target=61), "admin seed")))
     return [
         Case("two", two, OK),
@@ -196,6 +219,8 @@ def base_cases() -> list[Case]:
         Case("follows3", after3, OK),
         Case("follows4", after4, OK),
         Case("never-dealt", never, OK),
+        Case("forgotten", forgot2, OK),
+        Case("forgotten1", forgot1, OK),
         Case("running", running, NOT_REVEALED),
         Case("legacy-unrevealed", legacy, NOT_REVEALED),
         Case("no-proof", unfair, NOT_VERIFIABLE),
@@ -378,6 +403,16 @@ def _hide_seed(archive: dict[str, Any]) -> None:
         archive["deal_proof"].pop(key, None)
 
 
+def _rehash_forgotten(archive: dict[str, Any]) -> None:
+    """Seat 0's forgotten cut given another hash in the entropy and the cuts alike: the
+    cuts agree, the key (derived from the hashes) does not."""
+    proof = archive["deal_proof"]
+    proof["entropy"][0]["sha256"] = "5" * 64
+    for cut in proof["cuts"]:
+        if cut["seat"] == 0:
+            cut["sha256"] = "5" * 64
+
+
 def _computer_unlisted(archive: dict[str, Any]) -> None:
     archive["computer"] = []
 
@@ -421,6 +456,17 @@ TAMPERS: list[tuple[str, str, Tamper]] = [
     ("aborted", "recut-seed", _set("deal_proof.recuts.0.server_seed", "6" * 64)),
     ("aborted", "recut-hidden", _set("deal_proof.recuts.0.server_seed", None)),
     ("aborted", "dealt-card", _swap_dealt_first),
+    # A forgotten cut's hash changed: the key no longer derives (/2), and the cuts
+    # received no longer agree (/1 and /2).
+    ("forgotten", "hash", _set("deal_proof.entropy.0.sha256", "3" * 64)),
+    ("forgotten", "cut-hash", _set("deal_proof.cuts.1.sha256", "4" * 64)),
+    ("forgotten", "hashes", _rehash_forgotten),
+    ("forgotten", "dealt-card", _swap_dealt),
+    ("forgotten1", "hash", _set("deal_proof.entropy.1.sha256", "3" * 64)),
+    ("forgotten1", "cut-hash", _set("deal_proof.cuts.1.sha256", "4" * 64)),
+    ("forgotten1", "malformed-hash", _set("deal_proof.entropy.1.sha256", "not a hash")),
+    ("forgotten1", "crib-card", _swap_crib),
+    ("forgotten1", "server-seed", _set("deal_proof.server_seed", "9" * 64)),
 ]
 
 NOT_REVEALED_TAMPERS: list[tuple[str, str, Tamper]] = [

@@ -155,33 +155,19 @@ def deal_proof(
     proof = DealProof(
         game_row.commitment,
         game_row.server_seed,
-        tuple((int(e["seat"]), str(e.get("text", ""))) for e in entries),
+        tuple((int(e["seat"]), str(e["text"])) for e in entries if not is_forgotten(e)),
         protocol=protocol_of(game_row),
         follows=dict(game_row.follows) if game_row.follows else None,
         outcome="aborted" if aborted else "finished" if finished else None,
         abort_reason=game_row.status_reason if aborted else None,
+        # A forgotten player's cut: its hash only (`engine.forgetting`).
+        forgotten=tuple((int(e["seat"]), str(e["sha256"])) for e in entries if is_forgotten(e)),
     )
     records = records_of(game) if game is not None and revealed(game_row) else None
     data = proof.to_json(reveal=revealed(game_row), records=records)
-    if any(is_forgotten(e) for e in entries):  # a forgotten player's cut: its hash only
-        data["entropy"] = [
-            dict(e) if is_forgotten(e) else made
-            for e, made in zip(entries, data["entropy"], strict=True)
-        ]
-    logged = [
-        {
-            "seat": cut.seat,
-            "message_id": cut.message_id,
-            "received": cut.received_at.isoformat(),
-            "text": cut.text,
-            "sha256": text_hash(cut.text),
-            "accepted": cut.accepted,
-            "reason": cut.reason,
-        }
-        for cut in cuts
-    ]
-    taken = {(c["seat"], c["text"]) for c in logged if c["accepted"]}
-    if all(entry in taken for entry in proof.entropy):
+    logged = [cut_record(cut) for cut in cuts]
+    taken = {(c["seat"], c["sha256"]) for c in logged if c["accepted"]}
+    if all((e["seat"], e["sha256"]) in taken for e in proof.entries()):
         data["cuts"] = logged
     else:
         data.pop("cuts", None)
@@ -190,6 +176,22 @@ def deal_proof(
     data["outcome"] = proof.outcome
     data["abort_reason"] = proof.abort_reason
     return data
+
+
+def cut_record(cut: m.CutMail) -> dict[str, Any]:
+    """A cut mail as the archive's ``deal_proof.cuts`` lists it: without its text once
+    its player was forgotten (the text's SHA-256, kept in the row, stands for it)."""
+    record: dict[str, Any] = {
+        "seat": cut.seat,
+        "message_id": cut.message_id,
+        "received": cut.received_at.isoformat(),
+    }
+    if cut.text is not None:
+        record["text"] = cut.text
+    record["sha256"] = text_hash(cut.text) if cut.text is not None else cut.sha256
+    record["accepted"] = cut.accepted
+    record["reason"] = cut.reason
+    return record
 
 
 def unplayed_archive(
@@ -353,7 +355,7 @@ def deal(
     forced and computer moves, log them, and make the game active."""
     assert game_row.id is not None and game_row.server_seed is not None
     texts = [str(e["text"]) for e in sorted(game_row.entropy or (), key=lambda e: e["seat"])]
-    seed = derive_seed(game_row.server_seed, texts)
+    seed = derive_seed(game_row.server_seed, texts, protocol_of(game_row))
     update_row(session, game_row, seed=seed, status=m.GameStatus.ACTIVE.value, updated_at=now)
     game = Game(GameSettings.from_json(game_row.settings), seed)
     auto = play.auto_moves(game, game_row)

@@ -13,7 +13,10 @@ keeps it, in one transaction:
   subjects and reasons, are scrubbed; ``outbox``: every mail scrubbed, the player's mail
   not yet sent cancelled;
 - ``game``: the deal proof keeps the SHA-256 of the player's cut in place of its text
-  (`engine.forgetting`), and the settings, outcome and reasons are scrubbed; table talk,
+  (`engine.forgetting`), and the settings, outcome and reasons are scrubbed; ``cut_mail``:
+  the player's cut mails (and any other naming them) keep their text's SHA-256 in place
+  of the text, and a pseudonym Message-ID; ``rating``: the player's line of the stored
+  standings is keyed and named by the pseudonym (as a recomputation keys it); table talk,
   invitations, confirmation requests, transport errors likewise; error-reply throttles
   of the address are dropped;
 - ``consent``: dropped — unless the mailbox is on the suppression list (it said
@@ -39,6 +42,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 from sqlmodel import Session, col, select
 
+from engine.fairness import text_hash
 from pbem.mail.address import is_valid_address, normalize_address
 from pbem.mail.scrub import Traces, scrub_message
 from pbem.mail.tokens import new_token
@@ -171,8 +175,9 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
             bare = key.strip().strip("<>").strip()
             if bare and not bare.startswith("sha256:"):
                 ids[bare] = f"forgotten-{tag}-{row.id}@{FORGOTTEN_DOMAIN}"
+    addresses = {box, *(p.email for p in players)}
     traces = Traces.build(
-        mailboxes={box, *(p.email for p in players)},
+        mailboxes=addresses,
         address_to=report.pseudonym,
         names=names,
         name_to=report.name,
@@ -196,6 +201,17 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         report.count("seat")
     report.games = sorted({s.game_id for s in seats})
     ids_of_players = [p.id for p in players]
+    # Their line of the stored standings: keyed by the address until now.
+    for line in session.exec(
+        select(m.Rating).where(
+            col(m.Rating.player_id).in_(ids_of_players) | col(m.Rating.key).in_(addresses)
+        )
+    ).all():
+        player_of = next((p for p in players if p.id == line.player_id), None)
+        line.key = player_of.email if player_of is not None else report.pseudonym
+        line.name = report.name
+        session.add(line)
+        report.count("rating")
     for watcher in session.exec(
         select(m.Watcher).where(col(m.Watcher.player_id).in_(ids_of_players))
     ).all():
@@ -303,6 +319,10 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
                 setattr(game, name, value)
             session.add(game)
             report.count("game")
+    for cut in _each(session, m.CutMail):
+        if _forget_cut(cut, seat_at, traces, ids, tag):
+            session.add(cut)
+            report.count("cut_mail")
     for talk in _each(session, m.Talk):
         if traces.found(talk.text):
             talk.text = traces.text(talk.text)
@@ -315,6 +335,30 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
             report.count("transport_state")
     session.flush()
     return report
+
+
+def _forget_cut(
+    cut: m.CutMail, seat_at: set[tuple[int, int]], traces: Traces, ids: dict[str, str], tag: str
+) -> bool:
+    """Scrub a cut mail row: the forgotten player's own (their seat's, or one whose text
+    or Message-ID names them) keeps its text's SHA-256 in place of the text (which quotes
+    the Message-ID and their words) and a pseudonym Message-ID; a reason naming them is
+    scrubbed. Whether the row changed."""
+    before = (cut.text, cut.sha256, cut.message_id, cut.reason)
+    theirs = (
+        (cut.game_id, cut.seat) in seat_at
+        or (cut.text is not None and traces.found(cut.text))
+        or (cut.message_id is not None and traces.found(cut.message_id))
+    )
+    if theirs:
+        if cut.text is not None:
+            cut.sha256, cut.text = text_hash(cut.text), None
+        if cut.message_id is not None:
+            bare = cut.message_id.strip().strip("<>").strip()
+            fresh = ids.get(bare, f"forgotten-{tag}-cut-{cut.id}@{FORGOTTEN_DOMAIN}")
+            cut.message_id = f"<{fresh}>"
+    cut.reason = _text(traces, cut.reason)
+    return (cut.text, cut.sha256, cut.message_id, cut.reason) != before
 
 
 def _text(traces: Traces, value: str | None) -> str | None:
@@ -337,7 +381,17 @@ def _each(session: Session, model: Any) -> Iterable[Any]:
             session.expunge(row)
 
 
-COMPACTED = ("player", "inbound", "outbox", "game", "talk", "consent", "invitation")
+COMPACTED = (
+    "player",
+    "inbound",
+    "outbox",
+    "game",
+    "cut_mail",
+    "rating",
+    "talk",
+    "consent",
+    "invitation",
+)
 """The tables `compact` rewrites on PostgreSQL."""
 
 

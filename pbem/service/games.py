@@ -551,7 +551,10 @@ def imported_proof(
         raise ServiceError(f"the archive's deals do not verify: {verdict.message}")
     proof = DealProof.from_json(data["deal_proof"])
     assert proof.server_seed is not None
-    entropy = [{"seat": seat, "text": text} for seat, text in proof.entropy]
+    # A forgotten player's cut stays its SHA-256 alone (`engine.forgetting`).
+    entropy = [
+        {"seat": e["seat"], "text": e["text"]} if "text" in e else e for e in proof.entries()
+    ]
     return proof.commitment, proof.server_seed, entropy
 
 

@@ -148,8 +148,11 @@ class CutMail(SQLModel, table=True):
     seat: int | None = None
     message_id: str | None = None
     received_at: datetime = Field(sa_type=UTCDateTime)
-    # The entropy text the mail makes (its Message-ID and cleaned words).
-    text: str = Field(sa_type=Text)
+    # The entropy text the mail makes (its Message-ID and cleaned words); None once its
+    # player was forgotten, ``sha256`` then standing for it.
+    text: str | None = Field(default=None, sa_type=Text)
+    # The text's SHA-256 (lowercase hex), kept when the text is removed (None: see text).
+    sha256: str | None = None
     accepted: bool = False
     # Why it was refused (None: accepted).
     reason: str | None = Field(default=None, sa_type=Text)

@@ -27,7 +27,9 @@ from engine.fairness import (
 from engine.rng import SeedStream, shuffled
 
 SERVER_SEED = "9f2c" * 16
-KEY = derive_seed(SERVER_SEED, ["<cut-1@mail.example> 17 lucky cats", "<cut-2@mail.example>"])
+CUTS = ["<cut-1@mail.example> 17 lucky cats", "<cut-2@mail.example>"]
+KEY = derive_seed(SERVER_SEED, CUTS, PROTOCOL_1)
+"""K1 of the specification: the key the stream, shuffle and deal vectors use."""
 
 NORMALISATION = [
     # (what it shows, Message-ID, words)
@@ -56,6 +58,29 @@ NORMALISATION = [
 
 def _hex(data: bytes) -> str:
     return data.hex()
+
+
+def _key(server_seed: str, texts: list[str], protocol: str) -> dict[str, Any]:
+    """A key vector: the texts, their SHA-256 (what ``pbem-deal/2`` derives from; a
+    forgotten cut keeps only that), the bytes hashed and the key."""
+    seed = server_seed.encode("utf-8")
+    blob = len(seed).to_bytes(4, "big") + seed
+    for text in texts:
+        data = text.encode("utf-8")
+        if protocol == PROTOCOL_2:
+            blob += hashlib.sha256(data).digest()
+        else:
+            blob += len(data).to_bytes(4, "big") + data
+    key = derive_seed(server_seed, texts, protocol)
+    assert key == hashlib.sha256(blob).hexdigest()
+    return {
+        "protocol": protocol,
+        "server_seed": server_seed,
+        "entropy": texts,
+        "sha256": [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts],
+        "bytes": _hex(blob),
+        "key": key,
+    }
 
 
 def build() -> dict[str, Any]:
@@ -118,18 +143,14 @@ def build() -> dict[str, Any]:
             for what, mid, words in NORMALISATION
         ],
         "keys": [
-            {"server_seed": "a", "entropy": ["b"], "key": derive_seed("a", ["b"])},
-            {"server_seed": SERVER_SEED, "entropy": [], "key": derive_seed(SERVER_SEED, [])},
-            {
-                "server_seed": SERVER_SEED,
-                "entropy": ["<cut-1@mail.example> 17 lucky cats", "<cut-2@mail.example>"],
-                "key": KEY,
-            },
-            {
-                "server_seed": SERVER_SEED,
-                "entropy": ["<c@x> Grüße ♥ 🂡"],
-                "key": derive_seed(SERVER_SEED, ["<c@x> Grüße ♥ 🂡"]),
-            },
+            _key(seed, texts, protocol)
+            for protocol in (PROTOCOL_1, PROTOCOL_2)
+            for seed, texts in (
+                ("a", ["b"]),
+                (SERVER_SEED, []),
+                (SERVER_SEED, CUTS),
+                (SERVER_SEED, ["<c@x> Grüße ♥ 🂡"]),
+            )
         ],
         "stream": {"key": KEY, "label": "hand/1", "blocks": blocks},
         "below": below,
@@ -181,7 +202,7 @@ def _draw_keys() -> list[tuple[str, int]]:
     for players, rounds, tied in wanted:
         i = 0
         while True:
-            key = derive_seed(SERVER_SEED, [f"<tie-{i}@x>"])
+            key = derive_seed(SERVER_SEED, [f"<tie-{i}@x>"], PROTOCOL_1)
             found = _draw(key, players)["rounds"]
             if len(found) >= rounds and sum(c is not None for c in found[1]["cards"]) >= tied:
                 out.append((key, players))

@@ -16,12 +16,15 @@ import pytest
 
 from engine.cards import full_deck
 from engine.fairness import (
+    PROTOCOL_1,
+    PROTOCOL_2,
     PROTOCOLS,
     commitment,
     dealt,
     derive_seed,
     entropy_text,
     first_dealer_rule,
+    seed_from_hashes,
     text_hash,
 )
 from engine.rng import SeedStream, shuffled
@@ -60,8 +63,15 @@ def test_commitments_and_keys(standalone: ModuleType) -> None:
         assert hashlib.sha256(v["server_seed"].encode()).hexdigest() == v["commitment"]
     assert VECTORS["commitments"][0]["commitment"].startswith("ba7816bf")  # SHA-256("abc")
     for v in VECTORS["keys"]:
-        assert derive_seed(v["server_seed"], v["entropy"]) == v["key"]
-        assert standalone.derive(v["server_seed"], v["entropy"]) == v["key"]
+        assert derive_seed(v["server_seed"], v["entropy"], v["protocol"]) == v["key"]
+        assert hashlib.sha256(bytes.fromhex(v["bytes"])).hexdigest() == v["key"]
+        assert v["sha256"] == [hashlib.sha256(t.encode()).hexdigest() for t in v["entropy"]]
+        if v["protocol"] == PROTOCOL_1:
+            assert standalone.derive(v["server_seed"], v["entropy"]) == v["key"]
+        else:  # from the hashes alone, as for a forgotten cut
+            assert seed_from_hashes(v["server_seed"], v["sha256"]) == v["key"]
+            assert standalone.derive_from_hashes(v["server_seed"], v["sha256"]) == v["key"]
+    assert {v["protocol"] for v in VECTORS["keys"]} == {PROTOCOL_1, PROTOCOL_2}
     assert VECTORS["keys"][0]["key"] == hashlib.sha256(b"\0\0\0\x01a\0\0\0\x01b").hexdigest()
 
 

@@ -39,6 +39,14 @@ def deal_set(hand: int, key: str, value: Any) -> Edit:
     return lambda a: a["deal_proof"]["deals"][hand].__setitem__(key, value)
 
 
+def _forget_cut(cut: dict[str, Any], digest: str | None) -> None:
+    """A cut as a forgotten player's: no text, ``digest`` for its SHA-256 (None: none)."""
+    cut.pop("text")
+    cut.pop("sha256")
+    if digest is not None:
+        cut["sha256"] = digest
+
+
 CASES: list[tuple[str, str, Edit, str, str]] = [
     # (base, what, edit, the check that fails, words of its message)
     (
@@ -50,10 +58,24 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     ),
     (
         "two",
-        "cut without text",
-        lambda a: a["deal_proof"]["cuts"][0].pop("text"),
+        "cut without text or hash",
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][0], None),
         "cuts",
         "no text",
+    ),
+    (
+        "two",
+        "cut without text, its hash not one",
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][0], "AB" * 32),
+        "cuts",
+        "no text",
+    ),
+    (
+        "two",
+        "a forgotten cut's hash differing from the entropy's",
+        lambda a: _forget_cut(a["deal_proof"]["cuts"][1], "5" * 64),
+        "cuts",
+        "last accepted cut",
     ),
     (
         "two",
@@ -144,6 +166,7 @@ def test_the_receipt_check_and_malformed_proofs() -> None:
     assert not verify(running, seat=0, cut=running["deal_proof"]["entropy"][0]["text"]).revealed
     text_missing = copy.deepcopy(archive["deal_proof"])
     text_missing["entropy"][0].pop("text")
+    text_missing["entropy"][0].pop("sha256")
     assert verify({**archive, "deal_proof": text_missing}).check == "entropy"
     bad: Any
     for bad in (

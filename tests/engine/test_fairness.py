@@ -13,6 +13,8 @@ import pytest
 from engine import Game, Settings, new_game, to_archive
 from engine.fairness import (
     NOT_VERIFIABLE,
+    PROTOCOL_1,
+    PROTOCOL_2,
     DealProof,
     check_deals,
     clean_words,
@@ -20,6 +22,7 @@ from engine.fairness import (
     derive_seed,
     entropy_text,
     expected_deal,
+    seed_from_hashes,
     text_hash,
     verify_archive,
 )
@@ -38,17 +41,45 @@ def test_commitment_is_sha256_hex_of_the_utf8_seed() -> None:
 
 
 def test_derive_is_length_prefixed_concatenation_hashed() -> None:
-    # Written out by hand from the spec: 4-byte big-endian lengths before each part.
+    # pbem-deal/1, written out by hand from the spec: 4-byte big-endian lengths before
+    # each part.
     blob = b"".join(len(p.encode()).to_bytes(4, "big") + p.encode() for p in (S, E0, E1))
-    assert derive_seed(S, [E0, E1]) == hashlib.sha256(blob).hexdigest()
+    assert derive_seed(S, [E0, E1], PROTOCOL_1) == hashlib.sha256(blob).hexdigest()
     # A known vector, for other checkers (the browser verifier tests the same).
-    assert derive_seed("a", ["b"]) == hashlib.sha256(b"\0\0\0\x01a\0\0\0\x01b").hexdigest()
-    assert derive_seed("a", ["b"]) == (
-        "16275ef0f5d0eb9dd9e0a53277549fda5c886358a6872df23c797b13e11455bc"
-    )
+    one = derive_seed("a", ["b"], PROTOCOL_1)
+    assert one == hashlib.sha256(b"\0\0\0\x01a\0\0\0\x01b").hexdigest()
+    assert one == "16275ef0f5d0eb9dd9e0a53277549fda5c886358a6872df23c797b13e11455bc"
     # The lengths make the split unambiguous: "ab"+"c" differs from "a"+"bc".
-    assert derive_seed("x", ["ab", "c"]) != derive_seed("x", ["a", "bc"])
-    assert derive_seed(S, []) != derive_seed(S, [""])
+    for protocol in (PROTOCOL_1, PROTOCOL_2):
+        assert derive_seed("x", ["ab", "c"], protocol) != derive_seed("x", ["a", "bc"], protocol)
+        assert derive_seed(S, [], protocol) != derive_seed(S, [""], protocol)
+    with pytest.raises(ValueError, match="unknown deal protocol"):
+        derive_seed(S, [E0], "pbem-deal/9")
+
+
+def test_derive_2_hashes_the_length_prefixed_seed_and_each_texts_digest() -> None:
+    """pbem-deal/2: the server seed length-prefixed, then each text's 32-byte SHA-256; so
+    the key derives from the hashes alone (a forgotten cut keeps only its hash)."""
+    h0, h1 = (hashlib.sha256(e.encode()).digest() for e in (E0, E1))
+    blob = len(S).to_bytes(4, "big") + S.encode() + h0 + h1
+    want = hashlib.sha256(blob).hexdigest()
+    assert derive_seed(S, [E0, E1]) == derive_seed(S, [E0, E1], PROTOCOL_2) == want
+    assert seed_from_hashes(S, [h0.hex(), h1.hex()]) == want
+    assert derive_seed("a", ["b"], PROTOCOL_2) == (
+        "81cdb6070b52471b913d3fb26edf8a23d782d160732b65ea0d427e8295aa5743"
+    )
+    assert derive_seed(S, [E0, E1], PROTOCOL_2) != derive_seed(S, [E0, E1], PROTOCOL_1)
+    for bad in ("AB" * 32, "ab" * 31, "zz" * 32):
+        with pytest.raises(ValueError, match="not a SHA-256"):
+            seed_from_hashes(S, [bad])
+    # A proof with a forgotten cut derives the same key under /2, and none under /1.
+    proof = DealProof(commitment(S), S, ((1, E1),), forgotten=((0, h0.hex()),))
+    assert proof.seed() == want
+    assert proof.entries()[0] == {"seat": 0, "sha256": h0.hex()}
+    legacy = DealProof(commitment(S), S, ((1, E1),), PROTOCOL_1, forgotten=((0, h0.hex()),))
+    with pytest.raises(ValueError, match="forgotten"):
+        legacy.seed()
+    assert DealProof.from_json(proof.to_json(reveal=True)) == proof
 
 
 def test_entropy_text_keeps_the_brackets_and_cleans_the_words() -> None:

@@ -70,6 +70,12 @@ def test_the_corpus_covers_every_verdict_and_the_contract(
     names = {case.name for case, _ in cases}
     for base in ("two", "three", "four", "computer", "aborted", "follows2", "follows4"):
         assert base in names
+    # A forgotten player's cut, under each protocol: hash only, in the entropy and cuts.
+    for base, protocol, seat in (("forgotten", "pbem-deal/2", 0), ("forgotten1", "pbem-deal/1", 1)):
+        proof = next(case.archive for case, _ in cases if case.name == base)["deal_proof"]
+        assert proof["protocol"] == protocol
+        assert set(proof["entropy"][seat]) == {"seat", "sha256"}
+        assert all("text" not in c for c in proof["cuts"] if c["seat"] == seat)
     tampered = [case for case, _ in cases if "--" in case.name]
     assert len(tampered) >= 30
     two = next(case.archive for case, _ in cases if case.name == "two")
@@ -237,6 +243,55 @@ def test_the_replay_page_gives_each_verdict(
     assert sorted(unbuilt) == sorted(["two--key", "two--cut-omitted-reground", *never])
 
 
+def test_a_forgotten_cut_is_checked_fully_under_2_and_with_a_note_under_1(
+    cases: list[tuple[Case, Path]], browser: Any, tmp_path: Path
+) -> None:
+    """The three verifiers say the same of a forgotten cut: nothing left unchecked under
+    pbem-deal/2; under /1 a note that the seed could not be derived again."""
+    by_name = {case.name: (case, path) for case, path in cases}
+    note = "cut was forgotten at its player's request"
+    context = browser.new_context()
+    tab = context.new_page()
+    try:
+        for name, noted in (("forgotten", False), ("forgotten1", True)):
+            case, path = by_name[name]
+            result = CliRunner().invoke(app, ["verify", str(path)])
+            assert result.exit_code == 0 and (note in result.stdout) == noted, result.output
+            done = subprocess.run(
+                [sys.executable, "-I", str(STANDALONE), str(path)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert done.returncode == 0 and (note in done.stdout) == noted, done.stdout
+            page = tmp_path / f"{name}.html"
+            page.write_text(replay_page(case.archive).html, encoding="utf-8")
+            tab.goto(page.as_uri())
+            tab.wait_for_function("document.getElementById('verify').dataset.state !== 'pending'")
+            text = tab.text_content("#verify") or ""
+            assert tab.get_attribute("#verify", "data-state") == "verified", text
+            assert ("kept only as its SHA-256" in text) == noted, text
+    finally:
+        context.close()
+    # The forgotten player's own receipt checks against the hash, in both verifiers.
+    from engine.fairness import entropy_text
+
+    _, path = by_name["forgotten"]
+    mine = entropy_text("<forgotten-0@mail.example>", "17 lucky cats")
+    for cut, code in ((mine, 0), (mine + " x", 1)):
+        args = [str(path), "--seat", "0", "--cut", cut]
+        result = CliRunner().invoke(app, ["verify", *args])
+        done = subprocess.run(
+            [sys.executable, "-I", str(STANDALONE), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.exit_code == done.returncode == code, (result.output, done.stderr)
+        if code:
+            assert "forgotten, its SHA-256" in result.stderr and "forgotten" in done.stderr
+
+
 def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None:
     """In-process, every failure of `tests.engine.test_dealcheck` that needs no replay:
     the standalone verifier names the same check."""
@@ -361,9 +416,16 @@ def test_the_pages_key_and_shuffle_are_the_specifications(
             assert got == v["pack"]
         for v in vectors["keys"]:
             got = tab.evaluate(
-                "([s, e]) => window.cribbageReplay.derive(s, e.map((t) => ({ text: t })))",
-                [v["server_seed"], v["entropy"]],
+                "([s, e, p]) => window.cribbageReplay.derive(s, e.map((t) => ({ text: t })), p)",
+                [v["server_seed"], v["entropy"], v["protocol"]],
             )
             assert got == v["key"]
+            if v["protocol"] == "pbem-deal/2":  # from the hashes alone: forgotten cuts
+                got = tab.evaluate(
+                    "([s, h, p]) => "
+                    "window.cribbageReplay.derive(s, h.map((d) => ({ sha256: d })), p)",
+                    [v["server_seed"], v["sha256"], v["protocol"]],
+                )
+                assert got == v["key"]
     finally:
         context.close()

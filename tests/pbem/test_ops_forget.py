@@ -1,7 +1,8 @@
 """``pbem player forget``: no trace of the player's address, names or cut Message-IDs
 left in any table or in the database's files, the games still replaying and their deals
-verifying, the player's later mail a stranger's, a suppression kept under a hash; and
-every way it refuses."""
+verifying fully (``pbem-deal/2`` derives the key from the cuts' SHA-256) in all three
+verifiers, the other player's receipt still checking, the player's later mail a
+stranger's, a suppression kept under a hash; and every way it refuses."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import email
 import email.policy
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,12 +22,16 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
-from engine.fairness import verify_archive
+from engine.fairness import PROTOCOL_2, text_hash, verify_archive
+from pbem.render.replay import replay_page
 from pbem.service.policy import forgotten_key, is_suppressed, lift, suppress
 from pbem.store import models as m
 from pbem.store.copy import tables
 from tests.e2e.helpers import ALICE, BOB, DAVE, Harness, cli_env, reply, run_cli
 from tests.pbem.ops_helpers import Installation, clone
+from tests.pbem.replay.browser import launch, open_page
+
+STANDALONE = Path(__file__).resolve().parents[2] / "docs" / "pbem_deal_verify.py"
 
 CUT_ID = "alice-cut@example.com"  # the Message-ID of Alice's cut mail
 
@@ -107,7 +114,7 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     assert f"game {installation.active} aborted" in result.stdout
     assert f"is now {pseudonym} (Forgotten player {player_id}); 4 of its games: " in result.stdout
     assert re.search(r"3 replayed, 1 with \d+ deals verified\n", result.stdout)
-    assert "note: game 1: seat 0's cut was forgotten at its player's request" in result.stdout
+    assert "forgotten at its player's request" not in result.stdout  # the key derives
     assert re.search(r"\ninbound +\d+ rows rewritten\n", result.stdout)
     assert re.search(r"\noutbox +\d+ rows rewritten\n", result.stdout)
 
@@ -120,15 +127,64 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     assert audit.ok and audit.games == 5 and audit.replayed == 4, audit.problems
     after = harness.service.export(installation.finished)
     assert after["players"][0] == {"email": pseudonym, "name": f"Forgotten player {player_id}"}
+    assert after["deal_proof"]["protocol"] == PROTOCOL_2
     assert after["deal_proof"]["entropy"][1] == before["deal_proof"]["entropy"][1]  # Bob's
+    alice_text = before["deal_proof"]["entropy"][0]["text"]
+    bob_text = before["deal_proof"]["entropy"][1]["text"]
     kept = after["deal_proof"]["entropy"][0]
-    assert set(kept) == {"seat", "sha256"}
+    assert kept == {"seat": 0, "sha256": text_hash(alice_text)}
+    # Her cut mail: listed still, by its hash and a pseudonym Message-ID.
+    cuts = [c for c in after["deal_proof"]["cuts"] if c["seat"] == 0]
+    assert cuts and all("text" not in c for c in cuts)
+    assert cuts[-1]["sha256"] == kept["sha256"] and cuts[-1]["accepted"] is True
+    assert cuts[-1]["message_id"].endswith("@forgotten.invalid>")
     verdict = verify_archive(after)
     assert verdict.ok and verdict.deals == verify_archive(before).deals
-    assert kept["sha256"] in verdict.notes[0]
+    assert verdict.notes == []  # verified fully: nothing "cannot be derived"
     result = run_cli(env, "verify", "--game", str(installation.finished))
     assert result.exit_code == 0, result.output
-    assert "deals verified" in result.stdout and "note: seat 0's cut was forgotten" in result.stdout
+    assert "deals verified" in result.stdout and "note:" not in result.stdout
+    # The receipts still check: Bob's text, and Alice's (she kept hers) against its hash.
+    for seat, text in ((1, bob_text), (0, alice_text)):
+        args = ["--seat", str(seat), "--cut", text]
+        result = run_cli(env, "verify", "--game", str(installation.finished), *args)
+        assert result.exit_code == 0, result.output
+        assert f"seat {seat}'s cut as recorded is the text of the receipt" in result.stdout
+    args = ["--seat", "0", "--cut", "x"]
+    result = run_cli(env, "verify", "--game", str(installation.finished), *args)
+    assert result.exit_code == 1 and "check cut" in result.stderr
+    # The standalone verifier and the replay page: the same full verdict.
+    archive = harness.tmp_path / "forgotten.json"
+    archive.write_text(json.dumps(after), encoding="utf-8")
+    for args in ([], ["--seat", "1", "--cut", bob_text]):
+        done = subprocess.run(
+            [sys.executable, "-I", str(STANDALONE), str(archive), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"all {verdict.deals} deals verified" in done.stdout
+        assert "forgotten" not in done.stdout + done.stderr
+    # Imported elsewhere, the archive keeps the hash alone, and verifies in full again.
+    imported = run_cli(env, "game", "import", str(archive), "--again")
+    assert imported.exit_code == 0, imported.output
+    copy = imported.stdout.split("imported as game ")[1].split()[0]
+    result = run_cli(env, "verify", "--game", copy)
+    assert result.exit_code == 0 and "deals verified" in result.stdout, result.output
+    assert "note:" not in result.stdout
+    assert harness.service.export(int(copy))["deal_proof"]["entropy"][0] == kept
+    page = harness.tmp_path / "forgotten.html"
+    page.write_text(replay_page(after).html, encoding="utf-8")
+    for browser in launch():
+        context, tab = open_page(browser, page)
+        try:
+            assert tab.errors == []
+            text = tab.inner_text("#verify")
+            assert tab.get_attribute("#verify", "data-state") == "verified", text
+            assert "the seed comes from it and the players' cuts" in text
+        finally:
+            context.close()
     # The published site (pages and archives) is made from the database: no trace either.
     site = harness.tmp_path / "site"
     result = run_cli(env, "site", str(site))
@@ -141,6 +197,10 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     # The standings name her by her pseudonym only.
     result = run_cli(env, "standings")
     assert "Alice" not in result.stdout and ALICE[0] not in result.stdout
+    assert "Forgotten player 1" in result.stdout
+    # The stored table is the one a recomputation gives, under the pseudonym.
+    result = run_cli(env, "standings", "--check")
+    assert result.exit_code == 0, result.output
 
     # Her later mail is a stranger's: her old reply address leads nowhere.
     mails = harness.count(ALICE[0])
@@ -194,3 +254,41 @@ def test_forget_refuses_what_it_cannot_do(installation: Installation) -> None:
     result = run_cli(env, "player", "forget", BOB[0], input="n\n")
     assert result.exit_code == 1 and "nothing forgotten" in result.stderr
     assert installation.harness.player(BOB[0]) is not None
+
+
+def test_a_forgotten_cut_mail_is_stored_and_compacted_on_both_backends(db_engine: Any) -> None:
+    """``cut_mail`` takes a row with no text and its hash (the migration's schema), and
+    `compact` rewrites every table it names on SQLite and PostgreSQL alike."""
+    from pbem.service.forget import COMPACTED, compact
+
+    digest = text_hash("<a@example.com> 5")
+    now = datetime(2026, 11, 27, tzinfo=UTC)
+    with Session(db_engine) as session:
+        game = m.Game(
+            settings={"players": 2},
+            seed="s",
+            status="finished",
+            created_at=now,
+            updated_at=now,
+            last_move_at=now,
+        )
+        session.add(game)
+        session.flush()
+        assert game.id is not None
+        session.add(
+            m.CutMail(
+                game_id=game.id,
+                seat=0,
+                message_id="<forgotten-1-0@forgotten.invalid>",
+                received_at=now,
+                text=None,
+                sha256=digest,
+                accepted=True,
+            )
+        )
+        session.commit()
+    assert "cut_mail" in COMPACTED
+    compact(db_engine)
+    with Session(db_engine) as session:
+        row = session.exec(select_rows(m.CutMail)).one()
+        assert row.text is None and row.sha256 == digest

@@ -1,7 +1,8 @@
 """Bound cuts and linked games: every cut mail a game received, accepted or refused
-(``cut_mail``), and what the game a rematch or a match's next game follows ended with
-(``game.follows``), both exported in the archive's ``deal_proof``; and the deal
-protocol of each fair game (``game.deal_protocol``; null: ``pbem-deal/1``, the one
+(``cut_mail``; the ``sha256`` of its text stands for it once its player was forgotten
+and the text removed), and what the game a rematch or a match's next game follows
+ended with (``game.follows``), both exported in the archive's ``deal_proof``; and the
+deal protocol of each fair game (``game.deal_protocol``; null: ``pbem-deal/1``, the one
 before it was recorded).
 
 Revision ID: 0011_cuts
@@ -39,7 +40,8 @@ def upgrade() -> None:
         sa.Column("seat", sa.Integer(), nullable=True),
         sa.Column("message_id", sa.String(), nullable=True),
         sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("text", sa.Text(), nullable=True),
+        sa.Column("sha256", sa.String(), nullable=True),
         sa.Column("accepted", sa.Boolean(), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(["game_id"], ["game.id"], name="fk_cut_mail_game_id_game"),

@@ -412,3 +412,12 @@ def _ascii(card: Card | None) -> str | None:
 
 def _join(cards: Any) -> str:
     return " ".join(str(c) for c in cards) if not isinstance(cards, str) else cards
+
+
+def verify_archive(
+    data: dict[str, Any] | str, *, seat: int | None = None, cut: str | None = None
+) -> Verdict:
+    """Check an archive by every step of the specification (`verify`); with ``seat``
+    and ``cut``, first that the entropy text recorded for that seat is ``cut``.
+    ReplayError when the archive is unreadable."""
+    return verify(data, seat=seat, cut=cut)

@@ -11,7 +11,7 @@ commitment ``C = sha256_hex(S)``.  Every human seat then "cuts for the deal": it
 entropy text is the Message-ID of its cut mail and the words it wrote.  The engine
 seed ``K`` is derived from ``S`` and those texts, so neither the service (which cannot
 foresee the words) nor a player (who cannot see ``S``) chooses the deals.  At game over
-``S`` is revealed and anyone can check every deal with `verify_archive`.
+``S`` is revealed and anyone can check every deal with `engine.dealcheck.verify_archive`.
 
 Pure: no clock, no I/O, no random numbers (the service draws ``S`` itself).
 
@@ -511,14 +511,3 @@ def _dealt_cards(game: Game, seat: int) -> tuple[Card, ...]:
 
 def _cards(cards: Iterable[Card]) -> str:
     return " ".join(c.ascii for c in cards)
-
-
-def verify_archive(
-    data: dict[str, Any] | str, *, seat: int | None = None, cut: str | None = None
-) -> Verdict:
-    """Check an archive by every step of the specification (`engine.dealcheck`);
-    with ``seat`` and ``cut``, first that the entropy text recorded for that seat is
-    ``cut``. ReplayError when the archive is unreadable."""
-    from engine.dealcheck import verify
-
-    return verify(data, seat=seat, cut=cut)

@@ -54,7 +54,7 @@ def verify(
     against that seat's own cards. Exit 0: all verified; 1: a mismatch; 3: not
     verifiable, or the server seed not revealed yet."""
     from engine import EngineError
-    from engine.fairness import verify_archive
+    from engine.dealcheck import verify_archive
 
     if (file is None) == (game_id is None):
         fail("give an archive FILE or --game ID (one of them)")

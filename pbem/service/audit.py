@@ -40,7 +40,7 @@ class Audit:
 def audit_games(ctx: Context, game_ids: Iterable[int] | None = None) -> Audit:
     """Replay and verify the games ``game_ids`` (all of them by default)."""
     from engine.archive import load
-    from engine.fairness import verify_archive
+    from engine.dealcheck import verify_archive
 
     audit = Audit()
     with Session(ctx.db) as session:

@@ -539,7 +539,8 @@ def imported_proof(
     """The deal proof of an archive to import: kept only for a finished game whose deals
     verify (a running game's archive reveals no server seed); ServiceError when the
     archive has one that does not verify."""
-    from engine.fairness import DealProof, verify_archive
+    from engine.dealcheck import verify_archive
+    from engine.fairness import DealProof
 
     if data.get("deal_proof") is None or not game.is_over:
         return None

@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from engine.fairness import PROTOCOL, derive_seed, expected_deal, text_hash, verify_archive
+from engine.dealcheck import verify_archive
+from engine.fairness import PROTOCOL, derive_seed, expected_deal, text_hash
 from engine.match import first_dealer_after
 from pbem.bots import text_of
 from pbem.render.replay import replay_page

@@ -12,14 +12,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import (
-    PROTOCOL,
-    commitment,
-    derive_seed,
-    entropy_text,
-    text_hash,
-    verify_archive,
-)
+from engine.dealcheck import verify_archive
+from engine.fairness import PROTOCOL, commitment, derive_seed, entropy_text, text_hash
 from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.replay import ReplayPageError, replay_page

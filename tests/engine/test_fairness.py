@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from engine import Game, Settings, new_game, to_archive
+from engine.dealcheck import verify_archive
 from engine.fairness import (
     NOT_VERIFIABLE,
     PROTOCOL_1,
@@ -24,7 +25,6 @@ from engine.fairness import (
     expected_deal,
     seed_from_hashes,
     text_hash,
-    verify_archive,
 )
 from engine.players import choose_action, decide, view_rng
 from engine.view import player_view

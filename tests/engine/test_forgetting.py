@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from engine import Game, Settings, to_archive
-from engine.fairness import PROTOCOL_1, PROTOCOL_2, DealProof, commitment, verify_archive
+from engine.dealcheck import verify_archive
+from engine.fairness import PROTOCOL_1, PROTOCOL_2, DealProof, commitment
 from engine.forgetting import forget_entry, is_forgotten, verify_forgotten
 from tests.engine.helpers import play_out
 

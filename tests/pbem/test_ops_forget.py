@@ -22,7 +22,8 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
-from engine.fairness import PROTOCOL_2, text_hash, verify_archive
+from engine.dealcheck import verify_archive
+from engine.fairness import PROTOCOL_2, text_hash
 from pbem.render.replay import replay_page
 from pbem.service.policy import forgotten_key, is_suppressed, lift, suppress
 from pbem.store import models as m

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.fairness import verify_archive
+from engine.dealcheck import verify_archive
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, run_cli
 from tests.pbem.replay.browser import launch, open_page
 from tests.pbem.replay.test_replay_mail import _replay_of

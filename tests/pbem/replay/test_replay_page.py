@@ -124,7 +124,8 @@ def test_result_words_name_the_skunk() -> None:
 def test_the_tests_proofs_follow_the_protocol() -> None:
     """The helper that builds these tests' proofs agrees with the spec's test vector and
     with `engine.fairness` (so the page is checked against the protocol, not itself)."""
-    from engine.fairness import PROTOCOL_1, verify_archive
+    from engine.dealcheck import verify_archive
+    from engine.fairness import PROTOCOL_1
     from engine.fairness import derive_seed as engine_derive
     from tests.pbem.replay.proofs import derive_seed
 

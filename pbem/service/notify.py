@@ -511,22 +511,25 @@ def tell_others(
     said: Sequence[str],
     tag: str,
     now: datetime,
-) -> None:
+) -> int:
     """Tell the game's other players what ``seat``'s mail changed that they must know
-    (``said``: ``hints on|off``, ``observers on|off``): one mail each, where the game
-    stands with those notes; through `enqueue`, so the policy is asked."""
+    (``said``: ``hints on|off``, ``observers on|off``, a turn mail that failed for good):
+    one mail each, where the game stands with those notes; through `enqueue`, so the
+    policy is asked. Nobody whose own turn mail failed for good is mailed (it would not
+    get through). Returns how many mails were queued."""
+    told = 0
     if not said:
-        return
+        return told
     for seated in seats:
         other = seated.seat.seat
-        if other == seat:
+        if other == seat or seated.seat.mail_failed_at is not None:
             continue
         view = player_view(game, other, len(game.events))
         notes = [Notice("info", "", line) for line in said]
         about = mail_context(
             game_row, seats, other, notes, len(game.events), reply_to=seat_reply_to(ctx, seated)
         )
-        enqueue(
+        told += enqueue(
             ctx,
             session,
             game_row,
@@ -538,6 +541,7 @@ def tell_others(
             view_json=view.to_json(),
             unsolicited=True,
         )
+    return told
 
 
 def send_help(

@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
-from pbem.render import Notice, render_reminder, render_turn
+from pbem.render import Notice, render_reminder
 from pbem.service import notify, play, policy
 from pbem.service.away import clock_start
 from pbem.service.context import (
@@ -205,34 +205,10 @@ def tell_others(
     assert game_row is not None and game_row.id is not None
     game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
-    note = Notice("info", "", said.format(name=public_name(seats[about_seat.seat].player)))
-    told = 0
-    for seated in seats:
-        if seated.seat.seat == about_seat.seat or seated.seat.mail_failed_at is not None:
-            continue  # their mail does not get through: not mailed about it
-        view = player_view(game, seated.seat.seat, len(game.events))
-        about = notify.mail_context(
-            game_row,
-            seats,
-            seated.seat.seat,
-            [note],
-            len(game.events),
-            reply_to=notify.seat_reply_to(ctx, seated),
-        )
-        queued = notify.enqueue(
-            ctx,
-            session,
-            game_row,
-            seated,
-            render_turn(view, about),
-            "status",
-            tag,
-            now,
-            view_json=view.to_json(),
-            unsolicited=True,
-        )
-        told += queued
-    return told
+    name = public_name(seats[about_seat.seat].player)
+    return notify.tell_others(
+        ctx, session, game_row, game, seats, about_seat.seat, [said.format(name=name)], tag, now
+    )
 
 
 def wait_for_return(ctx: Context, session: Session, game_row: m.Game, back: datetime) -> None:

@@ -83,6 +83,8 @@ def copy_database(
             for table in tables():
                 writing.execute(text(f'LOCK TABLE "{table.name}" IN EXCLUSIVE MODE'))
         held = {name: n for name, n in row_counts(writing).items() if n}
+        if held.get("rating_total") == 1 and _fresh_total(writing):
+            del held["rating_total"]  # the row a new schema is made with, counting nothing
         if held and not replace:
             listed = ", ".join(f"{name} {n}" for name, n in held.items())
             raise CopyError(
@@ -100,8 +102,16 @@ def copy_database(
     return report
 
 
+def _fresh_total(writing: Connection) -> bool:
+    """Whether the target's one ``rating_total`` row is the one its migration made: no
+    game rated yet."""
+    games = writing.execute(text("SELECT games FROM rating_total")).scalar_one()
+    return int(games) == 0
+
+
 def _copy_table(reading: Connection, writing: Connection, table: Table) -> int:
-    key = table.c.id
+    """Copy ``table`` in batches, in the order of its integer primary key."""
+    [key] = table.primary_key.columns  # every table of the service has a one-column key
     copied = 0
     last: int | None = None
     while True:
@@ -113,12 +123,14 @@ def _copy_table(reading: Connection, writing: Connection, table: Table) -> int:
             return copied
         writing.execute(table.insert(), rows)
         copied += len(rows)
-        last = int(rows[-1]["id"])
+        last = int(rows[-1][key.name])
 
 
 def _reset_sequences(writing: Connection) -> None:
     """Set each id sequence so that the next row gets the largest copied id plus one."""
     for table in tables():
+        if "id" not in table.c:
+            continue  # keyed by another table's id (rated_game): no sequence of its own
         sequence = writing.execute(
             text("SELECT pg_get_serial_sequence(:table, 'id')"), {"table": table.name}
         ).scalar()

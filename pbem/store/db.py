@@ -74,6 +74,25 @@ def make_engine(url: str | URL, *, echo: bool = False, sqlite_immediate: bool = 
     )
 
 
+def _wal(cursor: Any) -> None:
+    """Put the file in WAL mode (a setting kept in the file). Turning WAL on needs the
+    file to itself, and SQLite answers "database is locked" at once, without waiting
+    for the busy timeout, while another connection holds it (two processes opening a new
+    file together): try again until the busy timeout has passed."""
+    import sqlite3
+    import time
+
+    give_up = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= give_up:
+                raise
+            time.sleep(0.02)
+
+
 def _configure_sqlite(engine: Engine, begin: str) -> None:
     """Set the pragmas on each new connection and take over transaction control."""
 
@@ -84,7 +103,7 @@ def _configure_sqlite(engine: Engine, begin: str) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
             # Keep the hot pages in memory: a 64 MiB page cache and reads through mmap.

@@ -51,7 +51,10 @@ def target(pg_admin_url: URL) -> Iterator[str]:
 def rows_of(engine: Engine) -> dict[str, list[dict[str, Any]]]:
     with engine.connect() as conn:
         return {
-            table.name: [dict(r._mapping) for r in conn.execute(select(table).order_by(table.c.id))]
+            table.name: [
+                dict(r._mapping)
+                for r in conn.execute(select(table).order_by(*table.primary_key.columns))
+            ]
             for table in tables()
         }
 

@@ -139,6 +139,39 @@ def test_concurrent_migrations_take_turns(db_url: str) -> None:
     assert current_revision(db_url) == head_revision()
 
 
+def test_a_new_sqlite_file_opened_by_two_at_once(tmp_path: Path) -> None:
+    """Two processes opening a new SQLite file together: turning WAL on needs the file to
+    itself and SQLite refuses it at once ("database is locked") instead of waiting; each
+    connection tries again within the busy timeout. Many rounds, as the race is narrow."""
+    from pbem.store.db import make_engine
+
+    for round_no in range(20):
+        url = f"sqlite:///{tmp_path / f'new-{round_no}.db'}"
+        errors: list[BaseException] = []
+        gate = threading.Barrier(3)
+
+        def open_and_write(
+            url: str = url, errors: list[BaseException] = errors, gate: threading.Barrier = gate
+        ) -> None:
+            engine = make_engine(url)
+            try:
+                gate.wait()
+                with engine.begin() as connection:
+                    connection.execute(text("CREATE TABLE IF NOT EXISTS t (x INTEGER)"))
+                    connection.execute(text("INSERT INTO t VALUES (1)"))
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+            finally:
+                engine.dispose()
+
+        threads = [threading.Thread(target=open_and_write) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert errors == [], f"round {round_no}"
+
+
 def test_migrations_do_not_depend_on_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

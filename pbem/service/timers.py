@@ -13,6 +13,7 @@ good makes its game wait, and the other players are told once (`tell_waiting`);
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -141,27 +142,12 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
     once a mail to that seat got through, that the game goes on. Through
     `notify.enqueue`, so the policy is asked (they are seated players: the game's mail);
     the player whose mail fails is not mailed about it. Returns the games told about."""
-    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
-    failed = session.exec(
-        select(m.Seat)
-        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
-        .where(
-            col(m.Seat.mail_failed_at).is_not(None),
-            col(m.Seat.mail_failed_told).is_(None),
-            in_progress,
-        )
-        .order_by(col(m.Seat.id))
-    ).all()
-    through = session.exec(
-        select(m.Seat)
-        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
-        .where(
-            col(m.Seat.mail_failed_told).is_(True),
-            col(m.Seat.mail_failed_at).is_(None),
-            in_progress,
-        )
-        .order_by(col(m.Seat.id))
-    ).all()
+    failed = _seats_of_games_in_progress(
+        session, col(m.Seat.mail_failed_at).is_not(None), col(m.Seat.mail_failed_told).is_(None)
+    )
+    through = _seats_of_games_in_progress(
+        session, col(m.Seat.mail_failed_told).is_(True), col(m.Seat.mail_failed_at).is_(None)
+    )
     for seat in failed:
         log.warning(
             "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
@@ -193,6 +179,17 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
         )
         update_row(session, seat, mail_failed_told=None)
     return len(failed) + len(through)
+
+
+def _seats_of_games_in_progress(session: Session, *where: Any) -> Sequence[m.Seat]:
+    """The seats meeting ``where`` of games active or paused, in seat id order."""
+    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+    return session.exec(
+        select(m.Seat)
+        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
+        .where(*where, in_progress)
+        .order_by(col(m.Seat.id))
+    ).all()
 
 
 def tell_others(

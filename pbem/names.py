@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["NAME_LIMIT", "clean_name"]
+__all__ = ["NAME_LIMIT", "clean_name", "shown_name"]
 
 NAME_LIMIT = 60
 """The longest player name kept (longer ones are cut, ending in "…")."""
@@ -69,3 +69,14 @@ def clean_name(text: str, limit: int = 40) -> str:
         text = text.replace("=?", "").replace("?=", "")
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def shown_name(player_id: int | None, chosen_name: str | None) -> str:
+    """A player's name as anyone but the player sees it (``public_name`` in
+    ``pbem.service.context``), from their id and chosen name, for lists read without
+    loading whole players: the chosen name, cleaned, or a neutral "Player 12" (never a
+    part of an address, so a chosen name holding an "@" is not shown either)."""
+    chosen = clean_name(chosen_name or "", NAME_LIMIT)
+    if chosen and "@" not in chosen:
+        return chosen
+    return f"Player {player_id}" if player_id is not None else "A player"

@@ -28,22 +28,32 @@ recomputation makes), in the order the games ended (see `pbem.service.standings`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from openskill.models import PlackettLuce
+from pbem.names import clean_name, shown_name
 
-from engine import Game
+if TYPE_CHECKING:
+    from openskill.models import PlackettLuce
+
+    from engine import Game
 
 KINDS = ("pegging", "hand", "crib")
 """The kinds of points the standings average: pegging and hand per hand, crib per crib."""
 
 _PEGGING = {"play", "count_end", "heels"}
 
-MODEL = PlackettLuce()
-"""The rating model (its defaults: mu 25, sigma 25/3)."""
+
+@cache
+def rating_model() -> PlackettLuce:
+    """The rating model (its defaults: mu 25, sigma 25/3), made on first use: reading
+    the stored table (``pbem standings``) needs no OpenSkill."""
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce()
 
 
 def computer_key(level: str) -> str:
@@ -211,7 +221,7 @@ class Standings:
 
 def new_standing(place: Place, model: PlackettLuce | None = None) -> Standing:
     """The line of a player before their first rated game."""
-    model = model or MODEL
+    model = model or rating_model()
     return Standing(place.key, place.name, place.computer, model.mu, model.sigma)
 
 
@@ -224,7 +234,7 @@ def apply_record(
     stored table (updated when a game ends) make, so the two agree to the last bit when
     they take the same games in the same order.
     """
-    model = model or MODEL
+    model = model or rating_model()
     for place in record.places:
         if place.key not in table:
             table[place.key] = new_standing(place, model)
@@ -273,7 +283,7 @@ def order_key(row: Standing) -> tuple[float, int, str]:
 def compute_standings(records: Iterable[GameRecord], *, ordered: bool = False) -> Standings:
     """The standings after ``records``, taken in order of (end time, game id) — or in the
     order given, with ``ordered`` (the stored table's order of rating)."""
-    model = MODEL
+    model = rating_model()
     table: dict[str, Standing] = {}
     games = list(records) if ordered else sorted(records, key=lambda r: (r.finished_at, r.game_id))
     for record in games:
@@ -282,3 +292,56 @@ def compute_standings(records: Iterable[GameRecord], *, ordered: bool = False) -
     for number, row in enumerate(rows, start=1):
         row.rank = number
     return Standings(tuple(rows), len(games))
+
+
+def standing_read(line: Mapping[str, Any], rank: int) -> Standing:
+    """A stored line (as ``pbem.store.ratings.top_lines`` reads it) as a `Standing`: a
+    person's name as they show it now, a computer level's as stored."""
+    owner = line["player_id"]
+    return Standing(
+        key=line["key"],
+        name=line["name"] if owner is None else shown_name(owner, line["display_name"]),
+        computer=line["computer"],
+        mu=line["mu"],
+        sigma=line["sigma"],
+        games=line["games"],
+        wins=line["wins"],
+        skunks=line["skunks"],
+        skunked=line["skunked"],
+        hands=line["hands"],
+        cribs=line["cribs"],
+        points={kind: line[kind] for kind in KINDS},
+        rank=rank,
+    )
+
+
+# --- the table as text (the terminal, the text part of mails) ----------------------------
+
+COLUMNS = ("#", "player", "rating", "games", "wins", "skunks", "peg/hand", "hand", "crib")
+
+
+def cells(row: Standing) -> tuple[str, ...]:
+    """One row's values as the table shows them."""
+    return (
+        str(row.rank),
+        clean_name(row.name, 30),
+        f"{row.rating:.1f}",
+        str(row.games),
+        str(row.wins),
+        str(row.skunks),
+        *(f"{row.average(kind):.2f}" for kind in KINDS),
+    )
+
+
+def text_table(rows: Sequence[Standing]) -> str:
+    """The rows as a plain-text table (for the terminal and the text part of mails)."""
+    lines = [COLUMNS, *(cells(r) for r in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
+    out = []
+    for line in lines:
+        parts = [
+            value.ljust(widths[i]) if i == 1 else value.rjust(widths[i])
+            for i, value in enumerate(line)
+        ]
+        out.append("  ".join(parts).rstrip())
+    return "\n".join(out)

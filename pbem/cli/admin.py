@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import typer
-from rich.table import Table
+from pbem.cli.base import app_group, database, examples, fail, new_table, out, settings
 
-from pbem.cli.base import database, examples, fail, out, settings
-
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
 
 @commands.command(
@@ -31,7 +28,7 @@ def init() -> None:
 def show_config() -> None:
     """Show the effective configuration, secrets masked."""
     cfg = settings()
-    table = Table("setting", "value", title="pbem configuration")
+    table = new_table("setting", "value", title="pbem configuration")
     for key, value in cfg.masked().items():
         table.add_row(key, str(value))
     out.print(table)

@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from pbem.cli.base import examples, fail, guard, out, service
+from pbem.cli.base import app_group, escape, examples, fail, guard, out, service
 from pbem.cli.game import seat_for
 
 if TYPE_CHECKING:
     from engine import Action, Game
     from pbem.service import Service
 
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
 
 @commands.command(

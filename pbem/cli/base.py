@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from typer.core import TyperArgument, TyperOption
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
     from sqlalchemy import Engine
 
     from pbem.config import Settings
@@ -46,22 +46,72 @@ def _plain_metavar(param: Any, ctx: Any) -> str | None:
     return word + ("..." if many else "")
 
 
-# Typer's rich help prints each parameter's Python type (<int>, <bool>, <list[str]>);
-# an operator wants the words above instead.
+def _usage_name(param: TyperArgument) -> str:
+    """An argument as usage and help name it: ``PLAYERS...``, ``[SEED]`` (not
+    ``{players}...``)."""
+    name = param.display_name_raw.upper()
+    name = name if param.required else f"[{name}]"
+    return name + ("..." if param.nargs != 1 else "")
+
+
+# Typer prints each parameter's Python type (<int>, <bool>, <list[str]>) and required
+# arguments in braces; an operator wants the plain words above instead.
 TyperOption.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
 TyperArgument.display_type_rich = _plain_metavar  # type: ignore[method-assign,assignment]
+TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign,assignment]
+TyperArgument._rich_display_name = _usage_name  # type: ignore[method-assign,assignment]
+
+
+def app_group(**options: Any) -> typer.Typer:
+    """A ``Typer`` for a group of commands, with the plain help every group shares.
+
+    The help is the plain one (as git's or pip's): typer's panels would import
+    ``typer.rich_utils`` and with it Markdown and Pygments, half of ``pbem --help``'s
+    time. Rich still draws the commands' own tables and colours.
+    """
+    return typer.Typer(rich_markup_mode=None, **options)
 
 
 def examples(*lines: str) -> str:
     """A command's Examples section (the help's epilog), one command line per line."""
-    return "[b]Examples[/b]\n\b\n" + "\n".join(f"  {escape(line)}" for line in lines)
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def escape(text: str) -> str:
+    """Rich's :func:`rich.markup.escape`, imported on first use."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def new_table(*columns: str, **options: Any) -> Table:
+    """A Rich ``Table`` with these column headers, imported on first use."""
+    from rich.table import Table
+
+    return Table(*columns, **options)
+
+
+class _LazyConsole:
+    """A Rich ``Console`` made on first use: a command that prints nothing (or only
+    its help) never imports Rich."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
 
 
 # No markup by default: names, addresses, subjects and reasons come from mail, and text
 # like "[/b]" in them must be printed as it is (or Rich would garble it, or raise).
 # No hard wrapping either: a printed command must stay one line to be copied.
-out = Console(markup=False, soft_wrap=True)
-err = Console(stderr=True, markup=False)
+out = cast("Console", _LazyConsole(markup=False, soft_wrap=True))
+err = cast("Console", _LazyConsole(stderr=True, markup=False))
 
 
 class _State:

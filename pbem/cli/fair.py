@@ -12,15 +12,26 @@ mismatch (exit 1) whatever the deals.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from pbem.cli.base import err, examples, fail, guard, out, service
+from pbem.cli.base import (
+    app_group,
+    database,
+    err,
+    escape,
+    examples,
+    fail,
+    guard,
+    out,
+    service,
+    settings,
+)
 
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
 NOT_VERIFIABLE_EXIT = 3
 """The exit code of ``pbem verify`` for a game whose deals carry no commitment, or
@@ -151,33 +162,42 @@ def standings(
     """The ratings table from every finished game (OpenSkill), with games, wins, skunks
     and average points: pegging and hand per hand, crib per crib owned. The table is
     stored and updated as each game ends; --rebuild recomputes it from the games."""
-    from sqlmodel import Session
+    if check or rebuild:
+        from pbem.service.standings import rebuild_table, stored_differences
 
-    from pbem.render.standings import text_table
-    from pbem.service.standings import current_standings, rebuild_table, stored_differences
-
-    svc = service()
-    if check:
-        differences = guard(stored_differences, svc._ctx())
-        if differences:
-            for line in differences[:20]:
-                err.print(line, highlight=False)
-            fail(f"the stored standings differ from a recomputation ({len(differences)} lines)")
-        out.print("the stored standings equal a recomputation from every finished game")
-        return
-    if rebuild:
+        svc = service()
+        if check:
+            differences = guard(stored_differences, svc._ctx())
+            if differences:
+                for line in differences[:20]:
+                    err.print(line, highlight=False)
+                fail(f"the stored standings differ from a recomputation ({len(differences)} lines)")
+            out.print("the stored standings equal a recomputation from every finished game")
+            return
         rebuilt = guard(rebuild_table, svc._ctx())
         out.print(
             f"standings rebuilt from {rebuilt.games} finished games ({len(rebuilt.rows)} players)",
             highlight=False,
         )
-    with Session(svc.db) as session:
-        table = guard(current_standings, svc._ctx(), session, top)
+    # Reading the stored table needs the database alone, not the service (its mail,
+    # templates and engine): the table's lines come by index, best first.
+    from sqlmodel import Session
+
+    from pbem.ratings import Standings, standing_read, text_table
+    from pbem.store import ratings as stored
+
+    with Session(database(settings())) as session:
+        lines = stored.top_lines(session, top)
+        table = Standings(
+            tuple(standing_read(line, rank) for rank, line in enumerate(lines, start=1)),
+            stored.rated_games(session),
+        )
+    # Plain text as it is: Rich would lay out every line of a table of 20,000 players.
     if as_json:
-        out.print(json.dumps(table.to_json(), indent=1, ensure_ascii=False), highlight=False)
+        sys.stdout.write(json.dumps(table.to_json(), indent=1, ensure_ascii=False) + "\n")
         return
     if not table.rows:
         out.print("no finished game yet", highlight=False)
         return
-    out.print(text_table(table.rows), highlight=False)
+    sys.stdout.write(text_table(table.rows) + "\n")
     out.print(f"{table.games} finished games; rating = mu - 3 sigma (OpenSkill)", highlight=False)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from pbem.cli.base import examples, fail, guard, out, service
+from pbem.cli.base import app_group, examples, fail, guard, new_table, out, service
 from pbem.store.states import GameStatus
 
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ LEVELS = ("easy", "medium", "hard")
 """The computer's levels, as ``engine.levels.LEVELS`` names them (a test keeps the two
 equal): the help lists them without loading the engine's strategies."""
 
-game_app = typer.Typer(help="Create, inspect and manage games.", no_args_is_help=True)
+game_app = app_group(help="Create, inspect and manage games.", no_args_is_help=True)
 
 
 def _parse_player(text: str) -> tuple[str, str | None]:
@@ -120,7 +119,7 @@ def game_list(
     from pbem.store import models as m
 
     svc = service()
-    table = Table("id", "status", "players", "to", "moves", "last move", title="games")
+    table = new_table("id", "status", "players", "to", "moves", "last move", title="games")
     with Session(svc.db) as session:
         query = select(m.Game).order_by(m.Game.id)  # type: ignore[arg-type]
         if status:
@@ -181,7 +180,7 @@ def game_show(
             out.print(f"Subject: {mail.subject}\n", highlight=False)
             out.print(mail.text, highlight=False, markup=False)
             return
-        table = Table(
+        table = new_table(
             "seat", "player", "address", "score", title=f"game {game_id}: {game_row.status}"
         )
         for seated in seats:
@@ -228,7 +227,7 @@ def game_stalled(
     svc = service()
     limit = hours if hours is not None else svc.settings.reminder_hours
     now = svc.clock()
-    table = Table(
+    table = new_table(
         "id",
         "waiting for",
         "since",
@@ -335,7 +334,7 @@ def _show_uncut(svc: Service, session: Session, game_row: m.Game) -> None:
 
     assert game_row.id is not None
     seats = svc._seats(session, game_row.id)
-    table = Table("seat", "player", "address", title=f"game {game_row.id}: {game_row.status}")
+    table = new_table("seat", "player", "address", title=f"game {game_row.id}: {game_row.status}")
     for seated in seats:
         table.add_row(str(seated.seat.seat), seated.name, seated.player.email)
     out.print(table)

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from pbem.cli.base import examples, fail, out, service
+from pbem.cli.base import app_group, examples, fail, new_table, out, service
 from pbem.store.states import InboundStatus, OutboxStatus
 
 if TYPE_CHECKING:
@@ -17,9 +16,9 @@ if TYPE_CHECKING:
 
     from pbem.store import models as m
 
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
-outbox_app = typer.Typer(help="Outgoing mail.", no_args_is_help=True)
-inbox_app = typer.Typer(help="Received mail and what became of it.", no_args_is_help=True)
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
+outbox_app = app_group(help="Outgoing mail.", no_args_is_help=True)
+inbox_app = app_group(help="Received mail and what became of it.", no_args_is_help=True)
 
 
 @commands.command(epilog=examples("pbem ingest reply.eml"))
@@ -58,7 +57,7 @@ def outbox_list(
     from pbem.store import models as m
 
     svc = service()
-    table = Table(
+    table = new_table(
         "id",
         "status",
         "kind",
@@ -121,7 +120,7 @@ def inbox_list(
     from pbem.store.inbound import list_inbound
 
     svc = service()
-    table = Table("id", "status", "from", "game", "received", "reason", title="inbox")
+    table = new_table("id", "status", "from", "game", "received", "reason", title="inbox")
     with Session(svc.db) as session:
         for row in list_inbound(session, status.value if status else None, limit):
             table.add_row(
@@ -212,7 +211,8 @@ def players(
                 session.add(player)
             session.commit()
     title = "players" + (f" ({', '.join(sorted(wanted))})" if wanted else "")
-    table = Table("id", "name", "address", "status", "mail", "bounces", "last bounce", title=title)
+    columns = ("id", "name", "address", "status", "mail", "bounces", "last bounce")
+    table = new_table(*columns, title=title)
     now = svc.clock()
     with Session(svc.db) as session:
         for p in session.exec(select(m.Player).order_by(m.Player.id)):  # type: ignore[arg-type]
@@ -232,7 +232,7 @@ def players(
     out.print(table)
 
 
-player_app = typer.Typer(help="One player: block or unblock an address.", no_args_is_help=True)
+player_app = app_group(help="One player: block or unblock an address.", no_args_is_help=True)
 
 
 def _set_blocked(address: str, blocked: bool) -> None:

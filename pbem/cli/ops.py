@@ -17,10 +17,10 @@ from typing import Annotated
 
 import typer
 
-from pbem.cli.base import database, examples, fail, out, settings
+from pbem.cli.base import app_group, database, examples, fail, out, settings
 
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
-db_app = typer.Typer(help="Move the database: copy it whole to another one.")
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
+db_app = app_group(help="Move the database: copy it whole to another one.")
 
 
 @commands.command("backup", epilog=examples("pbem backup /var/backups/pbem-$(date +%F).db"))

@@ -14,11 +14,11 @@ from typing import Annotated
 import typer
 
 from pbem.cli import admin, archive, fair, game, mail, ops, serve, site
-from pbem.cli.base import examples, out, state
+from pbem.cli.base import app_group, examples, out, state
 from pbem.cli.version import version_line
 from pbem.logsetup import configure_logging
 
-app = typer.Typer(
+app = app_group(
     help="Play-by-email Cribbage: the admin command line.",
     no_args_is_help=True,
     add_completion=False,

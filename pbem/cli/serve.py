@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pbem.cli.base import database, examples, fail, out, service, settings, state
+from pbem.cli.base import app_group, database, examples, fail, out, service, settings, state
 from pbem.cli.version import package_version
 from pbem.logsetup import LogFormat, configure_logging
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pbem.daemon import Daemon
     from pbem.lmtp import LmtpListener
 
-commands = typer.Typer()  # no name: its commands join the group it is added to (pbem.cli)
+commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
 
 @commands.command(

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 import typer
 
 from pbem.cli.archive import write_page
-from pbem.cli.base import examples, fail, guard, out, service
+from pbem.cli.base import app_group, examples, fail, guard, out, service
 
-commands = typer.Typer()  # no name: its commands join the top level (pbem.cli)
+commands = app_group()  # no name: its commands join the top level (pbem.cli)
 
 
 def _read_archive(file: Path) -> dict[str, Any]:

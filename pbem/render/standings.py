@@ -16,40 +16,19 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from pbem.ratings import KINDS, GameRecord, Standing, Standings, compute_standings
+from pbem.ratings import (
+    COLUMNS,
+    GameRecord,
+    Standing,
+    Standings,
+    cells,
+    compute_standings,
+    text_table,
+)
 from pbem.render.context import RenderedMail
 from pbem.render.mail import _render
 from pbem.render.page import Page, footer_lines
-from pbem.render.words import clean_name, phrase
-
-COLUMNS = ("#", "player", "rating", "games", "wins", "skunks", "peg/hand", "hand", "crib")
-
-
-def cells(row: Standing) -> tuple[str, ...]:
-    """One row's values as the table shows them."""
-    return (
-        str(row.rank),
-        clean_name(row.name, 30),
-        f"{row.rating:.1f}",
-        str(row.games),
-        str(row.wins),
-        str(row.skunks),
-        *(f"{row.average(kind):.2f}" for kind in KINDS),
-    )
-
-
-def text_table(rows: Sequence[Standing]) -> str:
-    """The rows as a plain-text table (for the terminal and the text part of mails)."""
-    lines = [COLUMNS, *(cells(r) for r in rows)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
-    out = []
-    for line in lines:
-        parts = [
-            value.ljust(widths[i]) if i == 1 else value.rjust(widths[i])
-            for i, value in enumerate(line)
-        ]
-        out.append("  ".join(parts).rstrip())
-    return "\n".join(out)
+from pbem.render.words import phrase
 
 
 def html_table(rows: Sequence[Standing], highlight: str | None = None) -> Markup:

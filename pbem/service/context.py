@@ -23,7 +23,7 @@ from engine import Settings as GameSettings
 from engine.levels import ALIASES, all_names
 from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
-from pbem.names import NAME_LIMIT, clean_name
+from pbem.names import NAME_LIMIT, clean_name, shown_name
 from pbem.renderer import MailMaker
 from pbem.store import models as m
 from pbem.store.games import load_actions, seat_players
@@ -113,15 +113,6 @@ def public_name(player: m.Player) -> str:
     a neutral "Player 12" (their id) — never a part of their address, so a chosen name
     that holds an address (an "@") is not shown either."""
     return shown_name(player.id, player.display_name)
-
-
-def shown_name(player_id: int | None, chosen_name: str | None) -> str:
-    """`public_name` of the player ``player_id`` whose chosen name is ``chosen_name``
-    (for lists read without loading whole players)."""
-    chosen = clean_name(chosen_name or "", NAME_LIMIT)
-    if chosen and "@" not in chosen:
-        return chosen
-    return f"Player {player_id}" if player_id is not None else "A player"
 
 
 Table = tuple[m.Game, list[Seated], int]

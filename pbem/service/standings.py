@@ -17,7 +17,7 @@ the pseudo-player of its level (`pbem.ratings.computer_key`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,6 @@ from sqlmodel import Session, col, select
 from engine import Game
 from pbem.ratings import (
     KINDS,
-    MODEL,
     GameRecord,
     Place,
     Standing,
@@ -34,7 +33,9 @@ from pbem.ratings import (
     apply_record,
     compute_standings,
     computer_key,
+    rating_model,
     record_of,
+    standing_read,
 )
 from pbem.render.standings import render_standings
 from pbem.service import notify
@@ -45,7 +46,6 @@ from pbem.service.context import (
     load_game,
     seat_level,
     seats_of,
-    shown_name,
 )
 from pbem.store import models as m
 from pbem.store import ratings as stored
@@ -135,7 +135,7 @@ def store_record(
     turn = stored.next_turn(session)
     lines = stored.lines_of(session, (place.key for place in record.places))
     table = {key: standing_of(line) for key, line in lines.items()}
-    apply_record(table, record, MODEL)
+    apply_record(table, record, rating_model())
     new: list[dict[str, Any]] = []
     changed: list[dict[str, Any]] = []
     for key in dict.fromkeys(place.key for place in record.places):
@@ -163,27 +163,6 @@ def standing_of(line: m.Rating) -> Standing:
         hands=line.hands,
         cribs=line.cribs,
         points={"pegging": line.pegging, "hand": line.hand, "crib": line.crib},
-    )
-
-
-def standing_read(line: Mapping[str, Any], rank: int) -> Standing:
-    """A line read by `pbem.store.ratings.top_lines` as a `Standing`: a person's name as
-    they show it now, a computer level's as stored."""
-    owner = line["player_id"]
-    return Standing(
-        key=line["key"],
-        name=line["name"] if owner is None else shown_name(owner, line["display_name"]),
-        computer=line["computer"],
-        mu=line["mu"],
-        sigma=line["sigma"],
-        games=line["games"],
-        wins=line["wins"],
-        skunks=line["skunks"],
-        skunked=line["skunked"],
-        hands=line["hands"],
-        cribs=line["cribs"],
-        points={kind: line[kind] for kind in KINDS},
-        rank=rank,
     )
 
 

@@ -34,13 +34,21 @@ class DbCursorStore:
             save_cursor(session, mailbox_name, uidvalidity, last_uid, now=self.clock())
 
 
-def freeze_startup_objects() -> None:
+def freeze_startup_objects(*, collect: bool = True) -> None:
     """Take what is alive once a long-running process has started (modules, compiled
     queries and templates: about 100,000 objects that never die) out of the cyclic garbage
-    collector's scans. Otherwise every full collection walks them all again, tens of
-    milliseconds each time, in the middle of whatever batch is running."""
-    gc.collect()
+    collector's scans, and turn the collector on (again). Otherwise every full collection
+    walks them all again, tens of milliseconds each time, in the middle of whatever batch
+    is running.
+
+    ``collect=False`` when the collector was off while the process started (`pbem
+    serve`): the imports leave a few hundred cyclic objects behind, not worth the 50 ms
+    of a full collection over 100,000 live ones before the daemon is ready.
+    """
+    if collect:
+        gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 def build_daemon(

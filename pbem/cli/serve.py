@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -86,50 +88,53 @@ def serve(
     at the log_level setting (INFO unless set; -v: DEBUG). SIGTERM or Ctrl-C stops it
     after the step under way, with exit code 0.
     """
-    from pbem.config import mask_url
-    from pbem.daemon import DaemonError
-    from pbem.runtime import build_daemon, freeze_startup_objects
+    # No cyclic garbage collection while the daemon starts: its imports make some
+    # 100,000 objects that live as long as it does (frozen below, once it is wired).
+    with _collector_paused():
+        from pbem.config import mask_url
+        from pbem.daemon import DaemonError
+        from pbem.runtime import build_daemon, freeze_startup_objects
 
-    cfg = settings()
-    level = logging.DEBUG if state.verbose else cfg.log_level
-    fmt: LogFormat = log_format.value
-    configure_logging(level, fmt)
-    engine = database(cfg)
-    try:
-        daemon = build_daemon(cfg, engine)
-    except (ValueError, DaemonError) as exc:
-        fail(str(exc))
-    try:
-        daemon.claim()
-    except DaemonError as exc:
-        daemon.close()
-        fail(str(exc))
-    listener = None
-    if (cfg.unsubscribe_url or cfg.metrics) and not once:
-        from pbem.web import start_listener
+        cfg = settings()
+        level = logging.DEBUG if state.verbose else cfg.log_level
+        fmt: LogFormat = log_format.value
+        configure_logging(level, fmt)
+        engine = database(cfg)
+        try:
+            daemon = build_daemon(cfg, engine)
+        except (ValueError, DaemonError) as exc:
+            fail(str(exc))
+        try:
+            daemon.claim()
+        except DaemonError as exc:
+            daemon.close()
+            fail(str(exc))
+        listener = None
+        if (cfg.unsubscribe_url or cfg.metrics) and not once:
+            from pbem.web import start_listener
 
-        try:
-            listener = start_listener(
-                daemon.service,
-                cfg.http_listen,
-                cfg.unsubscribe_url,
-                metrics=cfg.metrics,
-                metrics_token=cfg.metrics_token,
-            )
-        except OSError as exc:
-            daemon.close()
-            what = "the unsubscribe" if cfg.unsubscribe_url else "the metrics"
-            fail(f"cannot listen on {cfg.http_listen} for {what}: {exc.strerror or exc}")
-    lmtp = None
-    if not once:
-        try:
-            lmtp = _start_lmtp(daemon)
-        except OSError as exc:
-            if listener is not None:
-                listener.stop()
-            daemon.close()
-            fail(f"cannot listen on {mask_url(cfg.inbound)} for LMTP: {exc.strerror or exc}")
-    freeze_startup_objects()
+            try:
+                listener = start_listener(
+                    daemon.service,
+                    cfg.http_listen,
+                    cfg.unsubscribe_url,
+                    metrics=cfg.metrics,
+                    metrics_token=cfg.metrics_token,
+                )
+            except OSError as exc:
+                daemon.close()
+                what = "the unsubscribe" if cfg.unsubscribe_url else "the metrics"
+                fail(f"cannot listen on {cfg.http_listen} for {what}: {exc.strerror or exc}")
+        lmtp = None
+        if not once:
+            try:
+                lmtp = _start_lmtp(daemon)
+            except OSError as exc:
+                if listener is not None:
+                    listener.stop()
+                daemon.close()
+                fail(f"cannot listen on {mask_url(cfg.inbound)} for LMTP: {exc.strerror or exc}")
+        freeze_startup_objects(collect=False)
     restore = _stop_on_signals(daemon)
     serve_log.info(
         "pbem %s serving %s for %s: database %s, inbox %s, outbox %s",
@@ -163,6 +168,16 @@ def serve(
         if listener is not None:
             listener.stop()
     serve_log.info("stopped" if interrupted or daemon.stop_event.is_set() else "done")
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside, and on again after (however it ends)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _start_lmtp(daemon: Daemon) -> LmtpListener | None:

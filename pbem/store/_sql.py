@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Insert, Update, bindparam, event, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapper
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, SQLModel
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
 
 
 def dialect_name(session: Session) -> str:
@@ -30,9 +32,15 @@ def insert_for(dialect: str, table: Any) -> postgresql.Insert | sqlite.Insert:
     Statements built once per backend and executed with parameters skip SQLAlchemy's
     per-call statement building: the hot path of the service uses them.
     """
+    # Imported here: the dialect a database does not use is never loaded (PostgreSQL's
+    # brings every one of its drivers' modules).
     if dialect == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
 
 
 def is_postgresql(session: Session) -> bool:

@@ -4,7 +4,7 @@
 # servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running,
 # Debian's chromium for the browser tests, podman with a Debian base image for the
 # container test — and runs the whole test suite.
-# Extra arguments go to pytest.
+# Extra arguments go to pytest; PBEM_TEST_WORKERS sets how many run at once (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,4 +36,6 @@ echo "== podman and the Debian base image (the container test builds and runs th
 bash deploy/image.sh setup
 
 echo "== tests"
-exec "$PY" -m pytest "$@"
+# Two workers (pytest-xdist): most tests wait on servers and subprocesses, not on a
+# core. Tests that stop or restart a mail server run alone (tests/fixtures/mailstack.py).
+exec "$PY" -m pytest -n "${PBEM_TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder "$@"

@@ -19,3 +19,23 @@ pytest_plugins = [
 import os  # noqa: E402
 
 os.environ.setdefault("PBEM_FAIR_DEALS", "false")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep a module whose tests share a module-scoped fixture (a built image, a browser,
+    a corpus of archives) on one parallel worker: it is made once, not once a worker."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        shared = any(
+            definition.scope == "module"
+            for definitions in info.name2fixturedefs.values()
+            for definition in definitions
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

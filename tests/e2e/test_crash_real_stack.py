@@ -84,6 +84,7 @@ def logged_actions(db: Engine) -> int:
         return int(session.exec(select(func.count()).select_from(m.ActionLog)).one())
 
 
+@pytest.mark.serial  # restarts or stops a server of the shared stack
 def test_sigkill_at_random_moments_changes_nothing(mailstack: MailStack, tmp_path: Path) -> None:
     stack = mailstack
     rng = random.Random(20240301)

@@ -7,6 +7,8 @@ import smtplib
 import subprocess
 import time
 
+import pytest
+
 from tests.fixtures.mailstack import (
     MailStack,
     _read_env,
@@ -23,6 +25,7 @@ def mail(sender: str, to: str, subject: str) -> bytes:
     ).encode()
 
 
+@pytest.mark.serial  # restarts or stops a server of the shared stack
 def test_the_stack_recovers_within_seconds_after_dovecot_was_away(mailstack: MailStack) -> None:
     """While Dovecot is stopped, Postfix takes a message (local pickup) whose delivery
     fails and is deferred, and an SMTP client finds smtpd unable to start (no SASL). Once

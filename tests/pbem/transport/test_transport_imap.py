@@ -414,6 +414,7 @@ def test_idle_is_renewed_before_the_server_drops_it(
     assert source.wait(5) is True
 
 
+@pytest.mark.serial  # restarts or stops a server of the shared stack
 def test_dovecot_restart_during_wait_then_fetch_works(
     mailstack: MailStack, account: tuple[str, str], closing: list[ImapInbound]
 ) -> None:
@@ -432,6 +433,7 @@ def test_dovecot_restart_during_wait_then_fetch_works(
     assert source.connected
 
 
+@pytest.mark.serial  # restarts or stops a server of the shared stack
 def test_dovecot_restart_between_calls(
     mailstack: MailStack, account: tuple[str, str], closing: list[ImapInbound]
 ) -> None:

@@ -93,18 +93,29 @@ def new_table(*columns: str, **options: Any) -> Table:
 
 class _LazyConsole:
     """A Rich ``Console`` made on first use: a command that prints nothing (or only
-    its help) never imports Rich."""
+    its help) never imports Rich. Every attribute, read or set, is the console's."""
 
     def __init__(self, **options: Any) -> None:
-        self._options = options
-        self._console: Console | None = None
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
 
-    def __getattr__(self, name: str) -> Any:
-        if self._console is None:
+    def _made(self) -> Console:
+        console: Console | None = object.__getattribute__(self, "_console")
+        if console is None:
             from rich.console import Console
 
-            self._console = Console(**self._options)
-        return getattr(self._console, name)
+            console = Console(**object.__getattribute__(self, "_options"))
+            object.__setattr__(self, "_console", console)
+        return console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._made(), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._made(), name)
 
 
 # No markup by default: names, addresses, subjects and reasons come from mail, and text

@@ -81,3 +81,15 @@ def test_version(tmp_path: Path) -> None:
     result = run_cli(cli_env(tmp_path), "--version")
     assert result.exit_code == 0
     assert result.stdout.strip() == f"pbem {version('pbem-cribbage')}"
+
+
+def test_the_consoles_are_made_on_first_use_and_take_what_is_set_on_them() -> None:
+    from unittest import mock
+
+    from pbem.cli.base import _LazyConsole
+
+    lazy = _LazyConsole(markup=False, soft_wrap=True)
+    with mock.patch.object(lazy, "_width", 123):  # as tests/e2e/helpers.run_cli does
+        assert lazy.width == 123
+    assert lazy._width is None  # put back on the console itself
+    assert lazy.width != 123

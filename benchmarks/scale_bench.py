@@ -188,7 +188,7 @@ def standings_mails(service: Service, asker: str, asks: int) -> tuple[float, flo
 def standings_in_process(service: Service) -> float:
     """The whole table read and laid out as ``pbem standings`` does, in this process
     (without the command's start-up): best of three, seconds."""
-    from pbem.render.standings import text_table
+    from pbem.ratings import text_table
     from pbem.service.standings import current_standings
 
     best = float("inf")
@@ -206,6 +206,7 @@ def standings_command(url: str, data_dir: Path) -> tuple[float, float, float, in
     the process, lines)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
     env.update({"PBEM_DATA_DIR": str(data_dir), "PBEM_DATABASE_URL": url, "PBEM_DOMAIN": DOMAIN})
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed command runs: from bytecode
     times = []
     cpu = []
     lines = 0

@@ -180,24 +180,26 @@ def standings(
             highlight=False,
         )
     # Reading the stored table needs the database alone, not the service (its mail,
-    # templates and engine): the table's lines come by index, best first.
-    from sqlmodel import Session
-
+    # templates and engine) nor the ORM: the table's lines come by index, best first.
     from pbem.ratings import Standings, standing_read, text_table
-    from pbem.store import ratings as stored
+    from pbem.store import lines as stored
 
-    with Session(database(settings())) as session:
-        lines = stored.top_lines(session, top)
-        table = Standings(
-            tuple(standing_read(line, rank) for rank, line in enumerate(lines, start=1)),
-            stored.rated_games(session),
-        )
+    engine = database(settings())
+    try:
+        with engine.connect() as connection:
+            found = stored.top_lines(connection, top)
+            table = Standings(
+                tuple(standing_read(line, rank) for rank, line in enumerate(found, start=1)),
+                stored.rated_games(connection),
+            )
+    finally:
+        engine.dispose()
     # Plain text as it is: Rich would lay out every line of a table of 20,000 players.
     if as_json:
         sys.stdout.write(json.dumps(table.to_json(), indent=1, ensure_ascii=False) + "\n")
         return
     if not table.rows:
-        out.print("no finished game yet", highlight=False)
+        sys.stdout.write("no finished game yet\n")
         return
     sys.stdout.write(text_table(table.rows) + "\n")
-    out.print(f"{table.games} finished games; rating = mu - 3 sigma (OpenSkill)", highlight=False)
+    sys.stdout.write(f"{table.games} finished games; rating = mu - 3 sigma (OpenSkill)\n")

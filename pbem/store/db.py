@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
-from sqlmodel import Session
 
 from pbem.store.errors import SchemaNotCurrentError
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlmodel import Session
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -119,6 +119,8 @@ def _configure_sqlite(engine: Engine, begin: str) -> None:
 
 def new_session(engine: Engine) -> Session:
     """A session whose objects stay readable after commit."""
+    from sqlmodel import Session  # the ORM: not for what reads plain rows (pbem standings)
+
     return Session(engine, expire_on_commit=False)
 
 

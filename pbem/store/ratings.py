@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import (
     Delete,
     Insert,
-    Select,
     Update,
     bindparam,
     delete,
@@ -25,29 +24,18 @@ from sqlalchemy import (
     or_,
     update,
 )
-from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import upsert
-from pbem.store.models import Player, RatedGame, Rating, RatingTotal
-
-COUNTED = (
-    "games",
-    "wins",
-    "skunks",
-    "skunked",
-    "hands",
-    "cribs",
-    "pegging",
-    "hand",
-    "crib",
-)
-"""The columns of a line that count (beside the rating itself)."""
+from pbem.store.lines import COUNTED
+from pbem.store.lines import line_of as _line_of
+from pbem.store.lines import rated_games as _rated_games
+from pbem.store.lines import top_lines as _top_lines
+from pbem.store.models import RatedGame, Rating, RatingTotal
 
 _RATING = Rating.__table__  # type: ignore[attr-defined]
 _TOTAL = RatingTotal.__table__  # type: ignore[attr-defined]
 _RATED = RatedGame.__table__  # type: ignore[attr-defined]
-_PLAYER = Player.__table__  # type: ignore[attr-defined]
 
 
 def next_turn(session: Session) -> int:
@@ -73,12 +61,6 @@ _TAKE_TURN = (
     .values(games=_TOTAL.c.games + 1)
     .returning(_TOTAL.c.games)
 )
-
-
-def rated_games(session: Session) -> int:
-    """How many games the stored standings count."""
-    total = session.exec(select(RatingTotal.games).where(RatingTotal.id == 1)).first()
-    return int(total or 0)
 
 
 def lines_of(session: Session, keys: Iterable[str]) -> dict[str, Rating]:
@@ -133,40 +115,19 @@ def log_all_rated(session: Session, game_ids: Sequence[int], now: datetime) -> N
     connection.execute(update(_TOTAL).where(_TOTAL.c.id == 1).values(games=len(rows)))
 
 
-LINE = (
-    "key",
-    "player_id",
-    "name",
-    "computer",
-    "mu",
-    "sigma",
-    "rating",
-    *COUNTED,
-)
-"""The columns `top_lines` and `line_of` read, then the player's chosen name."""
-
-
-def _lines() -> Select[Any]:
-    return sa_select(*(_RATING.c[name] for name in LINE), _PLAYER.c.display_name).join_from(
-        _RATING, _PLAYER, _PLAYER.c.id == _RATING.c.player_id, isouter=True
-    )
+def rated_games(session: Session) -> int:
+    """How many games the stored standings count."""
+    return _rated_games(session.connection())
 
 
 def top_lines(session: Session, limit: int | None) -> list[dict[str, Any]]:
-    """The best ``limit`` lines (all of them for None), in the table's order: each the
-    columns of `LINE` and ``display_name``, its player's chosen name (read as plain rows,
-    not objects: ``pbem standings`` reads every line)."""
-    statement = _lines().order_by(_RATING.c.rating.desc(), _RATING.c.games.desc(), _RATING.c.key)
-    if limit is not None:
-        statement = statement.limit(limit)
-    names = (*LINE, "display_name")
-    return [dict(zip(names, row, strict=True)) for row in session.connection().execute(statement)]
+    """The best ``limit`` lines (all of them for None), best first: `pbem.store.lines`."""
+    return _top_lines(session.connection(), limit)
 
 
 def line_of(session: Session, key: str) -> dict[str, Any] | None:
     """The line of ``key`` (as `top_lines` gives it), or None."""
-    found = session.connection().execute(_lines().where(_RATING.c.key == key)).mappings().first()
-    return None if found is None else dict(found)
+    return _line_of(session.connection(), key)
 
 
 def rank_of(session: Session, line: Mapping[str, Any]) -> int:

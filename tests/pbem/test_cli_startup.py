@@ -145,10 +145,13 @@ def test_the_strategies_load_when_first_asked_for() -> None:
 
 
 def test_reading_the_standings_needs_the_database_alone(tmp_path: Path) -> None:
-    # The stored table is read by index: no service, templates, engine or OpenSkill,
-    # whose imports would cost more than reading 20,000 lines.
+    # The stored table is read by index: no service, templates, engine, OpenSkill or
+    # ORM, whose imports would cost more than reading 20,000 lines.
     imported("-m", "pbem.cli", "init", tmp_path=tmp_path)
     names = imported("-m", "pbem.cli", "standings", tmp_path=tmp_path)
-    assert "sqlalchemy" in names and "pbem.store.ratings" in names
-    unused = ("pbem.service", "pbem.renderer", "jinja2", "openskill", "engine", "numpy")
+    assert "sqlalchemy" in names and "pbem.store.lines" in names
+    unused = (
+        *("pbem.service", "pbem.renderer", "jinja2", "openskill", "engine", "numpy"),
+        *("sqlmodel", "pbem.store.models", "rich"),  # plain rows, plain text
+    )
     assert heavy_among(names, unused) == []

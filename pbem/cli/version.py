@@ -3,7 +3,10 @@ command line needs: ``pbem --version`` alone answers from here before typer is i
 
 from __future__ import annotations
 
+from functools import cache
 
+
+@cache
 def package_version() -> str:
     """The installed package's version (``unknown`` when it is not installed)."""
     from importlib.metadata import PackageNotFoundError, version

@@ -89,7 +89,8 @@ def test_the_consoles_are_made_on_first_use_and_take_what_is_set_on_them() -> No
     from pbem.cli.base import _LazyConsole
 
     lazy = _LazyConsole(markup=False, soft_wrap=True)
+    before = lazy._width  # None, or 80 where no terminal answers
     with mock.patch.object(lazy, "_width", 123):  # as tests/e2e/helpers.run_cli does
         assert lazy.width == 123
-    assert lazy._width is None  # put back on the console itself
-    assert lazy.width != 123
+        assert lazy._console._width == 123  # on the console itself, not the stand-in
+    assert lazy._width == before and lazy.width != 123

@@ -4,7 +4,8 @@
 # servers (Postfix + Dovecot on loopback), PostgreSQL if it is not running,
 # Debian's chromium for the browser tests, podman with a Debian base image for the
 # container test — and runs the whole test suite.
-# Extra arguments go to pytest; PBEM_TEST_WORKERS sets how many run at once (default 2).
+# Extra arguments go to pytest; PBEM_TEST_WORKERS sets how many workers run the tests
+# (default 2; 0: one process, no workers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -51,7 +51,11 @@ NOT_VERIFIABLE = "this game's deals are not verifiable (no commitment)"
 NOT_REVEALED = "the server seed is not revealed yet: the deals can be checked once the game is over"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_UNSAFE = re.compile(r"[^\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What a cut's words may not hold: C0 and C1 controls, DEL, lone surrogates and the two
+# non-characters U+FFFE and U+FFFF (the complement of printable ASCII, U+00A0–U+D7FF,
+# U+E000–U+FFFD and U+10000 and above; written as the complement, its compiled set is
+# small, where the negated ranges up to U+10FFFF took milliseconds to compile).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def text_hash(text: str) -> str:

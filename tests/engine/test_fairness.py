@@ -227,3 +227,17 @@ def test_view_rng_is_a_function_of_the_view() -> None:
     assert view_rng(view).random() == view_rng(player_view(game.copy(), 1)).random()
     assert decide(view, view_rng(view)) == decide(view, view_rng(view))
     assert decide(view, random.Random(1), "random") in view.legal
+
+
+def test_the_unsafe_characters_are_exactly_the_complement_of_the_printable_ranges() -> None:
+    import re
+
+    from engine import fairness
+
+    kept = re.compile(r"[\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    differ = [
+        point
+        for point in range(0x110000)
+        if (fairness._UNSAFE.match(chr(point)) is None) != (kept.match(chr(point)) is not None)
+    ]
+    assert differ == []

@@ -315,6 +315,14 @@ def standing_read(line: Mapping[str, Any], rank: int) -> Standing:
     )
 
 
+def standings_read(lines: Iterable[Mapping[str, Any]], games: int) -> Standings:
+    """The stored lines, best first (as ``pbem.store.lines.top_lines`` reads them), ranked
+    from 1, and the count of rated games, as `Standings`."""
+    return Standings(
+        tuple(standing_read(line, rank) for rank, line in enumerate(lines, start=1)), games
+    )
+
+
 # --- the table as text (the terminal, the text part of mails) ----------------------------
 
 COLUMNS = ("#", "player", "rating", "games", "wins", "skunks", "peg/hand", "hand", "crib")

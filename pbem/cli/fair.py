@@ -181,17 +181,14 @@ def standings(
         )
     # Reading the stored table needs the database alone, not the service (its mail,
     # templates and engine) nor the ORM: the table's lines come by index, best first.
-    from pbem.ratings import Standings, standing_read, text_table
+    from pbem.ratings import standings_read, text_table
     from pbem.store import lines as stored
 
     engine = database(settings())
     try:
         with engine.connect() as connection:
-            found = stored.top_lines(connection, top)
-            table = Standings(
-                tuple(standing_read(line, rank) for rank, line in enumerate(found, start=1)),
-                stored.rated_games(connection),
-            )
+            lines = stored.top_lines(connection, top)
+            table = standings_read(lines, stored.rated_games(connection))
     finally:
         engine.dispose()
     # Plain text as it is: Rich would lay out every line of a table of 20,000 players.

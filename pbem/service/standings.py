@@ -36,6 +36,7 @@ from pbem.ratings import (
     rating_model,
     record_of,
     standing_read,
+    standings_read,
 )
 from pbem.render.standings import render_standings
 from pbem.service import notify
@@ -189,11 +190,7 @@ def columns_of(row: Standing) -> dict[str, Any]:
 
 def current_standings(ctx: Context, session: Session, top: int | None = None) -> Standings:
     """The stored standings: every line (or the best ``top``), best first."""
-    rows = tuple(
-        standing_read(line, rank)
-        for rank, line in enumerate(stored.top_lines(session, top), start=1)
-    )
-    return Standings(rows, stored.rated_games(session))
+    return standings_read(stored.top_lines(session, top), stored.rated_games(session))
 
 
 def standings_for(ctx: Context, session: Session, key: str | None, top: int = TOP) -> Standings:

@@ -13,7 +13,7 @@ from engine import DISCARD, new_game, player_view
 from engine.players import choose_action
 from pbem.render import MailContext
 from pbem.render.hint import render_hint
-from pbem.service.hints import advice
+from pbem.service.game.hints import advice
 
 ROUNDS = 10
 

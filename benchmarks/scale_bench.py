@@ -189,7 +189,7 @@ def standings_in_process(service: Service) -> float:
     """The whole table read and laid out as ``pbem standings`` does, in this process
     (without the command's start-up): best of three, seconds."""
     from pbem.ratings import text_table
-    from pbem.service.standings import current_standings
+    from pbem.service.game.standings import current_standings
 
     best = float("inf")
     for _ in range(3):

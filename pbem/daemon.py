@@ -37,7 +37,7 @@ from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.outbox import OutboxSender
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
-from pbem.service.digest import digest_due
+from pbem.service.send.digest import digest_due
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.health import INBOX, record_transport_error, record_transport_ok

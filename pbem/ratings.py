@@ -23,7 +23,7 @@ half of what it is) — counted for the player who scored them.
 Recompute from all finished games, ordered by (end time, game id), and the result is
 the same every time. The service does not recompute on each question: it keeps the
 table stored and rates each game once, when it ends (`apply_record`, the same update a
-recomputation makes), in the order the games ended (see `pbem.service.standings`).
+recomputation makes), in the order the games ended (see `pbem.service.game.standings`).
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def standings(
     and average points: pegging and hand per hand, crib per crib owned. The table is
     stored and updated as each game ends; --rebuild recomputes it from the games."""
     if check or rebuild:
-        from pbem.service.standings import rebuild_table, stored_differences
+        from pbem.service.game.standings import rebuild_table, stored_differences
 
         svc = service()
         if check:

@@ -163,7 +163,7 @@ def game_show(
 
     from engine import player_view
     from pbem.render import render_turn
-    from pbem.service.observe import watchers_of
+    from pbem.service.send.watchers import watchers_of
 
     svc = service()
     with Session(svc.db) as session:
@@ -330,7 +330,7 @@ def _seed_words(game_row: m.Game) -> str:
 
 def _show_uncut(svc: Service, session: Session, game_row: m.Game) -> None:
     """A fair game not dealt yet: its players and who is still to cut."""
-    from pbem.service.cutting import waiting
+    from pbem.service.game.deals import waiting
 
     assert game_row.id is not None
     seats = svc._seats(session, game_row.id)

@@ -120,12 +120,13 @@ def inbox_list(
     from pbem.store.inbound import list_inbound
 
     svc = service()
-    table = new_table("id", "status", "from", "game", "received", "reason", title="inbox")
+    table = new_table("id", "status", "rule", "from", "game", "received", "reason", title="inbox")
     with Session(svc.db) as session:
         for row in list_inbound(session, status.value if status else None, limit):
             table.add_row(
                 str(row.id),
                 row.status,
+                row.rule or "",
                 row.sender or "",
                 str(row.game_id or ""),
                 row.received_at.strftime("%Y-%m-%d %H:%M:%S"),

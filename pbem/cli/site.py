@@ -127,8 +127,8 @@ def site(
     from pbem.render.site import game_page, public_archive, site_game, site_index, standings_page
     from pbem.render.standings import standings_fragment
     from pbem.service import archive_bytes
+    from pbem.service.game.standings import current_standings
     from pbem.service.site import finished_stamps
-    from pbem.service.standings import current_standings
 
     svc = service()
     with Session(svc.db) as session:

@@ -41,6 +41,7 @@ Every inbound message ends as ``applied``, ``rejected`` (a known player was told
 unexpected error, kept for the admin).
 """
 
+from pbem.service.admin import DEFAULT_REASONS
 from pbem.service.context import (
     ALREADY_PROCESSED,
     Context,
@@ -52,9 +53,9 @@ from pbem.service.context import (
     public_name,
     utcnow,
 )
-from pbem.service.games import DEFAULT_REASONS
-from pbem.service.notify import ARCHIVE_HINT, archive_bytes
-from pbem.service.play import describe_legal
+from pbem.service.ops.play import describe_legal
+from pbem.service.send.archive import archive_bytes
+from pbem.service.send.turns import ARCHIVE_HINT
 from pbem.service.transaction import Service
 
 __all__ = [

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from sqlmodel import Session, col, select
 
 from engine import EngineError
+from pbem.service.admin import export
 from pbem.service.context import Context, ServiceError
-from pbem.service.games import export
 from pbem.store import models as m
 
 

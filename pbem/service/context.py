@@ -166,6 +166,9 @@ class Context:
     # Who wrote each message taken in this transaction, and how well it proves it
     # (set by intake; the policy reads it to tell an answer from unasked mail).
     senders: dict[int, Sender] = field(default_factory=dict)
+    # The rule of intake's chain the message in hand is at (`pbem.service.intake.chain`):
+    # kept on its row when it ends (``inbound.rule``).
+    rule: str | None = None
 
 
 def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
@@ -240,6 +243,8 @@ def finish(
     applied: tuple[str, ...] = (),
 ) -> Outcome:
     """Mark a message done as ``status`` for ``reason``: its final state."""
-    mark_inbound(session, row, status, reason, game_id, now=ctx.clock(), sender=sender)
-    log.debug("inbound %s %s: %s", row.id, status, reason)
+    mark_inbound(
+        session, row, status, reason, game_id, now=ctx.clock(), sender=sender, rule=ctx.rule
+    )
+    log.debug("inbound %s %s by rule %s: %s", row.id, status, ctx.rule, reason)
     return Outcome(status, reason, game_id, applied)

@@ -46,9 +46,9 @@ from engine.fairness import text_hash
 from pbem.mail.address import is_valid_address, normalize_address
 from pbem.mail.scrub import Traces, scrub_message
 from pbem.mail.tokens import new_token
+from pbem.service.admin import set_status
 from pbem.service.audit import Audit, audit_games
 from pbem.service.context import Context, ServiceError
-from pbem.service.games import set_status
 from pbem.service.policy import FORGOTTEN_DOMAIN, forgotten_key, mailbox_of
 from pbem.store import models as m
 from pbem.store.db import session_scope

@@ -11,7 +11,7 @@ path that acts on a mail or sends one asks this module, and nothing else decides
    one, a header that cannot be read) is ``NONE`` and the mail is refused whatever it
    asks, with no reply. `RULES` says the least proof of each action; a weaker one is
    refused, or — for a request that mails someone — answered with one confirmation
-   request (`pbem.service.confirm`), and done once the sender answers it.
+   request (`pbem.service.handle.confirmations`), and done once the sender answers it.
    Before all that, `takes_mail_for` says which envelope recipients are the service's to
    take at all (its own address, with any ``+tag``): the LMTP listener refuses the
    others (550), as the mail server refuses an unknown mailbox.

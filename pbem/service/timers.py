@@ -2,7 +2,7 @@
 moves for them) once a game's deadline has passed — except while a player to move is
 away (``away 5 days``): their clocks then run from their return — the expiry of
 invitations nobody answered (the lobby's challenges), and the daily digests
-(`pbem.service.digest`).
+(`pbem.service.send.digest`).
 
 A player's clocks run from the delivery of their turn mail: while it is not delivered
 (the relay refuses it for now), or once it failed for good, no reminder or timeout falls
@@ -22,8 +22,7 @@ from sqlmodel import Session, col, select
 from engine import Game, Resign, action_to_json, player_view
 from engine import players as computer
 from pbem.render import Notice, render_reminder
-from pbem.service import notify, play, policy
-from pbem.service.away import clock_start
+from pbem.service import policy
 from pbem.service.context import (
     Context,
     Seated,
@@ -32,8 +31,11 @@ from pbem.service.context import (
     public_name,
     seats_of,
 )
-from pbem.service.digest import send_digests
-from pbem.service.invitations import PENDING, group, tell
+from pbem.service.game.away import clock_start
+from pbem.service.handle.invitations import PENDING, group, tell
+from pbem.service.ops import cutting, matches, play
+from pbem.service.send import answers, envelope, turns
+from pbem.service.send.digest import send_digests
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.db import session_scope
@@ -82,16 +84,16 @@ def run_timers(ctx: Context) -> int:
                 for seat in game.to_act():
                     seated = seats[seat]
                     view = player_view(game, seat, len(game.events))
-                    about = notify.mail_context(
+                    about = turns.mail_context(
                         game_row,
                         seats,
                         seat,
                         [],
                         len(game.events),
-                        reply_to=notify.seat_reply_to(ctx, seated),
+                        reply_to=envelope.seat_reply_to(ctx, seated),
                     )
                     mail = render_reminder(view, about, duration(waited))
-                    notify.enqueue(
+                    envelope.enqueue(
                         ctx,
                         session,
                         game_row,
@@ -114,7 +116,6 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
     """A fair game still waiting for its cuts: remind those who have not cut, or abort
     it once its deadline has passed (the timeout rule cannot move for a seat that has
     no cards)."""
-    from pbem.service import cutting
 
     assert game_row.id is not None
     seats = seats_of(session, game_row.id)
@@ -140,7 +141,7 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
     """Tell the other players of each game in progress whose seat's turn mail failed for
     good (once per failure) that the game waits for that player, its clocks stopped; and,
     once a mail to that seat got through, that the game goes on. Through
-    `notify.enqueue`, so the policy is asked (they are seated players: the game's mail);
+    `envelope.enqueue`, so the policy is asked (they are seated players: the game's mail);
     the player whose mail fails is not mailed about it. Returns the games told about."""
     failed = _seats_of_games_in_progress(
         session, col(m.Seat.mail_failed_at).is_not(None), col(m.Seat.mail_failed_told).is_(None)
@@ -197,13 +198,13 @@ def tell_others(
 ) -> int:
     """A status mail with ``said`` (``{name}``: the seat's player, by their public name)
     to each other player of ``about_seat``'s game whose own mail gets through (and who
-    may be mailed: `notify.enqueue`); returns how many were queued."""
+    may be mailed: `envelope.enqueue`); returns how many were queued."""
     game_row = session.get(m.Game, about_seat.game_id)
     assert game_row is not None and game_row.id is not None
     game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
     name = public_name(seats[about_seat.seat].player)
-    return notify.tell_others(
+    return answers.tell_others(
         ctx, session, game_row, game, seats, about_seat.seat, [said.format(name=name)], tag, now
     )
 
@@ -259,12 +260,10 @@ def timeout(
             "the game is forfeited." if action_kind == "forfeit" else "the computer moved for them."
         ),
     )
-    notify.turn_mails(
+    turns.turn_mails(
         ctx, session, game_row, game, seats, since, {s.seat.seat: [note] for s in seats}, None, now
     )
     if game.is_over:
-        from pbem.service import matches
-
         matches.after_game(ctx, session, game_row, game, now)
     return 1
 

@@ -18,7 +18,7 @@ from engine import Game
 from pbem.config import Settings
 from pbem.render import MailContext, Notice
 from pbem.renderer import MailMaker, PendingMail
-from pbem.service import games, intake, notify, timers, unsubscribe
+from pbem.service import admin, intake, timers, unsubscribe
 from pbem.service.context import (
     ALREADY_PROCESSED,
     Context,
@@ -32,6 +32,8 @@ from pbem.service.context import (
     utcnow,
 )
 from pbem.service.flow import handle
+from pbem.service.ops import start
+from pbem.service.send import turns
 from pbem.store import models as m
 from pbem.store._sql import hold_writes, release_writes
 from pbem.store.db import session_scope
@@ -213,14 +215,14 @@ class Service:
                     return self._failed(session, session.get(m.Inbound, inbound_id), exc)
         return Outcome("pending", "the game kept changing under this message; will retry")
 
-    # -- games, timers: each a transaction of its own (see pbem.service.games, .timers) --
+    # -- games, timers: each a transaction of its own (see pbem.service.admin, .timers) --
 
     def load_game(self, session: Session, game_row: m.Game) -> Game:
         """The engine game of ``game_row`` (from the cache when it is current)."""
         return load_game(self._ctx(), session, game_row)
 
     def get_game(self, session: Session, game_id: int) -> m.Game:
-        return games.get_game(self._ctx(), session, game_id)
+        return start.get_game(self._ctx(), session, game_id)
 
     def new_game(
         self,
@@ -236,7 +238,7 @@ class Service:
     ) -> int:
         """Create a game for (email, display name) pairs and mail everyone their hand
         (the computer's seats play at ``level``)."""
-        return games.new_game(
+        return admin.new_game(
             self._ctx(),
             players,
             target=target,
@@ -249,19 +251,19 @@ class Service:
         )
 
     def rematch(self, game_id: int) -> int:
-        return games.rematch(self._ctx(), game_id)
+        return admin.rematch(self._ctx(), game_id)
 
     def resend(self, game_id: int) -> int:
-        return games.resend(self._ctx(), game_id)
+        return admin.resend(self._ctx(), game_id)
 
     def set_status(self, game_id: int, status: str, reason: str | None = None) -> m.Game:
-        return games.set_status(self._ctx(), game_id, status, reason)
+        return admin.set_status(self._ctx(), game_id, status, reason)
 
     def export(self, game_id: int) -> dict[str, Any]:
-        return games.export(self._ctx(), game_id)
+        return admin.export(self._ctx(), game_id)
 
     def import_archive(self, data: dict[str, Any]) -> int:
-        return games.import_archive(self._ctx(), data)
+        return admin.import_archive(self._ctx(), data)
 
     def audit(self, game_ids: Sequence[int] | None = None) -> Audit:
         """Replay every game (or ``game_ids``) and verify its deals (`pbem.service.audit`)."""
@@ -295,4 +297,4 @@ class Service:
         notices: Sequence[Notice],
         since: int,
     ) -> MailContext:
-        return notify.mail_context(game_row, seats, seat, notices, since)
+        return turns.mail_context(game_row, seats, seat, notices, since)

@@ -2,7 +2,7 @@
 seat whose turn mail failed for good.
 
 A turn mail to a player to move is queued with ``starts_clock`` (the move's
-transaction, `pbem.service.notify`). The game's clocks (``next_reminder_at``,
+transaction, `pbem.service.send.answers`). The game's clocks (``next_reminder_at``,
 ``deadline_at``) are first set from the move, and ``clock_from`` says from when they run.
 When that mail is delivered (accepted by the relay) later than ``clock_from``, the clocks
 move by the delivery delay (`start_clock`); while it is not delivered, the timers move

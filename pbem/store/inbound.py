@@ -335,8 +335,10 @@ def mark_inbound(
     now: datetime,
     sender: str | None = None,
     subject: str | None = None,
+    rule: str | None = None,
 ) -> Inbound:
-    """Record what became of a message and count the attempt.
+    """Record what became of a message and count the attempt; ``rule``: the rule of
+    intake's chain that ended it (`pbem.service.intake.chain`).
 
     A final status ('applied', 'rejected', 'ignored', 'failed') sets `processed_at`;
     'pending' leaves the message to be tried again. `game_id`, `sender` and `subject` are
@@ -354,6 +356,7 @@ def mark_inbound(
         "subject": inbound.subject if subject is None else db_text(subject, LINE_MAX),
         "attempts": inbound.attempts + 1,
         "processed_at": now if new_status in _FINAL_STATUSES else None,
+        "rule": rule,
     }
     update_row(session, inbound, **values)
     return inbound

@@ -108,11 +108,11 @@ class Game(SQLModel, table=True):
     # Why the admin last paused, resumed or aborted the game (told to the players).
     status_reason: str | None = Field(default=None, sa_type=Text)
     # Whether ``hint`` is answered: on in a game of one player against the computer,
-    # otherwise once every player sent ``hints on`` (see pbem.service.hints).
+    # otherwise once every player sent ``hints on`` (see pbem.service.game.hints).
     hints: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     # The match the game belongs to (None: a single game), and where it stood when this
     # game began: {"best_of": 5, "game": 2, "before": [1, 0]} (games won per side so far,
-    # see pbem.service.matches); fixed when the game is created.
+    # see pbem.service.ops.matches); fixed when the game is created.
     match_id: int | None = Field(
         default=None, foreign_key="game_match.id", index=True, sa_type=ID_TYPE
     )
@@ -361,6 +361,7 @@ class Inbound(SQLModel, table=True):
     game_id: int | None = Field(default=None, foreign_key="game.id", index=True, sa_type=ID_TYPE)
     processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     attempts: int = 0
+    rule: str | None = None  # the rule of intake's chain that ended it
 
 
 class ActionLog(SQLModel, table=True):
@@ -456,7 +457,7 @@ class TransportState(SQLModel, table=True):
 
 class Rating(SQLModel, table=True):
     """One line of the standings (`pbem.ratings.Standing`), stored and updated once for
-    each game the player finishes (`pbem.service.standings`), so the standings are a read
+    each game the player finishes (`pbem.service.game.standings`), so the standings are a read
     of this table. ``key`` is the player's address, or ``computer:LEVEL`` for a computer
     level (``player_id`` None); ``rating`` is ``mu - 3 sigma``, the table's order."""
 

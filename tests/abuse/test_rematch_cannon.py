@@ -2,7 +2,7 @@
 ``cancel`` at the other, who never answers, for 30 days.
 
 Every human opponent of a finished game confirmed its mailbox by design: the admin
-seated it (`pbem.service.games.start_game` counts admin seats as confirmed) or it
+seated it (`pbem.service.ops.start.start_game` counts admin seats as confirmed) or it
 accepted an invitation with its own token. No game leaves an unconfirmed human at the
 table to be rematched, so what bounds the cannon is the per-mailbox day cap: at most
 ``max_invitations_per_address_per_day`` invitations reach the opponent's mailbox on any

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pbem.bots import text_of
-from pbem.service import notify
+from pbem.service.send import turns
 from tests.e2e.helpers import (
     ALICE,
     BOB,
@@ -210,14 +210,14 @@ def test_an_unexpected_error_is_recorded_as_failed_and_the_rest_goes_on(
     move_b = "discard " + " ".join(c.ascii for c in sorted(h.game(game).holding(1))[:2])
     h.send(reply(h.latest(A), A, "Alice", move_a))
     h.send(reply(h.latest(B), B, "Bob", move_b))
-    real = notify.turn_mails
+    real = turns.turn_mails
 
     def broken_for_alice(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("replying") == 0:  # the mails after a move of seat 0
             raise KeyError("template variable missing")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(notify, "turn_mails", broken_for_alice)
+    monkeypatch.setattr(turns, "turn_mails", broken_for_alice)
     h.step()
 
     failed, applied = h.inbound()

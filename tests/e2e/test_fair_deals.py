@@ -18,7 +18,7 @@ from pbem.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.replay import ReplayPageError, replay_page
 from pbem.service import ServiceError
-from pbem.service.cutting import NOT_NEEDED
+from pbem.service.game.deals import NOT_NEEDED
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
 
 

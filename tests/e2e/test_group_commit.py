@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlmodel import Session, select
 
 from pbem.service import InjectedFault, Outcome
-from pbem.service import intake as service_module
+from pbem.service import moves as moves_module
 from pbem.store import models as m
 from pbem.store._sql import WriteBehind, WriteConflict
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, reply
@@ -65,14 +65,14 @@ def test_two_moves_of_one_game_in_one_batch_apply_in_order(harness: Harness) -> 
 def _break_parser_on(monkeypatch: pytest.MonkeyPatch, command: str, error: str) -> Any:
     """Make reading a reply that holds `command` raise RuntimeError(error); returns the
     real parser."""
-    real = service_module.parse_reply
+    real = moves_module.parse_reply
 
     def broken(text: str, subject: str = "") -> object:
         if command in text:
             raise RuntimeError(error)
         return real(text, subject)
 
-    monkeypatch.setattr(service_module, "parse_reply", broken)
+    monkeypatch.setattr(moves_module, "parse_reply", broken)
     return real
 
 
@@ -131,7 +131,7 @@ def test_a_failure_after_a_move_of_its_game_keeps_that_move(
                 select(m.Seat).where(m.Seat.game_id == game, m.Seat.seat == seat)
             ).one()
         assert f"<{stored.last_mail_id}>" == str(mails[-1]["Message-ID"])
-    monkeypatch.setattr(service_module, "parse_reply", real)
+    monkeypatch.setattr(moves_module, "parse_reply", real)
     h.deliver(reply(h.latest(B), B, "Bob", discard(h, game, 1)))
     assert h.view(A).phase == "pegging"
 

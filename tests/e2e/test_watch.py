@@ -22,7 +22,7 @@ from engine import players as computer
 from pbem.bots import command_for, text_of, view_of
 from pbem.render import Said
 from pbem.service import Service
-from pbem.service.observe import relay_talk
+from pbem.service.send.watchers import relay_talk
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.transport.maildir import recipient_folder_name

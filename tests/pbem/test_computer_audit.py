@@ -21,7 +21,7 @@ from engine.view import player_view
 from pbem import engine_version
 from pbem.cli.fair import NOT_VERIFIABLE_EXIT
 from pbem.render.replay import replay_page
-from pbem.service import ServiceError, games
+from pbem.service import ServiceError, admin
 from pbem.store.db import make_engine
 from tests.cli_process import PBEM
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, fresh_env, run_cli
@@ -67,7 +67,7 @@ def against_computer(harness: Harness) -> tuple[int, dict[str, Any]]:
     """Alice against the computer at two levels (3 players, muggins, to 61), cut and
     played out by mail: the game's id and its exported archive."""
     robots = [(f"computer{n}@{harness.settings.domain}", "Computer") for n in (1, 2)]
-    game_id = games.new_game(
+    game_id = admin.new_game(
         harness.service._ctx(),
         [ALICE, *robots],
         target=61,

@@ -18,7 +18,7 @@ from pbem.render import MailContext, RenderedMail, render_turn
 from pbem.render.cut import render_cut
 from pbem.render.hint import render_hint
 from pbem.render.invite import render_invite
-from pbem.service.hints import advice
+from pbem.service.game.hints import advice
 from tests.pbem.replay.browser import launch
 from tests.pbem.test_render import ctx_for
 

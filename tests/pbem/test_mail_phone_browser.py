@@ -57,7 +57,7 @@ def test_the_commitment_wraps_at_phone_width(browser: Any, tmp_path: Path) -> No
     game = new_game(2, seed="phone", target=61)
     lines = (
         f"Deal commitment (pbem-deal/1): {COMMITMENT}",
-        # The start of each seat's cut hash (`pbem.service.cutting.cut_hash_line`).
+        # The start of each seat's cut hash (`pbem.service.game.deals.cut_hash_line`).
         f"Cuts as recorded (SHA-256, first 16 hex digits): Alice {SEED[:16]}.",
         f"Server seed, revealed now the game is over: {SEED} — check every deal.",
     )

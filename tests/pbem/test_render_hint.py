@@ -17,7 +17,7 @@ from engine.players import choose_action
 from pbem.render import render_help, render_turn
 from pbem.render.hint import Advice, render_hint, standing
 from pbem.render.prompt import SUGGESTING, suggested_action
-from pbem.service.hints import advice
+from pbem.service.game.hints import advice
 from tests.pbem.test_render import (
     assert_well_formed,
     cards_in_mail,

@@ -42,7 +42,7 @@ from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.invite import render_invite
 from pbem.render.links import DISCARD_LINKS, link, mailto, move_links, reply_subject
 from pbem.render.status import render_aborted, render_status_change
-from pbem.service.hints import advice
+from pbem.service.game.hints import advice
 from tests.e2e.mailto import Mailto, hrefs_in, parse_mailto
 from tests.pbem.test_render import assert_well_formed, ctx_for
 

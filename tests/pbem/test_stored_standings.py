@@ -26,7 +26,7 @@ from engine.archive import to_archive
 from pbem.mail.tokens import reply_address
 from pbem.render.standings import render_standings
 from pbem.service.context import load_game
-from pbem.service.standings import (
+from pbem.service.game.standings import (
     current_standings,
     differences,
     rate_finished,

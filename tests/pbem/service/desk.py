@@ -13,9 +13,9 @@ from sqlmodel import Session, select
 
 from pbem.commands import parse_reply
 from pbem.mail.tokens import reply_address
-from pbem.service import games, intake
+from pbem.service import admin, intake
 from pbem.service.context import Context, load_game, seats_of
-from pbem.service.play import Known
+from pbem.service.moves import Known
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.inbound import insert_inbound_many, message_key
@@ -33,7 +33,7 @@ class Desk:
     sent: int = 0
 
     def new_game(self, players: int = 2, **options: Any) -> int:
-        return games.new_game(self.ctx, PLAYERS[:players], seed="stage-test", **options)
+        return admin.new_game(self.ctx, PLAYERS[:players], seed="stage-test", **options)
 
     def token(self, game_id: int, seat: int) -> str:
         with Session(self.ctx.db) as session:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from pbem.service import games
+from pbem.service import admin
 from pbem.service.context import ServiceError
 from pbem.store import models as m
 from tests.pbem.service.desk import Desk
@@ -23,35 +23,35 @@ def test_a_new_game_mails_every_player_but_the_computer(desk: Desk) -> None:
 
 def test_a_player_cannot_sit_twice_and_nothing_is_stored(desk: Desk) -> None:
     with pytest.raises(ServiceError, match="cannot sit twice"):
-        games.new_game(desk.ctx, [("ann@play.example", None), ("Ann@play.example", None)])
+        admin.new_game(desk.ctx, [("ann@play.example", None), ("Ann@play.example", None)])
     with Session(desk.ctx.db) as session:
         assert session.get(m.Game, 1) is None and desk.outbox(session) == []
 
 
 def test_pause_resume_and_abort_tell_the_players(desk: Desk) -> None:
     game_id = desk.new_game()
-    games.set_status(desk.ctx, game_id, "paused")
-    games.set_status(desk.ctx, game_id, "active", "back")
-    row = games.set_status(desk.ctx, game_id, "aborted", "  a  tie\n")
+    admin.set_status(desk.ctx, game_id, "paused")
+    admin.set_status(desk.ctx, game_id, "active", "back")
+    row = admin.set_status(desk.ctx, game_id, "aborted", "  a  tie\n")
     assert (row.status, row.status_reason, row.deadline_at) == ("aborted", "a tie", None)
     with Session(desk.ctx.db) as session:
         kinds = [r.kind for r in desk.outbox(session)]
         assert kinds == ["turn", "turn", *["paused"] * 2, *["resumed"] * 2, *["aborted"] * 2]
     with pytest.raises(ServiceError, match="is aborted; cannot make it paused"):
-        games.set_status(desk.ctx, game_id, "paused")
+        admin.set_status(desk.ctx, game_id, "paused")
 
 
 def test_unknown_and_unfinished_games_are_refused(desk: Desk) -> None:
     game_id = desk.new_game()
     with pytest.raises(ServiceError, match="no game 99"):
-        games.resend(desk.ctx, 99)
+        admin.resend(desk.ctx, 99)
     with pytest.raises(ServiceError, match=f"game {game_id} is not over yet"):
-        games.rematch(desk.ctx, game_id)
+        admin.rematch(desk.ctx, game_id)
 
 
 def test_an_export_imports_again_as_a_new_game(desk: Desk) -> None:
     game_id = desk.new_game()
-    data = games.export(desk.ctx, game_id)
-    copy = games.import_archive(desk.ctx, data)
+    data = admin.export(desk.ctx, game_id)
+    copy = admin.import_archive(desk.ctx, data)
     assert copy != game_id
-    assert games.export(desk.ctx, copy)["actions"] == data["actions"]
+    assert admin.export(desk.ctx, copy)["actions"] == data["actions"]

@@ -6,7 +6,7 @@ from sqlmodel import Session
 
 from pbem.service import intake
 from pbem.service.context import Outcome
-from pbem.service.play import Known
+from pbem.service.moves import Known
 from pbem.store import models as m
 from tests.pbem.service.desk import NOW, Desk
 

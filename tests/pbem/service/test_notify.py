@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from pbem.service import notify, play
+from pbem.service.ops import play
+from pbem.service.send import answers
 from pbem.store import models as m
 from tests.pbem.service.desk import NOW, Desk
 
@@ -17,7 +18,7 @@ def test_a_refused_move_is_answered_with_one_error_mail_in_the_thread(desk: Desk
         before = desk.outbox(session)
         last = before[0].message_id  # Ann's first mail
         move = play.play(desk.ctx, session, desk.known(session, game_id, 0, "play 5h"))
-        notify.answer_move(desk.ctx, session, move, 7, NOW)
+        answers.answer_move(desk.ctx, session, move, 7, NOW)
         [mail] = desk.outbox(session)[len(before) :]
         assert (mail.recipient, mail.kind, mail.game_id) == (ANN, "error", game_id)
         assert f"In-Reply-To: {last}".encode() in mail.raw
@@ -29,7 +30,7 @@ def test_questions_get_where_the_game_stands_history_and_help(desk: Desk) -> Non
     with Session(desk.ctx.db) as session:
         before = len(desk.outbox(session))
         move = play.play(desk.ctx, session, desk.known(session, game_id, 0, "hand\nhistory\nhelp"))
-        notify.answer_move(desk.ctx, session, move, 8, NOW)
+        answers.answer_move(desk.ctx, session, move, 8, NOW)
         kinds = [row.kind for row in desk.outbox(session)[before:]]
         assert kinds == ["status", "history", "help"]
 
@@ -40,7 +41,7 @@ def test_in_a_batch_the_mail_is_held_back_until_the_commit(desk: Desk) -> None:
     with Session(desk.ctx.db) as session:
         before = len(desk.outbox(session))
         move = play.play(desk.ctx, session, desk.known(session, game_id, 0, "hand"))
-        notify.answer_move(desk.ctx, session, move, 9, NOW)
+        answers.answer_move(desk.ctx, session, move, 9, NOW)
         assert len(desk.outbox(session)) == before
         [held] = desk.ctx.deferred
         assert held["recipient"] == ANN and held["kind"] == "status"

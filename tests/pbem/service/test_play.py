@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from pbem.service import games, play
+from pbem.service import admin
+from pbem.service.ops import play
 from pbem.store import models as m
 from tests.pbem.service.desk import NOW, Desk
 
@@ -51,7 +52,7 @@ def test_resign_without_a_token_is_refused(desk: Desk) -> None:
 
 def test_a_paused_game_takes_no_move_but_answers_questions(desk: Desk) -> None:
     game_id = desk.new_game()
-    games.set_status(desk.ctx, game_id, "paused", "a holiday")
+    admin.set_status(desk.ctx, game_id, "paused", "a holiday")
     with Session(desk.ctx.db) as session:
         command = desk.discard(session, game_id, 0)
         move = play.play(desk.ctx, session, desk.known(session, game_id, 0, command))

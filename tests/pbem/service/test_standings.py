@@ -9,12 +9,12 @@ from sqlmodel import Session
 
 from pbem.render.site import public_archive, site_game
 from pbem.render.standings import render_standings, standings_data
-from pbem.service import games
+from pbem.service import admin
 from pbem.service.context import load_game, seats_of
 from pbem.service.flow import handle
-from pbem.service.notify import game_archive
-from pbem.service.observe import observer_context
-from pbem.service.standings import current_standings, finished_records
+from pbem.service.game.standings import current_standings, finished_records
+from pbem.service.send.archive import game_archive
+from pbem.service.send.watchers import observer_context
 from pbem.store import models as m
 from tests.pbem.service.desk import Desk
 
@@ -25,7 +25,7 @@ ZED = f"{SECRET}@play.example"
 
 def finished_game(desk: Desk) -> int:
     """A game between Ann (named) and Zed (no name chosen), which Ann resigned."""
-    game_id = games.new_game(desk.ctx, [(ANN, "Ann"), (ZED, None)], seed="names-shown")
+    game_id = admin.new_game(desk.ctx, [(ANN, "Ann"), (ZED, None)], seed="names-shown")
     inbound_id = desk.store(ANN, "resign", desk.token(game_id, 0))
     with Session(desk.ctx.db) as session:
         row = session.get(m.Inbound, inbound_id)

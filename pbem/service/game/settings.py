@@ -6,7 +6,7 @@ attaches the game's replay page), ``name`` (the name the other players see), ``s
 ``start`` (no mail from the service but the answers to the player's own mail) and
 ``digest`` / ``digest off`` (one mail a day instead of the news of moves). Each is
 kept on the player's row, so it holds in every game of theirs; each is answered with a
-notice saying what now holds. ``away`` / ``back`` live in `pbem.service.away`. Nothing
+notice saying what now holds. ``away`` / ``back`` live in `pbem.service.game.away`. Nothing
 here writes mail.
 """
 
@@ -20,9 +20,8 @@ from engine import InvalidSyntaxError
 from pbem.commands import Command, mail_frequency, mail_parts, mail_replay
 from pbem.names import NAME_LIMIT, clean_name
 from pbem.render import Notice
-from pbem.service.away import come_back, go_away
 from pbem.service.context import Context
-from pbem.service.digest import start_digests
+from pbem.service.game.away import come_back, go_away
 from pbem.store import models as m
 from pbem.store._sql import update_row
 
@@ -139,3 +138,9 @@ def set_name(session: Session, player: m.Player, cmd: Command) -> Notice:
         )
     update_row(session, player, display_name=name)
     return Notice("applied", f"name {name}", f"Your name is now {name}.")
+
+
+def start_digests(player: m.Player, now: datetime) -> dict[str, str]:
+    """The player row's changes that turn digest mode on from the next day's digest:
+    today's counts as sent, so none goes at once beside the answer to ``digest``."""
+    return {"digest_day": max(player.digest_day or "", now.date().isoformat())}

@@ -10,7 +10,7 @@ commit and then finds the day taken. A player who sent ``stop``, or is blocked, 
 digest; one with no game in progress neither (the day is still claimed).
 
 While in digest mode a player gets no turn mail for moves while it is not their turn
-(`pbem.service.notify.turn_mails`): the news is told in the game's next mail, when it
+(`pbem.service.send.turns.turn_mails`): the news is told in the game's next mail, when it
 becomes their turn. Their turn's mail, the game-over mail, and the answers to their own
 mail still go at once. Turning digest mode on takes the day's digest as sent
 (`start_digests`): the first comes the next day, never at once on top of the answer.
@@ -28,6 +28,7 @@ from pbem.mail.compose import compose
 from pbem.render.games import GameLine, render_digest
 from pbem.service import policy
 from pbem.service.context import Context, display_name
+from pbem.service.game.lines import game_line
 from pbem.store import models as m
 from pbem.store.games import games_for_player
 from pbem.store.outbox import outbox_row, queue_mails
@@ -60,12 +61,6 @@ def send_digests(ctx: Context, session: Session, now: datetime) -> int:
     return sent
 
 
-def start_digests(player: m.Player, now: datetime) -> dict[str, str]:
-    """The player row's changes that turn digest mode on from the next day's digest:
-    today's counts as sent, so none goes at once beside the answer to ``digest``."""
-    return {"digest_day": max(player.digest_day or "", now.date().isoformat())}
-
-
 def claim(session: Session, player_id: int | None, day: str) -> bool:
     """Take ``day``'s digest of one player: True for the one transaction that does."""
     result = session.connection().execute(
@@ -83,7 +78,6 @@ def send_digest(
     ctx: Context, session: Session, player_id: int | None, day: str, now: datetime
 ) -> int:
     """Queue one player's digest of ``day``; 1 when one was queued."""
-    from pbem.service.intake import game_line
 
     player = session.get(m.Player, player_id)
     if player is None or player.id is None or player.stopped or player.blocked:

@@ -27,8 +27,9 @@ from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import new_token, reply_address
 from pbem.render import MailContext, Notice, RenderedMail, render_error
 from pbem.render.page import SENT
-from pbem.service import notify, policy
+from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Sender, finish
+from pbem.service.send import outside
 from pbem.store import models as m
 from pbem.store.outbox import outbox_row, queue_mails
 
@@ -308,7 +309,7 @@ def answer(
     policy.confirm(ctx, session, writer, now)
     if held.action == "start":
         policy.lift(ctx, session, mail.sender)
-        notify.error_reply(
+        outside.error_reply(
             ctx,
             session,
             player or m.Player(email=mail.sender, created_at=now),

@@ -10,24 +10,25 @@ from typing import Any
 
 from sqlmodel import Session
 
-from engine import EngineError, Game, InvalidSyntaxError, action_to_json, player_view
-from engine import Settings as GameSettings
-from pbem.commands import computer_level
+from engine import EngineError, Game, action_to_json, player_view
 from pbem.mail.tokens import new_token
 from pbem.render import Notice, render_turn
 from pbem.render.status import STATUS_WORDS, render_aborted, render_status_change
-from pbem.service import notify, play, policy
 from pbem.service.context import (
-    DEFAULT_LEVEL,
     Context,
     ServiceError,
     load_game,
     seat_level,
     seats_of,
 )
+from pbem.service.game import deals
+from pbem.service.game.deals import unplayed_archive
+from pbem.service.ops import cutting, play
+from pbem.service.ops.start import get_game, start_game
+from pbem.service.send import archive, envelope, turns
 from pbem.store import models as m
 from pbem.store.db import session_scope
-from pbem.store.games import append_actions, create_game, log_cut
+from pbem.store.games import append_actions, create_game
 from pbem.store.outbox import cancel_game_mail
 from pbem.store.players import get_or_create_player
 
@@ -75,205 +76,6 @@ def new_game(
         )
 
 
-def start_game(
-    ctx: Context,
-    session: Session,
-    players: Sequence[tuple[str, str | None]],
-    *,
-    target: int = 121,
-    muggins: bool = False,
-    skunk: str = "skunk",
-    seed: str | None = None,
-    computer: Sequence[int] = (),
-    first_dealer: int | None = None,
-    answering: tuple[str, str | None] | None = None,
-    level: str | None = None,
-    levels: Mapping[int, str] | None = None,
-    server_seed: str | None = None,
-    match_id: int | None = None,
-    match_info: dict[str, Any] | None = None,
-    rematch_of: int | None = None,
-    joined: Sequence[str] | None = None,
-    cuts: Mapping[int, str] | None = None,
-    ask_cut: bool = True,
-) -> int:
-    """`new_game` in the caller's transaction (a game started by mail). Raises
-    ``ServiceError`` for bad addresses, settings or levels, before writing anything.
-
-    Each computer seat plays at ``levels[seat]``, else ``level``, else `DEFAULT_LEVEL`
-    (kept in the game's settings: ``levels``, seat → level). The game gives hints
-    (``hint``) when one player plays the computer.
-
-    ``answering`` — (address, Message-ID): that player's first mail is threaded after
-    the mail that asked for the game.
-
-    Without a ``seed``, and with the ``fair_deals`` setting on, the game is dealt by the
-    verifiable-deal protocol (`pbem.service.cutting`): a secret server seed
-    (``server_seed``, the one a challenge committed to, or a new one), and the first
-    mail asks every human seat to cut; no engine game exists until they all have. A
-    ``seed`` given (the admin's ``--seed``, for tests and demos) makes a game whose
-    deals are not verifiable. ``match_id``, ``match_info``: the game is one game of that
-    match (`pbem.service.matches`); ``rematch_of``: the finished game it follows.
-
-    ``joined``: the addresses whose players joined the game themself (None: everyone — the
-    admin seated them, and their mailboxes count as confirmed); the other seats get the
-    game's first mail and no other until their player answers it with the seat's token
-    (`pbem.service.policy`).
-
-    ``cuts``: seat → entropy text of the human seats that have cut already, by answering a
-    mail that showed ``server_seed``'s commitment (a rematch, or the next game of a
-    match: `pbem.service.cutting.answer_cut_by`); when every human has, the game is
-    dealt at once and its first mail holds the cards. ``ask_cut`` False: the mail that
-    showed the commitment asked for the cuts, so no cut request goes out now."""
-    from pbem.mail.address import is_valid_address, normalize_address
-
-    emails = [normalize_address(e) for e, _ in players]
-    for (raw, _), email in zip(players, emails, strict=True):
-        if email and not email.isascii():
-            raise ServiceError(
-                f"{raw!r}: only plain ASCII addresses can be mailed "
-                "(an international domain in its xn-- form)"
-            )
-        if not email or not is_valid_address(email):
-            raise ServiceError(f"{raw!r} is not an email address")
-    if len(set(emails)) != len(emails):
-        raise ServiceError("a player cannot sit twice at one game")
-    follows: dict[str, Any] | None = None
-    if rematch_of is not None:
-        follows = follows_record(ctx, session, rematch_of)
-        if first_dealer is not None and first_dealer != follows["first_dealer"]:
-            raise ServiceError(
-                f"the loser of game {rematch_of} deals first: seat {follows['first_dealer']}, "
-                f"not {first_dealer}"
-            )
-        first_dealer = int(follows.pop("first_dealer"))
-    elif first_dealer is not None:
-        raise ServiceError("the first dealer is drawn, unless the game follows another")
-    try:
-        settings = GameSettings(
-            players=len(players),
-            target=target,
-            skunk=skunk,
-            muggins=muggins,
-            first_dealer=first_dealer,
-        )
-    except EngineError as exc:
-        raise ServiceError(str(exc)) from exc
-    seat_levels = computer_levels_for(computer, level, levels)
-    fair = seed is None and (ctx.settings.fair_deals or server_seed is not None)
-    if not fair:
-        seed = seed or secrets.token_hex(16)
-    now = ctx.clock()
-    rows = [
-        get_or_create_player(session, email, name, now=now)
-        for email, (_, name) in zip(emails, players, strict=True)
-    ]
-    thread = f"game-{secrets.token_hex(6)}@{ctx.settings.domain}"
-    stored = settings.to_json()
-    if computer:
-        stored["computer"] = sorted(computer)
-        stored["levels"] = {str(seat): name for seat, name in sorted(seat_levels.items())}
-    game_row = create_game(
-        session,
-        stored,
-        seed,
-        rows,
-        [new_token() for _ in rows],
-        now=now,
-        thread_id=thread,
-        match_id=match_id,
-        match_info=match_info,
-        rematch_of=rematch_of,
-    )
-    assert game_row.id is not None
-    if follows is not None:
-        game_row.follows = follows
-        session.add(game_row)
-    if len(set(computer)) == len(players) - 1:
-        game_row.hints = True  # one player against the computer
-    if computer:
-        # A game against the computer may be watched; a human game when all agree.
-        game_row.observers = True
-        session.add(game_row)
-    if joined is None:
-        humans = [e for seat, e in enumerate(emails) if seat not in set(computer)]
-        policy.seated_by_admin(session, humans, now)
-    else:
-        came = {normalize_address(a) for a in joined}
-        for seated in seats_of(session, game_row.id):
-            if seated.player.email not in came:
-                seated.seat.joined = False
-                session.add(seated.seat)
-        session.flush()
-    if answering is not None and answering[1]:
-        for seated in seats_of(session, game_row.id):
-            if seated.player.email == normalize_address(answering[0]):
-                seated.seat.last_mail_id = answering[1].strip().strip("<>")
-                session.add(seated.seat)
-    if fair:
-        return begin_fair(ctx, session, game_row, server_seed, now, cuts or {}, ask_cut)
-    assert seed is not None
-    game = Game(settings, seed)
-    auto = play.auto_moves(game, game_row)
-    if auto:
-        append_actions(session, game_row.id, 0, auto, None, now=now, state_hash=game.state_hash())
-    play.after_moves(ctx, session, game_row, game, now)
-    seats = seats_of(session, game_row.id)
-    notify.turn_mails(ctx, session, game_row, game, seats, 0, {}, None, now)
-    return game_row.id
-
-
-def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, Any]:
-    """What a rematch or a match's next game records of game ``game_id``, the one it
-    follows (the archive's ``deal_proof.follows``): its final state hash, scores, winner
-    and last dealer, the rule, and (key ``first_dealer``, not stored) the seat that rule
-    makes deal first. ServiceError when that game is not over."""
-    from engine.match import first_dealer_after
-
-    game = load_game(ctx, session, get_game(ctx, session, game_id))
-    if not game.is_over or game.outcome is None:
-        raise ServiceError(f"game {game_id} is not over yet")
-    return {
-        "game": game_id,
-        "state_hash": game.state_hash(),
-        "scores": list(game.outcome.scores),
-        "winner": game.outcome.winner,
-        "dealer": game.dealer,
-        "rule": "loser-deals-first",  # engine.match.first_dealer_after
-        "first_dealer": first_dealer_after(game),
-    }
-
-
-def begin_fair(
-    ctx: Context,
-    session: Session,
-    game_row: m.Game,
-    server_seed: str | None,
-    now: datetime,
-    cuts: Mapping[int, str] | None = None,
-    ask_cut: bool = True,
-) -> int:
-    """A new game dealt by the verifiable-deal protocol: commit, take the ``cuts`` made
-    already, then ask for the others (or deal at once when every human has cut, or none
-    sits at it)."""
-    from pbem.service import cutting
-
-    assert game_row.id is not None
-    cutting.commit_new(game_row, server_seed, cuts)
-    for seat, text in sorted((cuts or {}).items()):
-        # A cut by another word (accept, rematch, next): its mail's Message-ID leads it.
-        log_cut(session, game_row.id, int(seat), text.split(" ", 1)[0], text, now)
-    game_row.status = m.GameStatus.CUTTING.value
-    session.add(game_row)
-    session.flush()
-    seats = seats_of(session, game_row.id)
-    game = cutting.begin(ctx, session, game_row, seats, now, ask=ask_cut)
-    if game is not None:
-        told = cutting.receipts(game_row)
-        notify.turn_mails(ctx, session, game_row, game, seats, 0, told, None, now)
-    return game_row.id
-
-
 def rematch(ctx: Context, game_id: int) -> int:
     """The next game of a match: same players and settings; the loser deals first."""
     from engine.match import first_dealer_after
@@ -300,30 +102,6 @@ def rematch(ctx: Context, game_id: int) -> int:
     )
 
 
-def computer_levels_for(
-    computer: Sequence[int], level: str | None, levels: Mapping[int, str] | None
-) -> dict[int, str]:
-    """The level of each computer seat; ``ServiceError`` for a level the computer does
-    not play, or a level given without a computer seat."""
-    if (level is not None or levels) and not computer:
-        raise ServiceError("a level is for the computer: no seat of this game is the computer")
-    out: dict[int, str] = {}
-    for seat in computer:
-        chosen = (levels or {}).get(seat) or level or DEFAULT_LEVEL
-        try:
-            out[seat] = computer_level(chosen)
-        except InvalidSyntaxError as exc:
-            raise ServiceError(str(exc)) from exc
-    return out
-
-
-def get_game(ctx: Context, session: Session, game_id: int) -> m.Game:
-    game_row = session.get(m.Game, game_id)
-    if game_row is None:
-        raise ServiceError(f"no game {game_id}")
-    return game_row
-
-
 def resend(ctx: Context, game_id: int) -> int:
     """Mail every player their current view again. Returns the number of mails queued.
 
@@ -335,33 +113,31 @@ def resend(ctx: Context, game_id: int) -> int:
         game_row = get_game(ctx, session, game_id)
         tag = f"r{int(now.timestamp() * 1000)}"
         if game_row.seed is None:  # a fair game waiting for its cuts: the cut request
-            from pbem.service import cutting
-
             seats = seats_of(session, game_id)
             closing = game_row.status != m.GameStatus.CUTTING.value
-            for seat in cutting.humans(game_row):
+            for seat in deals.humans(game_row):
                 cutting.send_cut_mail(
                     ctx, session, game_row, seats, seat, "status", tag, now, closing=closing
                 )
-            return len(cutting.humans(game_row))
+            return len(deals.humans(game_row))
         game = load_game(ctx, session, game_row)
         seats = seats_of(session, game_id)
         aborted = game_row.status == m.GameStatus.ABORTED.value
         for seated in seats:
             view = player_view(game, seated.seat.seat, len(game.events))
-            about = notify.mail_context(
+            about = turns.mail_context(
                 game_row,
                 seats,
                 seated.seat.seat,
                 [],
                 len(game.events),
-                reply_to=notify.seat_reply_to(ctx, seated),
+                reply_to=envelope.seat_reply_to(ctx, seated),
             )
             if aborted:
                 mail = render_aborted(view, about, game_row.status_reason)
             else:
                 mail = render_turn(view, about)
-            notify.enqueue(
+            envelope.enqueue(
                 ctx,
                 session,
                 game_row,
@@ -431,11 +207,9 @@ def tell_status(
     """Mail every player that the game is now ``status``, and why."""
     assert game_row.id is not None
     if game_row.seed is None:  # never dealt: the players were cutting for the deal
-        from pbem.service import cutting
-
         note = Notice("info", "", f"The admin aborted this game: {reason}. No cards were dealt.")
         seats = seats_of(session, game_row.id)
-        for seat in cutting.humans(game_row):
+        for seat in deals.humans(game_row):
             cutting.send_cut_mail(
                 ctx,
                 session,
@@ -456,17 +230,17 @@ def tell_status(
     tag = f"s{int(now.timestamp() * 1000)}"
     for seated in seats:
         view = player_view(game, seated.seat.seat, len(game.events))
-        about = notify.mail_context(
+        about = turns.mail_context(
             game_row,
             seats,
             seated.seat.seat,
             [],
             len(game.events),
-            reply_to=notify.seat_reply_to(ctx, seated),
+            reply_to=envelope.seat_reply_to(ctx, seated),
         )
         mail = render_status_change(view, about, status, reason)
         attach = None if status == "aborted" else view.to_json()
-        notify.enqueue(
+        envelope.enqueue(
             ctx, session, game_row, seated, mail, kind, tag, now, view_json=attach, unsolicited=True
         )
 
@@ -480,11 +254,9 @@ def export(ctx: Context, game_id: int) -> dict[str, Any]:
         game_row = get_game(ctx, session, game_id)
         cuts = cut_mails(session, game_id)
         if game_row.seed is None:
-            from pbem.service.cutting import unplayed_archive
-
             return unplayed_archive(game_row, seats_of(session, game_id), cuts)
         game = load_game(ctx, session, game_row)
-        return notify.game_archive(game_row, game, seats_of(session, game_id), cuts)
+        return archive.game_archive(game_row, game, seats_of(session, game_id), cuts)
 
 
 def import_archive(ctx: Context, data: dict[str, Any]) -> int:

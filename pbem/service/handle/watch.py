@@ -6,8 +6,8 @@ on for games against the computer, off for challenges until every human player s
 ``observers on``), up to ``max_observers_per_game`` watchers a game and
 ``max_watched_games`` games an address. A player of the game cannot watch it. The
 watcher's first mail is the answer: the public board and the hand so far
-(`pbem.service.observe`). An observer can never act in the game: a move from them is
-refused with the reason (`refuse_move`). Called from `pbem.service.lobby`.
+(`pbem.service.send.watchers`). An observer can never act in the game: a move from them is
+refused with the reason (`refuse_move`). Called from `pbem.service.handle.lobby`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from sqlmodel import Session, col, func, select
 from pbem.commands import LobbyCommand
 from pbem.mail.reading import IncomingMail
 from pbem.render import Notice
-from pbem.service import notify, observe
 from pbem.service.context import Context, Outcome, finish, load_game, seats_of
+from pbem.service.send import outside
+from pbem.service.send import watchers as watcher_mail
 from pbem.store import models as m
 from pbem.store.players import get_or_create_player
 
@@ -145,8 +146,8 @@ def watch(
         )
     else:
         game = load_game(ctx, session, game_row)
-        start = observe.start_of_hand(game)
-        observe.mail_to_watcher(
+        start = watcher_mail.start_of_hand(game)
+        watcher_mail.mail_to_watcher(
             ctx, session, game_row, game, seats, watcher, player, start, now, mail.message_id
         )
     return finish(
@@ -242,7 +243,7 @@ def tell(
 ) -> None:
     """Answer a watch command, threaded after it."""
     assert row.id is not None
-    notify.error_reply(
+    outside.error_reply(
         ctx,
         session,
         player,

@@ -239,7 +239,7 @@ def set_observers(
     On: the seat agrees; the game opens to observers when every human seat has agreed.
     Off: any player closes it at once; every vote is cleared, and each watcher is told
     and dropped. The other players are told of a vote they may answer, of the game
-    opening and of its closing (`pbem.service.notify.tell_others` mails them)."""
+    opening and of its closing (`pbem.service.send.answers.tell_others` mails them)."""
     assert game_row.id is not None
     command = f"observers {'on' if on else 'off'}"
     me = seats[seat].name

@@ -10,7 +10,7 @@ is the player's own choice.
 `advice` builds what a hint says from the asking seat's own views alone — now, and at
 the moment it laid away its last discard (the game replayed to that action) — so a
 hint cannot tell another player's hidden cards: the analyses in `engine.analysis` take
-nothing but a ``PlayerView``. Nothing here writes mail (see `pbem.service.notify`).
+nothing but a ``PlayerView``. Nothing here writes mail (see `pbem.service.send.answers`).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@
 with the forced moves and the computer seats' moves after each (`auto_moves`); what
 cannot be done becomes a notice (refused, ambiguous, "already done", the resign that
 needs a token), the questions (hand, history, help, archive, hint) are noted for `notify`,
-``hints on|off`` is applied by `pbem.service.hints`,
+``hints on|off`` is applied by `pbem.service.game.hints`,
 and the player's own settings (``mail``, ``name``, ``stop``, ``start``) are applied
-by `pbem.service.settings`. `record` appends the new actions to the log and restarts
+by `pbem.service.game.settings`. `record` appends the new actions to the log and restarts
 the game's clocks; `verdict` is the message's final state. Nothing here writes mail.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,58 +27,21 @@ from engine import (
     action_to_json,
 )
 from engine import players as computer
-from pbem.commands import GAME_VERBS, SETTING_VERBS, Command, to_action
+from pbem.commands import GAME_VERBS, SETTING_VERBS, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done
-from pbem.service import hints, policy, talk
-from pbem.service.away import clock_start
+from pbem.service import policy
 from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
-from pbem.service.observe import set_observers
-from pbem.service.settings import apply_setting
+from pbem.service.game import hints, talk
+from pbem.service.game.away import clock_start
+from pbem.service.game.deals import NOT_NEEDED, refuse_cut
+from pbem.service.game.settings import apply_setting
+from pbem.service.game.standings import rate_finished
+from pbem.service.moves import Known, Move, answered_only
+from pbem.service.send.watchers import set_observers
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.games import append_actions
-
-Logged = tuple[int | None, dict[str, Any], bool]
-"""An action to log: its seat, its JSON, and whether it was made for the player."""
-
-
-@dataclass
-class Known:
-    """A mail whose sender and game intake knows: what it asks, and of which seat."""
-
-    game_row: m.Game
-    seats: list[Seated]
-    seat: int
-    sender: str
-    commands: Sequence[Command]
-    ignored: Sequence[str]
-    # No reply token: written to the plain address and routed to the player's only game.
-    tokenless: bool = False
-    # The mail's stored id and its Message-ID, with its angle brackets (answers are
-    # threaded after it; a cut's entropy names it).
-    inbound_id: int | None = None
-    message_id: str | None = None
-
-
-@dataclass
-class Move:
-    """A known mail, played: the actions to log and what to answer."""
-
-    known: Known
-    game: Game | None = None
-    since: int = 0
-    notices: list[Notice] = field(default_factory=list)
-    wants: list[str] = field(default_factory=list)
-    actions: list[Logged] = field(default_factory=list)
-    # Refused before the engine saw it (no command, the game not active): the reason.
-    refusal: str | None = None
-    # What the game's other players are told (``hints on|off``, ``observers on|off``).
-    tell_others: list[str] = field(default_factory=list)
-    # A fair game's last cut dealt the cards (`pbem.service.cutting`).
-    dealt: bool = False
-    # The table talk stored (``say``), relayed by notify.
-    said: list[m.Talk] = field(default_factory=list)
 
 
 def play(ctx: Context, session: Session, known: Known) -> Move:
@@ -180,8 +142,6 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 move.tell_others.append(change.tell_others)
             continue
         if cmd.verb == "cut":
-            from pbem.service.cutting import NOT_NEEDED, refuse_cut
-
             notices.append(Notice("refused", str(cmd), NOT_NEEDED))
             refuse_cut(
                 session, game_row, seat, cmd, known.message_id, ctx.clock(), "after the deal"
@@ -292,18 +252,6 @@ def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:
     return "rejected", reason[:2000], ()
 
 
-def answered_only(move: Move) -> bool:
-    """Nothing to log, nothing refused: only questions, or moves already made (the player
-    gets where the game stands)."""
-    already = any(n.status == "already" for n in move.notices)
-    return (
-        not move.actions
-        and move.refusal is None
-        and bool(move.wants or already)
-        and not any(n.status in ("refused", "ambiguous") for n in move.notices)
-    )
-
-
 def logged_auto(session: Session, game_id: int) -> Callable[[int], bool | None]:
     """Whether the logged action ``seq`` of the game was made for its player (None:
     not written yet, as in a batch that holds its writes back)."""
@@ -379,7 +327,6 @@ def rate(
 ) -> None:
     """The game just ended (its status written as finished in this transaction): rate it
     in the stored standings, in the same transaction."""
-    from pbem.service.standings import rate_finished
 
     rate_finished(ctx, session, game_row, game, seats or None)
 

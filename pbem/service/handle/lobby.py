@@ -25,15 +25,17 @@ from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
 from pbem.render import Notice
 from pbem.render.games import render_my_games
-from pbem.service import confirm, invitations, notify, policy, watch
-from pbem.service.context import Context, Outcome, ServiceError, finish
-from pbem.service.games import start_game
+from pbem.service import policy
+from pbem.service.context import Context, Outcome, ServiceError, finish, seats_of
+from pbem.service.game.lines import game_line
+from pbem.service.handle import confirmations, invitations, rematch, watch
+from pbem.service.ops import matches
+from pbem.service.ops.start import STARTED, limit_words, start_game
+from pbem.service.send import outside
+from pbem.service.send.standings import send_standings
 from pbem.store import models as m
 from pbem.store.games import games_for_player
 from pbem.store.players import get_player
-
-STARTED = "lobby: started game"
-"""How the reason of a mail that started a game begins (the daily limit counts them)."""
 
 
 def handle(
@@ -103,7 +105,6 @@ def handle(
             return finish(
                 ctx, session, row, "ignored", "standings: unknown sender, no reply", sender=sender
             )
-        from pbem.service.standings import send_standings
 
         assert row.id is not None
         send_standings(ctx, session, player, row.id, now, mail.message_id)
@@ -111,11 +112,9 @@ def handle(
     if asked.verb == "challenge":
         return invitations.challenge(ctx, session, row, mail, player, asked, now)
     if asked.verb == "rematch":
-        from pbem.service import matches
-
         if player is None:
             return finish(ctx, session, row, "ignored", "rematch: unknown sender", sender=sender)
-        return matches.request(
+        return rematch.request(
             ctx,
             session,
             row,
@@ -144,23 +143,10 @@ def ask_policy(
     action = ACTIONS.get(asked.verb, "query")
     decision = policy.decide(ctx, session, ctx.senders[row.id], action)
     if decision.verdict == policy.Verdict.CONFIRM:
-        return confirm.request(ctx, session, row, mail, action, now)
+        return confirmations.request(ctx, session, row, mail, action, now)
     if not decision.allowed:
         return finish(ctx, session, row, "ignored", decision.reason, sender=mail.sender)
     return None
-
-
-def limit_words(ctx: Context, over: str) -> str:
-    """What a player is told when `policy.take_new_game` says no (``over``)."""
-    if over.startswith("over the daily limit"):
-        return (
-            f"You started {ctx.settings.max_new_games_per_day} games in the last day, "
-            "as many as one may; try again tomorrow."
-        )
-    return (
-        "Games you started by mail to this address still wait for your first answer: "
-        "answer one of their mails first (a reply to it shows it was you who asked)."
-    )
 
 
 ACTIONS = {
@@ -221,7 +207,6 @@ def new_against_computer(
     for n in range(1, seats):
         suffix = "" if n == 1 else str(n)
         people.append((f"computer{suffix}@{ctx.settings.domain}", f"Computer{suffix}"))
-    from pbem.service import matches
 
     try:
         game_id = start_game(
@@ -264,7 +249,6 @@ def my_games(
 ) -> Outcome:
     """Answer ``games``: the player's games in progress (each with their own reply
     address), the invitations waiting (sent and received), the last finished games."""
-    from pbem.service.intake import game_line
 
     assert player.id is not None and row.id is not None
     mine = games_for_player(session, player.id)
@@ -279,7 +263,7 @@ def my_games(
     done.sort(key=lambda g: g.finished_at or g.updated_at, reverse=True)
     finished = [result_line(session, g, player) for g in done[:FINISHED_SHOWN]]
     render = render_my_games(lines, waiting_lines(ctx, session, player), finished)
-    sent = notify.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
+    sent = outside.answer(ctx, session, player, row.id, "games", render, now, mail.message_id)
     why = "sent: games" if sent else "games: no answer may go now (repeat, or policy)"
     return finish(ctx, session, row, "applied", why, sender=player.email)
 
@@ -315,7 +299,6 @@ def waiting_lines(ctx: Context, session: Session, player: m.Player) -> list[str]
 
 def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
     """A finished game in one line: the opponents, won or lost, the scores."""
-    from pbem.service.context import seats_of
 
     assert game_row.id is not None
     seats = seats_of(session, game_row.id)
@@ -344,7 +327,7 @@ def refuse(
 ) -> None:
     """Tell a known player why their lobby command was not done, threaded after it."""
     assert row.id is not None
-    notify.error_reply(
+    outside.error_reply(
         ctx,
         session,
         player,

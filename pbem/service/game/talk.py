@@ -13,20 +13,20 @@ relayed at once by a short mail ("Alice says: …", no cards and no board) to ea
 whose game mail does not go out in the same transaction — not to a player who said
 ``stop`` (they read it in their next game mail), never to the computer. An observer gets
 the talk in the board mail of the move made by the same mail, else in a short mail of
-its own: one mail per move either way (`pbem.service.observe`). The sender gets no
+its own: one mail per move either way (`pbem.service.send.watchers`). The sender gets no
 answer for a say that went through; a refused one is answered, and so is the first say
 of a game whose other seats are all the computer: the computer does not read it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlmodel import Session, col, func, select
 
 from pbem.commands import Command
-from pbem.render import MailContext, Notice, Said, clean_name, render_talk
+from pbem.render import Notice, Said, clean_name
 from pbem.service.context import Context, Seated, is_computer
 from pbem.store import models as m
 from pbem.store._sql import update_row
@@ -175,49 +175,3 @@ def everything(session: Session, game_row: m.Game, seats: Sequence[Seated]) -> t
         select(m.Talk).where(m.Talk.game_id == game_row.id).order_by(col(m.Talk.id))
     ).all()
     return tuple(Said(names.get(r.seat, f"Seat {r.seat + 1}"), r.text) for r in rows)
-
-
-def relay(
-    ctx: Context,
-    session: Session,
-    game_row: m.Game,
-    seats: Sequence[Seated],
-    said: Sequence[m.Talk],
-    inbound_id: int,
-    now: datetime,
-    watchers_told: Collection[int] = (),
-) -> None:
-    """Mail ``said`` at once to each follower but the speaker whose game mail of this
-    transaction did not already show it: a short mail, no cards. Not to a player who
-    said ``stop``, nor to a computer seat (see `pbem.service.notify.enqueue`); nor to
-    the watchers whose board mail of this move carried it (``watchers_told``)."""
-    from pbem.service import notify, observe
-
-    if not said or game_row.id is None:
-        return
-    newest = max(t.id or 0 for t in said)
-    speakers = {t.seat for t in said}
-    names = {s.seat.seat: s.name for s in seats}
-    for seated in followers(session, game_row, seats):
-        seat = seated.seat.seat
-        if seated.seat.heard_talk >= newest or is_computer(game_row, seat):
-            continue
-        lines = tuple(
-            Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in said if t.seat != seat
-        )
-        if not lines or speakers == {seat}:
-            continue
-        about = MailContext(
-            game_id=game_row.id,
-            names=tuple(s.name for s in seats),
-            recipient_seat=seat,
-            reply_hint="",
-            talk=lines,
-        )
-        mail = render_talk(about)
-        notify.enqueue(
-            ctx, session, game_row, seated, mail, "talk", f"t{inbound_id}", now, unsolicited=True
-        )
-    # The game's observers (``watch GAME``) hear it too: all of it in one short mail.
-    lines = tuple(Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in said)
-    observe.relay_talk(ctx, session, game_row, lines, now, watchers_told)

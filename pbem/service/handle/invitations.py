@@ -33,10 +33,12 @@ from pbem.mail.tokens import new_token, reply_address
 from pbem.render import Notice
 from pbem.render.board import house_rules
 from pbem.render.invite import render_invite
-from pbem.service import notify, policy
+from pbem.service import policy
 from pbem.service.context import Context, Outcome, ServiceError, display_name, finish
-from pbem.service.cutting import cut_text
-from pbem.service.games import start_game
+from pbem.service.game.deals import cut_text
+from pbem.service.ops.matches import levels_of, new_match, next_of
+from pbem.service.ops.start import start_game
+from pbem.service.send import outside
 from pbem.store import models as m
 from pbem.store.outbox import enqueue_outbox
 from pbem.store.players import get_or_create_player, get_player, get_player_by_email
@@ -57,7 +59,7 @@ def tell(
 ) -> None:
     """A short note about an invitation to ``address`` (a player or not)."""
     person = get_player_by_email(session, address) or m.Player(email=address, created_at=now)
-    notify.error_reply(
+    outside.error_reply(
         ctx, session, person, inbound_id, kind, title, [Notice("info", "", text)], now, answering
     )
 
@@ -450,7 +452,6 @@ def answer(
     if rules.get("seats"):
         # A rematch: everyone in the seats of the game it follows.
         people = [(email, name_of(session, email)) for email in rules["seats"]]
-    from pbem.service.matches import levels_of
 
     try:
         game_id = start_game(
@@ -525,7 +526,6 @@ def rematch_and_match(session: Session, rules: dict[str, Any], now: datetime) ->
     """The match (``best_of``) and the game rematched (``rematch_of``) of an accepted
     invitation's game, as `start_game` takes them. Raises ``ServiceError`` when the game
     was rematched meanwhile."""
-    from pbem.service.matches import new_match, next_of
 
     out: dict[str, Any] = {}
     rematch_of = rules.get("rematch_of")

@@ -7,7 +7,7 @@ setting): asking for more than any of their games has left is refused with what 
 left. In a game where the player is to move, the reminder and the deadline move back by
 the away time (``back`` moves them forward again by what was not used, and gives those
 days back, to the nearest day); where it becomes their turn while they are away, the
-clocks start when they return (`clock_start`). Nothing here writes mail: `pbem.service.notify`
+clocks start when they return (`clock_start`). Nothing here writes mail: `pbem.service.send.answers`
 tells the other players.
 """
 

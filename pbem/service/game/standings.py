@@ -38,8 +38,6 @@ from pbem.ratings import (
     standing_read,
     standings_read,
 )
-from pbem.render.standings import render_standings
-from pbem.service import notify
 from pbem.service.context import (
     Context,
     Seated,
@@ -279,16 +277,3 @@ def player_ids(session: Session, records: Iterable[GameRecord]) -> dict[str, int
         for player in session.exec(select(m.Player).where(col(m.Player.email).in_(chunk))):
             out[player.email] = player.id
     return out
-
-
-def send_standings(
-    ctx: Context,
-    session: Session,
-    player: m.Player,
-    inbound_id: int,
-    now: datetime,
-    answering: str | None,
-) -> None:
-    """Answer ``standings`` to the asker only: the top of the table and their line."""
-    mail = render_standings(standings_for(ctx, session, player.email, TOP), player.email, TOP)
-    notify.answer(ctx, session, player, inbound_id, "standings", mail, now, answering)

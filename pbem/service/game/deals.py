@@ -1,0 +1,322 @@
+"""deals: what a fair game keeps of its deal (``docs/pbem-deal-1.md``).
+
+The records of the verifiable-deal protocol, with no mail in them: the server seed and
+its commitment (`new_server_seed`), each seat's cut text (`cut_text`, `record_cut`,
+`refuse_cut`: every cut mail is logged, accepted or not), who has not cut yet
+(`waiting`), the receipts, the lines every later mail shows (`deal_lines`,
+`cut_hash_line`) and the archive's ``deal_proof`` (`deal_proof`, `unplayed_archive`).
+The cut phase itself (asking, dealing, the clocks) is `pbem.service.ops.cutting`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from engine import Game
+from engine.fairness import (
+    PROTOCOL,
+    PROTOCOL_1,
+    DealProof,
+    commitment,
+    entropy_text,
+    records_of,
+    text_hash,
+)
+from pbem.commands import Command
+from pbem.mail.reading import IncomingMail
+from pbem.render import Notice
+from pbem.service.context import (
+    Seated,
+    is_computer,
+)
+from pbem.service.moves import read_commands
+from pbem.store import models as m
+from pbem.store._sql import update_row
+from pbem.store.games import log_cut
+
+NOT_NEEDED = (
+    "No cut is needed now: the cards of this game are already dealt (everyone's cut is "
+    "taken once, before the first deal)."
+)
+
+
+def new_server_seed() -> str:
+    """``S``: 64 lowercase hex characters from the operating system's secure generator."""
+    return secrets.token_hex(32)
+
+
+def deal_lines(
+    game_row: m.Game, *, over: bool, following: str = "", names: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """The lines every mail of a fair game carries: the commitment; the SHA-256 of each
+    seat's cut as recorded (``names``: the seats' names), for the player to compare
+    with the receipt of their cut; and once the game is ``over`` (or aborted: a game
+    that ends without being played out reveals its seed all the same) the server seed
+    and the next game's commitment — with the answer that is the player's cut for that
+    game when the mail asks for one (``following``: "rematch", or "next" in a match
+    that goes on; never an answer the mail does not offer). Empty for a game whose
+    deals are not verifiable."""
+    if not game_row.commitment:
+        return ()
+    lines = [f"Deal commitment ({protocol_of(game_row)}): {game_row.commitment}"]
+    cut = cut_hash_line(game_row, names)
+    if cut:
+        lines.append(cut)
+    aborted = game_row.status == m.GameStatus.ABORTED.value
+    if over and game_row.next_seed and not aborted:
+        lines.append(
+            f"The next game's deal commitment: {commitment(game_row.next_seed)}"
+            + (
+                f" — your answer to this mail (“{following}”) is your cut for it."
+                if following
+                else "."
+            )
+        )
+    if aborted and game_row.server_seed:
+        lines.append(
+            f"Server seed, revealed now the game is aborted: {game_row.server_seed} — "
+            "with it the game's archive shows that its deals were the ones committed to."
+        )
+    elif over and game_row.server_seed:
+        lines.append(
+            f"Server seed, revealed now the game is over: {game_row.server_seed} — with "
+            "it the game's replay page (attached to the game-over mail, and to the "
+            "archive) checks every deal in your web browser."
+        )
+    else:
+        lines.append("The server seed behind it is revealed when the game is over.")
+    return tuple(lines)
+
+
+CUT_HASH_DIGITS = 16
+"""How many hex digits of each cut's SHA-256 a game mail shows: 64 bits, more than any
+server could match by grinding other texts, in a line short enough for every mail."""
+
+
+def cut_hash_line(game_row: m.Game, names: Sequence[str] = ()) -> str:
+    """ "Cuts as recorded (SHA-256, first 16 hex digits): Ann 1f…; Bob 9c…" — the start
+    of every recorded cut's hash, by seat name (``names``; "seat N" without them);
+    empty before any cut. The receipt and the archive hold the whole hash."""
+    entries = sorted(game_row.entropy or (), key=lambda e: int(e["seat"]))
+    if not entries:
+        return ""
+    parts = []
+    for entry in entries:
+        seat = int(entry["seat"])
+        who = names[seat] if seat < len(names) else f"seat {seat}"
+        digest = str(entry["sha256"]) if "text" not in entry else text_hash(str(entry["text"]))
+        parts.append(f"{who} {digest[:CUT_HASH_DIGITS]}")
+    return (
+        f"Cuts as recorded (SHA-256, first {CUT_HASH_DIGITS} hex digits): " + "; ".join(parts) + "."
+    )
+
+
+def revealed(game_row: m.Game) -> bool:
+    """Whether a fair game's server seed may be shown: it is finished, or it ended
+    without being played out (aborted, the cut deadline passed)."""
+    return game_row.status in (m.GameStatus.FINISHED.value, m.GameStatus.ABORTED.value)
+
+
+def deal_proof(
+    game_row: m.Game, cuts: Sequence[m.CutMail] = (), game: Game | None = None
+) -> dict[str, Any] | None:
+    """The archive's ``deal_proof`` of a fair game, or None: the commitment, the server
+    seed once the game is finished or aborted (with the deal records of ``game``, the
+    game as played, then), each recorded cut with its SHA-256, every cut mail received
+    (``cuts``, accepted and refused), the re-cuts (none: the service never restarts a
+    cut phase — a game whose players did not all cut is aborted, its seed revealed), the
+    game it follows, and how it ended.
+
+    ``cuts`` is left out for a game whose cuts were taken before cut mails were logged
+    (a recorded cut with no accepted mail behind it): its record would be incomplete."""
+    if not game_row.commitment:
+        return None
+    from engine.forgetting import is_forgotten
+
+    entries = game_row.entropy or ()
+    aborted = game_row.status == m.GameStatus.ABORTED.value
+    finished = game_row.status == m.GameStatus.FINISHED.value
+    proof = DealProof(
+        game_row.commitment,
+        game_row.server_seed,
+        tuple((int(e["seat"]), str(e["text"])) for e in entries if not is_forgotten(e)),
+        protocol=protocol_of(game_row),
+        follows=dict(game_row.follows) if game_row.follows else None,
+        outcome="aborted" if aborted else "finished" if finished else None,
+        abort_reason=game_row.status_reason if aborted else None,
+        # A forgotten player's cut: its hash only (`engine.forgetting`).
+        forgotten=tuple((int(e["seat"]), str(e["sha256"])) for e in entries if is_forgotten(e)),
+    )
+    records = records_of(game) if game is not None and revealed(game_row) else None
+    data = proof.to_json(reveal=revealed(game_row), records=records)
+    logged = [cut_record(cut) for cut in cuts]
+    taken = {(c["seat"], c["sha256"]) for c in logged if c["accepted"]}
+    if all((e["seat"], e["sha256"]) in taken for e in proof.entries()):
+        data["cuts"] = logged
+    else:
+        data.pop("cuts", None)
+    data["recuts"] = []
+    data["follows"] = proof.follows
+    data["outcome"] = proof.outcome
+    data["abort_reason"] = proof.abort_reason
+    return data
+
+
+def cut_record(cut: m.CutMail) -> dict[str, Any]:
+    """A cut mail as the archive's ``deal_proof.cuts`` lists it: without its text once
+    its player was forgotten (the text's SHA-256, kept in the row, stands for it)."""
+    record: dict[str, Any] = {
+        "seat": cut.seat,
+        "message_id": cut.message_id,
+        "received": cut.received_at.isoformat(),
+    }
+    if cut.text is not None:
+        record["text"] = cut.text
+    record["sha256"] = text_hash(cut.text) if cut.text is not None else cut.sha256
+    record["accepted"] = cut.accepted
+    record["reason"] = cut.reason
+    return record
+
+
+def unplayed_archive(
+    game_row: m.Game, seats: Sequence[Seated], cuts: Sequence[m.CutMail]
+) -> dict[str, Any]:
+    """The archive of a fair game not dealt (waiting for its cuts, or aborted before
+    every player cut): no engine seed, no action, and its ``deal_proof`` (revealing the
+    server seed once the game is aborted)."""
+    from engine.archive import FORMAT
+
+    return {
+        "format": FORMAT,
+        "settings": dict(game_row.settings),
+        "seed": None,
+        "actions": [],
+        "state_hash": None,
+        "deal_proof": deal_proof(game_row, cuts),
+        "game_id": game_row.id,
+        "players": [{"email": s.player.email, "name": s.name} for s in seats],
+        "status": game_row.status,
+        "created_at": game_row.created_at.isoformat(),
+    }
+
+
+def prepare_next(session: Session, game_row: m.Game) -> None:
+    """A fair game is over: make the server seed of the game that may follow it (a
+    rematch, or its match's next game) before its game-over mail shows its commitment,
+    so that each player's answer to that mail can be their cut for it."""
+    if game_row.commitment and not game_row.next_seed:
+        update_row(session, game_row, next_seed=new_server_seed())
+
+
+def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:
+    """A cut's entropy text by ``protocol`` (that of the game it is for; a new game's
+    by default): the Message-ID of the mail that made it (``placeholder`` for a mail
+    without one) and its words."""
+    return entropy_text(message_id or placeholder, words, protocol, placeholder=placeholder)
+
+
+def protocol_of(game_row: m.Game) -> str:
+    """The deal protocol of a fair game (`pbem-deal/1` when none is recorded)."""
+    return game_row.deal_protocol or PROTOCOL_1
+
+
+def humans(game_row: m.Game) -> list[int]:
+    """The human seats, in seat order: the seats that cut."""
+    players = int(game_row.settings.get("players", 2))
+    return [seat for seat in range(players) if not is_computer(game_row, seat)]
+
+
+def waiting(game_row: m.Game) -> list[int]:
+    """The human seats that have not cut yet."""
+    done = {int(e["seat"]) for e in game_row.entropy or ()}
+    return [seat for seat in humans(game_row) if seat not in done]
+
+
+def receipts(game_row: m.Game) -> dict[int, list[Notice]]:
+    """The receipt of each cut recorded so far, by seat: what the first mail of a game
+    tells the players who cut by another word (an invitation's ``accept``, ``rematch``)."""
+    return {
+        int(e["seat"]): [Notice("info", "", receipt(str(e["text"])))]
+        for e in game_row.entropy or ()
+    }
+
+
+def record_cut(
+    session: Session,
+    game_row: m.Game,
+    seat: int,
+    cmd: Command,
+    message_id: str | None,
+    now: datetime,
+) -> Notice:
+    """Store ``seat``'s entropy text, once, and log the cut mail (accepted, or refused
+    as a second cut). The notice is the cut's receipt: the exact text recorded and its
+    SHA-256, which every later mail of the game and the archive must show."""
+    assert game_row.id is not None
+    text = cut_text(
+        message_id,
+        cmd.args[0] if cmd.args else "",
+        f"<no-message-id.{game_row.id}.{seat}>",
+        protocol_of(game_row),
+    )
+    if seat not in waiting(game_row):
+        log_cut(session, game_row.id, seat, message_id, text, now, reason=SECOND_CUT)
+        return Notice("refused", str(cmd), "You have cut already; your first cut counts.")
+    entries = [*(game_row.entropy or ()), {"seat": seat, "text": text}]
+    entries.sort(key=lambda e: int(e["seat"]))
+    update_row(session, game_row, entropy=entries)
+    log_cut(session, game_row.id, seat, message_id, text, now)
+    return Notice("applied", str(cmd), receipt(text))
+
+
+SECOND_CUT = "a second cut: the first one counts"
+
+
+def receipt(text: str) -> str:
+    """What the player keeps of their cut: the entropy text recorded and its hash."""
+    return (
+        f"Your cut is in, recorded as “{text}” (SHA-256 {text_hash(text)}). Keep this "
+        "mail: every later mail of the game shows the start of that hash beside your "
+        "name, and the game's archive this text; if they differ, the deals were not cut "
+        "by you."
+    )
+
+
+def refuse_cut(
+    session: Session,
+    game_row: m.Game,
+    seat: int | None,
+    cmd: Command,
+    message_id: str | None,
+    now: datetime,
+    reason: str,
+) -> None:
+    """Log a cut mail that is not taken (a cut after the deal, to a closed game, or not
+    from the seat's player) for the archive's ``deal_proof.cuts``; only fair games keep
+    the record."""
+    if game_row.id is None or not game_row.commitment:
+        return
+    words = cmd.args[0] if cmd.args else ""
+    text = cut_text(message_id, words, "<no-message-id>", protocol_of(game_row))
+    log_cut(session, game_row.id, seat, message_id, text, now, reason=reason)
+
+
+def log_stray_cut(
+    session: Session,
+    mail: IncomingMail,
+    game_row: m.Game,
+    seat: int,
+    now: datetime,
+    reason: str,
+) -> None:
+    """A mail to ``seat``'s reply address that is not taken as the seat's: its cuts, if
+    any, go on the game's record of cut mails, refused for ``reason``."""
+
+    for cmd in read_commands(mail).commands:
+        if cmd.verb == "cut":
+            refuse_cut(session, game_row, seat, cmd, mail.message_id, now, reason)

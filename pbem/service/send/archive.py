@@ -1,0 +1,69 @@
+"""archive: a game as a JSON archive — the file the ``archive`` answer attaches.
+
+`game_archive` is the engine's archive with the service's record around it: the
+players, the computer seats and their levels (`computer_list`), and the deal proof of a
+fair game once its seed may be shown. `archive_bytes` is its file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from engine import Game, to_archive
+from pbem.service.context import (
+    Seated,
+    seat_level,
+)
+from pbem.service.game.deals import deal_proof
+from pbem.store import models as m
+
+
+def game_archive(
+    game_row: m.Game,
+    game: Game,
+    seats: Sequence[Seated],
+    cuts: Sequence[m.CutMail] = (),
+) -> dict[str, Any]:
+    """The JSON archive of a game (`pbem game export`, and the ``archive`` reply).
+
+    A fair game's ``deal_proof`` reveals the server seed only once it is finished or
+    aborted, and lists its cut mails (``cuts``: `pbem.store.games.cut_mails`); a game of
+    a match names it (``match``: its length, the game's number, the score before)."""
+
+    extra: dict[str, Any] = {}
+    proof = deal_proof(game_row, cuts, game)
+    if proof is not None:
+        extra["deal_proof"] = proof
+    if game_row.match_info:
+        extra["match"] = dict(game_row.match_info)
+    if game_row.rematch_of is not None:
+        extra["rematch_of"] = game_row.rematch_of
+    if game_row.finished_at is not None:
+        extra["finished_at"] = game_row.finished_at.isoformat()
+    return to_archive(
+        game,
+        game_id=game_row.id,
+        players=[{"email": s.player.email, "name": s.name} for s in seats],
+        status=game_row.status,
+        created_at=game_row.created_at.isoformat(),
+        computer=computer_list(game_row),
+        **extra,
+    )
+
+
+def computer_list(game_row: m.Game) -> list[dict[str, Any]]:
+    """The archive's ``computer``: each computer seat with its level and the engine that
+    plays it (`engine.audit`; [] when every seat is a person)."""
+    from engine.audit import computer_entries
+    from pbem import engine_version
+
+    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
+    return computer_entries(levels, engine_version())
+
+
+def archive_bytes(data: dict[str, Any]) -> bytes:
+    """An archive as the file `pbem game export` writes."""
+    return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,40 +1,35 @@
-"""The turn service: one inbound message → one database transaction, in stages.
+"""The turn service: one inbound message → one database transaction, in floors.
 
 ``Service.receive`` stores a message's raw bytes first (deduplicated by Message-ID, or
 by SHA-256 when it has none) and commits. ``Service.process`` (one message) and
 ``Service.process_many`` (a batch, its writes held back until one commit) then take each
-stored message through the stages, in ONE transaction, and only then mark it done. A
+stored message through the flow, in ONE transaction, and only then mark it done. A
 crash anywhere rolls the whole step back; the message stays pending and is processed
 again, never twice.
 
-One move, stage by stage (`flow.handle` reads the same, top to bottom):
+The floors, top down (each imports only from the floors below it:
+``tests/pbem/service/test_layers.py`` holds the list):
 
-1. ``transaction`` — locks the pending message (a batch: all of them, reading them and
-   looking up the games their reply tokens name in one query) and opens a `Context`:
-   settings, database, clock, fault hook, the game cache, and the batch's held-back mail.
-2. ``intake.identify`` — reads the mail; drops machines (bounce, auto-reply, loop), mail
-   too large, a sender over the hourly cap; then who is this: the reply token's game and
-   seat, the From of that seat (+tags, the DMARC verdict), or the plain address routed to
-   the player's only game ("Which game?" otherwise). Ends with a `Known` sender and game
-   and the commands of their mail — or the message's final state.
-3. ``play.play`` — each command → an engine action, applied, with the forced moves and
-   computer seats after it; refused, ambiguous and "already done" commands become
-   notices; questions (hand, history, help, archive) are noted, and the player's own
-   settings (``mail``, ``name``, ``stop``/``start``, ``away``/``back``: `settings`,
-   `away`) applied.
-   ``play.record`` appends the new actions to the log and restarts the game's clocks.
-4. ``notify.answer_move`` — the player views → the mails of this move (turn mails to
-   whoever has news or a turn, or the reply with where the game stands or what could not
-   be done, history, help, the archive) → the outbox.
-5. ``play.verdict`` and ``context.finish`` — the message's final state (applied,
-   rejected, ignored), and the transaction commits: the moves, their mail and the
-   message marked done together.
-
-Beside the flow: ``games`` (the admin's operations: new, rematch, resend, pause / resume
-/ abort, export, import) and ``timers`` (reminders, timeouts — waiting for a player who is
-away — and invitations' expiry), each a transaction of its own. Intake hands mail to the
-plain address that asks for the lobby (``new``, ``challenge``, ``cancel``, ``games``), and
-answers to invitations, to ``lobby`` and ``invitations``, in the message's transaction.
+- ``transaction`` — a message or a batch, one transaction; beside it ``admin`` (the
+  admin's operations), ``timers`` (reminders, timeouts, expiry, digests), ``forget``,
+  ``audit``, ``site``, ``unsubscribe`` (one-click), each a transaction of its own.
+- ``flow`` — one stored message, top to bottom: intake's chain, then its handler.
+- ``intake/`` — ``chain.CHAIN`` and ``chain.ROUTES``: one table of named rules (machine
+  mail, own address, trusted verdict, size, volume, what the token names, blocked, and
+  by that: a seat, an invitation, a confirmation, or the plain address's quieten, lobby,
+  stranger, no-game rules). The rule that ended a message is kept on its row.
+- ``handle/`` — one handler per kind of mail: ``game`` (a seat's cut, move, rematch,
+  next), ``lobby``, ``challenge``, ``invitations``, ``confirmations``, ``watch``,
+  ``rematch``, ``plain`` (a player's mail naming no game).
+- ``ops/`` — the game operations the handlers share: ``start``, ``cutting``, ``play``,
+  ``matches``.
+- ``send/`` — the mail they produce, by audience: ``turns`` (to the seats), ``answers``
+  (to the writer, in a game), ``outside`` (outside a game: one path that asks the policy
+  once), ``envelope``, ``watchers``, ``talk``, ``digest``, ``standings``, ``archive``.
+- ``game/`` — what a game keeps, no mail: ``deals``, ``talk``, ``standings``,
+  ``settings``, ``away``, ``hints``, ``lines``.
+- ``context``, ``moves``, ``policy/`` — what every floor stands on: the `Context`, a
+  mail as it passes (`Known`, `Move`), and the one policy every path asks.
 
 Every inbound message ends as ``applied``, ``rejected`` (a known player was told why),
 ``ignored`` (auto-reply, bounce, unknown sender — with the reason) or ``failed`` (an

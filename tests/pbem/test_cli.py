@@ -303,6 +303,9 @@ def test_inbox_outbox_and_players_lists(harness: Harness, env: dict[str, str | N
     inbox = ok(run_cli(env, "inbox", "list"))
     assert "ignored" in inbox and "rejected" in inbox and "no command found" in inbox
     assert "mallory@evil.example" in inbox
+    # The rule of intake's chain that ended each mail: Mallory's reply to Alice's seat
+    # ended at "seat", Alice's own at her game.
+    assert "rule" in inbox and "seat" in inbox
     assert "rejected" not in ok(run_cli(env, "inbox", "list", "--status", "ignored"))
     outbox = ok(run_cli(env, "outbox", "list"))
     assert outbox.count("sent") >= 3 and A in outbox

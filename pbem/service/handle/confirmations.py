@@ -22,7 +22,6 @@ from sqlmodel import Session, col, select
 
 from engine import InvalidSyntaxError
 from pbem.commands import LobbyCommand, parse_lobby
-from pbem.mail.compose import compose, reply_reference
 from pbem.mail.reading import IncomingMail, read_message, reply_subject
 from pbem.mail.tokens import new_token, reply_address
 from pbem.render import MailContext, Notice, RenderedMail, render_error
@@ -31,7 +30,6 @@ from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Sender, finish
 from pbem.service.send import outside
 from pbem.store import models as m
-from pbem.store.outbox import outbox_row, queue_mails
 
 PENDING = m.ConfirmationStatus.PENDING.value
 
@@ -93,7 +91,12 @@ def request(
         )
     )
     session.flush()
-    if not policy.may_mail(ctx, session, mail.sender, policy.Why.CONFIRM, now):
+    inbound_id = row.id
+
+    def letter() -> outside.Letter:
+        return request_letter(ctx, action, token, inbound_id, mail.message_id)
+
+    if not outside.outside_game(ctx, session, mail.sender, policy.Why.CONFIRM, now, letter):
         return finish(
             ctx,
             session,
@@ -103,7 +106,6 @@ def request(
             "confirmation request now (see the policy); no mail",
             sender=mail.sender,
         )
-    send_request(ctx, session, mail.sender, action, token, row.id, mail.message_id, now)
     return finish(
         ctx,
         session,
@@ -125,48 +127,31 @@ def welcome(
     from pbem.render.games import render_welcome
 
     assert row.id is not None
-    writer = ctx.senders[row.id]
-    if not policy.may_mail(ctx, session, mail.sender, policy.Why.CONFIRM, now):
-        return False
-    token = new_token()
-    session.add(
-        m.Confirmation(
-            token=token,
-            address=mail.sender,
-            mailbox=writer.mailbox,
-            action="welcome",
-            inbound_id=row.id,
-            status=PENDING,
-            created_at=now,
-            expires_at=now + timedelta(days=ctx.settings.invitation_days),
+    inbound_id, writer = row.id, ctx.senders[row.id]
+
+    def letter() -> outside.Letter:
+        token = new_token()
+        session.add(
+            m.Confirmation(
+                token=token,
+                address=mail.sender,
+                mailbox=writer.mailbox,
+                action="welcome",
+                inbound_id=inbound_id,
+                status=PENDING,
+                created_at=now,
+                expires_at=now + timedelta(days=ctx.settings.invitation_days),
+            )
         )
-    )
-    session.flush()
-    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
-    queue(
-        ctx,
-        session,
-        mail.sender,
-        reply_to,
-        render_welcome(),
-        "welcome",
-        row.id,
-        mail.message_id,
-        now,
-    )
-    return True
+        session.flush()
+        return reply_letter(ctx, token, render_welcome(), "welcome", inbound_id, mail.message_id)
+
+    return outside.outside_game(ctx, session, mail.sender, policy.Why.CONFIRM, now, letter)
 
 
-def send_request(
-    ctx: Context,
-    session: Session,
-    address: str,
-    action: str,
-    token: str,
-    inbound_id: int,
-    answering: str | None,
-    now: datetime,
-) -> None:
+def request_letter(
+    ctx: Context, action: str, token: str, inbound_id: int, answering: str | None
+) -> outside.Letter:
     """The confirmation request: what was asked, how to confirm, and how to refuse."""
     reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
     what = WHAT.get(action, "a request")
@@ -199,42 +184,27 @@ def send_request(
         footer=(SENT,),
         answers=(("Yes, it was me", "yes"), ("Never mail me", "never")),
     )
-    queue(ctx, session, address, reply_to, mail, "confirm", inbound_id, answering, now)
+    return reply_letter(ctx, token, mail, "confirm", inbound_id, answering)
 
 
-def queue(
+def reply_letter(
     ctx: Context,
-    session: Session,
-    address: str,
-    reply_to: str,
+    token: str,
     mail: RenderedMail,
     kind: str,
     inbound_id: int,
     answering: str | None,
-    now: datetime,
-) -> None:
-    """Compose ``mail`` to ``address`` (the policy has let it go), answering the mail
-    ``answering``, with ``reply_to`` (its token) and a ``List-Unsubscribe`` to ``never``."""
-    msg_id = f"<{kind}.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
-    ref = reply_reference(answering)
-    raw = compose(
-        sender=ctx.settings.address,
-        sender_name=ctx.settings.from_name,
-        to=address,
-        to_name=None,
-        subject=mail.subject,
-        text=mail.text,
-        html=mail.html,
-        message_id=msg_id,
-        in_reply_to=ref,
-        references=[ref] if ref else [],
+) -> outside.Letter:
+    """``mail`` answering the mail ``answering``, replied to at the address of ``token``,
+    with a ``List-Unsubscribe`` to ``never``."""
+    reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
+    return outside.Letter(
+        mail,
+        kind,
+        f"<{kind}.{inbound_id}.{secrets.token_hex(8)}@{ctx.settings.domain}>",
         reply_to=reply_to,
-        loop_value=ctx.settings.loop_value,
-        date=now,
+        answering=answering,
         extra_headers={"List-Unsubscribe": f"<mailto:{reply_to}?subject=never>"},
-    )
-    queue_mails(
-        session, [outbox_row(msg_id, address, ctx.settings.address, kind, raw, None, now=now)]
     )
 
 

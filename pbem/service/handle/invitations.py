@@ -1,4 +1,7 @@
-"""invitations: ``challenge`` by mail — invitations, their answers, ``cancel``, expiry.
+"""invitations: the answers to an invitation (accept, decline, never), and what they start.
+
+The ``challenge`` and ``cancel`` commands that send and withdraw invitations are
+`pbem.service.handle.challenge`.
 
 A challenge stores one `Invitation` row per invited address (all sharing the challenge
 mail's inbound id) and mails each address ONE invitation with its own reply token, in the
@@ -17,31 +20,23 @@ address cannot be invited now". A decline keeps the mailbox from invitations for
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
-from engine.fairness import commitment
-from pbem.commands import LobbyCommand, words_after
-from pbem.mail.compose import compose
+from pbem.commands import words_after
 from pbem.mail.reading import IncomingMail
-from pbem.mail.tokens import new_token, reply_address
 from pbem.render import Notice
-from pbem.render.board import house_rules
-from pbem.render.invite import render_invite
 from pbem.service import policy
-from pbem.service.context import Context, Outcome, ServiceError, display_name, finish
+from pbem.service.context import Context, Outcome, ServiceError, finish
 from pbem.service.game.deals import cut_text
 from pbem.service.ops.matches import levels_of, new_match, next_of
 from pbem.service.ops.start import start_game
 from pbem.service.send import outside
 from pbem.store import models as m
-from pbem.store.outbox import enqueue_outbox
-from pbem.store.players import get_or_create_player, get_player, get_player_by_email
+from pbem.store.players import get_player, get_player_by_email
 
 PENDING = m.InvitationStatus.PENDING.value
 
@@ -62,215 +57,6 @@ def tell(
     outside.error_reply(
         ctx, session, person, inbound_id, kind, title, [Notice("info", "", text)], now, answering
     )
-
-
-def challenge(
-    ctx: Context,
-    session: Session,
-    row: m.Inbound,
-    mail: IncomingMail,
-    player: m.Player | None,
-    asked: LobbyCommand,
-    now: datetime,
-) -> Outcome:
-    """Store and mail the invitations of ``asked``; answer the challenger."""
-    assert row.id is not None
-    writer = ctx.senders[row.id]
-    challenger = player or get_or_create_player(session, mail.sender, mail.sender_name, now=now)
-    sender = challenger.email  # the address they play as (+tags matched)
-    assert challenger.id is not None
-
-    def refuse(why: str, reason: str) -> Outcome:
-        tell(
-            ctx,
-            session,
-            sender,
-            row.id or 0,
-            "lobby-challenge",
-            "No invitation sent",
-            why,
-            now,
-            mail.message_id,
-        )
-        return finish(ctx, session, row, "rejected", f"challenge: {reason}", sender=sender)
-
-    mailboxes = [policy.mailbox_of(a) for a in asked.invitees]
-    if len(set(mailboxes)) != len(mailboxes):
-        return refuse(
-            "Each person is invited once: two of those addresses are one mailbox.",
-            "one mailbox named twice",
-        )
-    open_now = open_count(session, challenger)
-    if open_now + len(asked.invitees) > ctx.settings.max_open_invitations:
-        return refuse(
-            f"You may have at most {ctx.settings.max_open_invitations} open invitations; "
-            f"you have {open_now}. Write 'cancel' to withdraw them.",
-            "over the open invitations limit",
-        )
-    for address in asked.invitees:
-        if waiting_for(session, challenger, address):
-            return refuse(
-                f"Your invitation to {address} still waits for an answer: one at a time. "
-                "Write 'cancel' to withdraw your open invitations.",
-                f"{address} invited already",
-            )
-        allowed, why = policy.may_invite(ctx, session, challenger, address, now)
-        if not allowed:
-            return refuse(f"{address} cannot be invited now.", f"{address}: {why}")
-    settings: dict[str, Any] = {
-        "players": len(asked.invitees) + 1,
-        "target": asked.target,
-        "muggins": asked.muggins,
-        "skunk": asked.skunk,
-        "partners": len(asked.invitees) == 3,
-        "challenge": secrets.token_hex(6),
-        # Whether the challenger's seat is joined from the start: their challenge was
-        # proven (a token, or the trusted server's pass), not only their From.
-        "challenger_joined": writer.proof >= policy.Proof.TOKEN,
-    }
-    if asked.best_of is not None:
-        settings["best_of"] = asked.best_of
-    rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
-    if asked.best_of is not None:
-        rules += f"; a match, best of {asked.best_of}"
-    sent = send_invitations(
-        ctx, session, row, challenger, mail.sender_name, asked.invitees, settings, rules, now
-    )
-    if not sent:
-        return refuse("Those addresses cannot be invited now.", "no invitation could go")
-    asked = replace(asked, invitees=tuple(sent))
-    tell(
-        ctx,
-        session,
-        sender,
-        row.id,
-        "lobby-invited",
-        "Invitations sent",
-        f"Invited: {', '.join(asked.invitees)} ({rules}). The game starts when everyone "
-        "accepted; write 'cancel' to withdraw.",
-        now,
-        mail.message_id,
-    )
-    ctx.fault("before-mark")
-    return finish(
-        ctx,
-        session,
-        row,
-        "applied",
-        f"challenge: invited {', '.join(asked.invitees)}",
-        sender=sender,
-    )
-
-
-def open_count(session: Session, challenger: m.Player) -> int:
-    """How many of ``challenger``'s invitations wait for an answer.
-
-    Called before inviting more: it first locks the challenger's row (``FOR UPDATE`` on
-    PostgreSQL; SQLite's write transactions are serial already), so two workers taking
-    two challenges of the same player at once count one after the other and cannot
-    both pass the ``max_open_invitations`` limit."""
-    session.exec(select(m.Player.id).where(m.Player.id == challenger.id).with_for_update()).all()
-    return session.exec(
-        select(func.count())
-        .select_from(m.Invitation)
-        .where(m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING)
-    ).one()
-
-
-def waiting_for(session: Session, challenger: m.Player, address: str) -> bool:
-    """Whether ``challenger`` has an invitation to ``address``'s mailbox (any spelling of
-    it) still waiting for an answer (a second one would only mail the same person again)."""
-    box = policy.mailbox_of(address)
-    waiting = session.exec(
-        select(m.Invitation.invitee).where(
-            m.Invitation.challenger_id == challenger.id, m.Invitation.status == PENDING
-        )
-    ).all()
-    return any(policy.mailbox_of(invitee) == box for invitee in waiting)
-
-
-def send_invitations(
-    ctx: Context,
-    session: Session,
-    row: m.Inbound,
-    challenger: m.Player,
-    challenger_name: str | None,
-    invitees: Sequence[str],
-    settings: dict[str, Any],
-    rules: str,
-    now: datetime,
-) -> list[str]:
-    """Store one invitation per address of ``invitees`` to the game of ``settings``
-    (``rules`` in words), and mail each its invitation with its own reply token, where
-    the policy lets it go (`policy.may_mail`, which counts it); the addresses invited."""
-    assert row.id is not None and challenger.id is not None
-    if ctx.settings.fair_deals and "server_seed" not in settings:
-        # pbem-deal/1: the invitations already carry the commitment of the game's
-        # secret server seed (kept with the invitations, never mailed, until game over).
-        settings["server_seed"] = secrets.token_hex(32)
-    expires = now + timedelta(days=ctx.settings.invitation_days)
-    sent: list[str] = []
-    for address in invitees:
-        if not policy.may_mail(ctx, session, address, policy.Why.INVITE, now):
-            continue
-        sent.append(address)
-        invitation = m.Invitation(
-            settings=settings,
-            challenger_id=challenger.id,
-            invitee=address,
-            token=new_token(),
-            status=PENDING,
-            inbound_id=row.id,
-            created_at=now,
-            expires_at=expires,
-        )
-        session.add(invitation)
-        session.flush()
-        reply_to = reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain)
-        invite = render_invite(
-            challenger_name or display_name(challenger),
-            challenger.email,
-            rules,
-            expires.strftime("%Y-%m-%d"),
-            commitment=commitment(str(settings["server_seed"]))
-            if "server_seed" in settings
-            else None,
-            quiet_days=round(ctx.settings.invitation_quiet_days),
-            reply_to=reply_to,
-        )
-        msg_id = f"<inv.{invitation.id}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
-        raw = compose(
-            sender=ctx.settings.address,
-            sender_name=ctx.settings.from_name,
-            to=address,
-            to_name=None,
-            subject=invite.subject,
-            text=invite.text,
-            html=invite.html,
-            message_id=msg_id,
-            in_reply_to=None,
-            references=[],
-            reply_to=reply_to,
-            loop_value=ctx.settings.loop_value,
-            date=now,
-            extra_headers=never_headers(ctx.settings.unsubscribe_url, invitation.token, reply_to),
-        )
-        enqueue_outbox(session, msg_id, address, ctx.settings.address, "invite", raw, None, now=now)
-    return sent
-
-
-def never_headers(unsubscribe_url: str, token: str, reply_to: str) -> dict[str, str]:
-    """The ``List-Unsubscribe`` headers of an invitation: ``never`` by mail to its own
-    reply address (RFC 2369), and with ``unsubscribe_url`` set RFC 8058's one-click URI
-    ending in the invitation's token (`pbem.web`): either puts the mailbox on the
-    suppression list."""
-    mailto = f"<mailto:{reply_to}?subject=never>"
-    if not unsubscribe_url:
-        return {"List-Unsubscribe": mailto}
-    return {
-        "List-Unsubscribe": f"<{unsubscribe_url}/{token}>, {mailto}",
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-    }
 
 
 def invitation_for(session: Session, tokens: list[str]) -> m.Invitation | None:
@@ -537,69 +323,3 @@ def rematch_and_match(session: Session, rules: dict[str, Any], now: datetime) ->
     best = rules.get("best_of")
     out.update(new_match(session, int(best) if best else None, now))
     return out
-
-
-def cancel(
-    ctx: Context,
-    session: Session,
-    row: m.Inbound,
-    mail: IncomingMail,
-    player: m.Player,
-    now: datetime,
-) -> Outcome:
-    """The challenger withdraws their open invitations; the invitees are told."""
-    assert row.id is not None
-    mine = session.exec(
-        select(m.Invitation)
-        .where(m.Invitation.challenger_id == player.id, m.Invitation.status == PENDING)
-        .order_by(col(m.Invitation.id))
-        .with_for_update()
-    ).all()
-    if not mine:
-        tell(
-            ctx,
-            session,
-            player.email,
-            row.id,
-            "cancel-none",
-            "Nothing to cancel",
-            "You have no open invitations.",
-            now,
-            mail.message_id,
-        )
-        return finish(
-            ctx, session, row, "rejected", "cancel: no open invitations", sender=player.email
-        )
-    for invitation in mine:
-        invitation.status = m.InvitationStatus.CANCELLED.value
-        invitation.answered_at = now
-        session.add(invitation)
-        tell(
-            ctx,
-            session,
-            invitation.invitee,
-            row.id,
-            "invite-off",
-            "Invitation withdrawn",
-            f"{player.email} withdrew the invitation to a game of cribbage by email.",
-            now,
-        )
-    tell(
-        ctx,
-        session,
-        player.email,
-        row.id,
-        "cancel-done",
-        "Invitations withdrawn",
-        f"Withdrawn: {', '.join(i.invitee for i in mine)}.",
-        now,
-        mail.message_id,
-    )
-    return finish(
-        ctx,
-        session,
-        row,
-        "applied",
-        f"cancel: {len(mine)} invitations withdrawn",
-        sender=player.email,
-    )

@@ -28,7 +28,7 @@ from pbem.render.games import render_my_games
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, ServiceError, finish, seats_of
 from pbem.service.game.lines import game_line
-from pbem.service.handle import confirmations, invitations, rematch, watch
+from pbem.service.handle import challenge, confirmations, rematch, watch
 from pbem.service.ops import matches
 from pbem.service.ops.start import STARTED, limit_words, start_game
 from pbem.service.send import outside
@@ -110,7 +110,7 @@ def handle(
         send_standings(ctx, session, player, row.id, now, mail.message_id)
         return finish(ctx, session, row, "applied", "sent: standings", sender=sender)
     if asked.verb == "challenge":
-        return invitations.challenge(ctx, session, row, mail, player, asked, now)
+        return challenge.challenge(ctx, session, row, mail, player, asked, now)
     if asked.verb == "rematch":
         if player is None:
             return finish(ctx, session, row, "ignored", "rematch: unknown sender", sender=sender)
@@ -126,7 +126,7 @@ def handle(
         )
     if player is None:
         return finish(ctx, session, row, "ignored", "cancel: unknown sender", sender=sender)
-    return invitations.cancel(ctx, session, row, mail, player, now)
+    return challenge.cancel(ctx, session, row, mail, player, now)
 
 
 def ask_policy(

@@ -1,4 +1,10 @@
-"""TODO."""
+"""plain: a known player's mail that names no game of theirs.
+
+Written to the plain service address (or with a token of no game of theirs): taken as
+their only game's when they have exactly one (intake's chain then checks it as that
+seat's mail), else answered — their own settings applied and confirmed, help, a move
+to a watched game refused, or "Which game?" with each game's own reply address.
+"""
 
 from __future__ import annotations
 

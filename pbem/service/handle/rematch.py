@@ -21,7 +21,7 @@ from pbem.render.board import house_rules
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, ServiceError, finish, load_game, seats_of
 from pbem.service.game.deals import cut_text
-from pbem.service.handle import invitations
+from pbem.service.handle import challenge, invitations
 from pbem.service.moves import Known
 from pbem.service.ops import cutting
 from pbem.service.ops.matches import new_match, next_of, start_again
@@ -249,7 +249,7 @@ def request(
             sender=player.email,
             game_id=new_id,
         )
-    open_now = invitations.open_count(session, player)
+    open_now = challenge.open_count(session, player)
     if open_now + len(others) > ctx.settings.max_open_invitations:
         return refuse(
             ctx,
@@ -299,7 +299,7 @@ def request(
         # "accept" is their cut, as this request is the asking player's.
         stored["server_seed"] = game_row.next_seed
         stored["cuts"] = {str(seat): text for seat, text in cuts.items()}
-    invited = invitations.send_invitations(
+    invited = challenge.send_invitations(
         ctx, session, row, player, None, [s.player.email for s in others], stored, rules, now
     )
     if not invited:

@@ -11,7 +11,8 @@ with its own Message-ID, threaded after the mail it answers. `answer` and
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlmodel import Session
@@ -30,7 +31,7 @@ from pbem.service.context import (
     display_name,
 )
 from pbem.store import models as m
-from pbem.store.outbox import enqueue_outbox
+from pbem.store.outbox import outbox_row, queue_mails
 from pbem.store.throttle import error_throttle_allows
 
 
@@ -82,31 +83,74 @@ def answer(
         session, player.email, kind, now, content=mail.subject + "\n" + mail.text
     ):
         return False
-    if not policy.may_mail(
-        ctx, session, player.email, policy.Why.ANSWER, now, inbound_id=inbound_id
-    ):
+
+    def letter() -> Letter:
+        # A random part: the id cannot be guessed, so a forged bounce cannot name it.
+        return Letter(
+            mail,
+            kind if kind in ("help", "welcome") else "error",
+            f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{ctx.settings.domain}>",
+            to_name=display_name(player),
+            answering=answering,
+            parts=player.mail_parts,
+        )
+
+    return outside_game(
+        ctx, session, player.email, policy.Why.ANSWER, now, letter, inbound_id=inbound_id
+    )
+
+
+@dataclass(frozen=True)
+class Letter:
+    """A mail outside any game, ready to compose: what it says and how it is addressed."""
+
+    mail: RenderedMail
+    kind: str
+    """The outbox's kind of mail (``error``, ``help``, ``confirm``, ``invite`` …)."""
+    message_id: str
+    to_name: str | None = None
+    reply_to: str | None = None
+    answering: str | None = None
+    """The Message-ID of the mail it answers (threaded after it), if any."""
+    extra_headers: dict[str, str] | None = None
+    parts: str = "both"
+
+
+def outside_game(
+    ctx: Context,
+    session: Session,
+    address: str,
+    why: policy.Why,
+    now: datetime,
+    letter: Callable[[], Letter],
+    *,
+    inbound_id: int | None = None,
+) -> bool:
+    """The one path of mail outside a game: the policy is asked once whether
+    ``address`` may get a mail now for ``why`` (`pbem.service.policy.may_mail`, which
+    counts it); only then is the letter made (so what it names — an invitation, a
+    confirmation — exists only for mail that goes) and queued. Whether it went."""
+    if not policy.may_mail(ctx, session, address, why, now, inbound_id=inbound_id):
         return False
-    # A random part: the id cannot be guessed, so a forged bounce cannot name it.
-    msg_id = f"<err.{inbound_id}.{kind}.{secrets.token_hex(8)}@{ctx.settings.domain}>"
-    ref = reply_reference(answering)
+    made = letter()
+    ref = reply_reference(made.answering)
     raw = compose(
         sender=ctx.settings.address,
         sender_name=ctx.settings.from_name,
-        to=player.email,
-        to_name=display_name(player),
-        subject=mail.subject,
-        text=mail.text,
-        html=mail.html,
-        message_id=msg_id,
+        to=address,
+        to_name=made.to_name,
+        subject=made.mail.subject,
+        text=made.mail.text,
+        html=made.mail.html,
+        message_id=made.message_id,
         in_reply_to=ref,
         references=[ref] if ref else [],
-        reply_to=None,
+        reply_to=made.reply_to,
         loop_value=ctx.settings.loop_value,
         date=now,
-        parts=player.mail_parts,
+        extra_headers=made.extra_headers,
+        parts=made.parts,
     )
-    outbox_kind = kind if kind in ("help", "welcome") else "error"
-    enqueue_outbox(
-        session, msg_id, player.email, ctx.settings.address, outbox_kind, raw, None, now=now
-    )
+    row = outbox_row(made.message_id, address, ctx.settings.address, made.kind, raw, now=now)
+    queue_mails(session, [row])
     return True

@@ -8,13 +8,20 @@ aware UTC (`UTCDateTime`); JSON columns hold canonical JSON text (`JSONText`).
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text, true
 from sqlmodel import Field, SQLModel
 
-from pbem.store.states import GameStatus, InboundStatus, OutboxStatus
+# The states a row can be in (enums without SQLAlchemy), importable from here too.
+from pbem.store.states import (
+    ConfirmationStatus,
+    GameStatus,
+    InboundStatus,
+    InvitationStatus,
+    MatchStatus,
+    OutboxStatus,
+)
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
 
 # Deterministic constraint names, so later migrations (and SQLite batch mode) can name them.
@@ -200,13 +207,6 @@ class Seat(SQLModel, table=True):
     mail_failed_told: bool | None = Field(default=None, index=True)
 
 
-class MatchStatus(StrEnum):
-    """Where a match stands."""
-
-    ACTIVE = "active"
-    FINISHED = "finished"
-
-
 class Match(SQLModel, table=True):
     """Several games between the same players, the first side to win a majority of
     ``best_of`` game points (a lurch or skunk counts two, a double skunk four) winning.
@@ -253,16 +253,6 @@ class Watcher(SQLModel, table=True):
     last_mail_id: str | None = None
     # The game's event count at the watcher's last mail (its news reach that far).
     mailed_events: int | None = None
-
-
-class InvitationStatus(StrEnum):
-    """Where an invitation to a game started by mail stands."""
-
-    PENDING = "pending"
-    ACCEPTED = "accepted"
-    DECLINED = "declined"
-    EXPIRED = "expired"
-    CANCELLED = "cancelled"
 
 
 class Invitation(SQLModel, table=True):
@@ -312,15 +302,6 @@ class Consent(SQLModel, table=True):
     # ``unjoined_since``, until its player answers one of the service's mails.
     unjoined_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
     unjoined_games: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
-
-
-class ConfirmationStatus(StrEnum):
-    """Where a confirmation request stands."""
-
-    PENDING = "pending"
-    CONFIRMED = "confirmed"
-    REFUSED = "refused"
-    EXPIRED = "expired"
 
 
 class Confirmation(SQLModel, table=True):

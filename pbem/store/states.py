@@ -1,4 +1,5 @@
-"""The states a game, a received message and an outgoing message can be in.
+"""The states a game, a match, an invitation, a confirmation request, a received message
+and an outgoing message can be in.
 
 Plain enums with no database behind them: the command line offers them as choices
 (``pbem game list --status``) without loading SQLAlchemy. :mod:`pbem.store.models`
@@ -40,3 +41,29 @@ class OutboxStatus(StrEnum):
     SENT = "sent"
     FAILED = "failed"
     CANCELLED = "cancelled"  # never sent: its game was aborted before it went out
+
+
+class MatchStatus(StrEnum):
+    """Where a match stands."""
+
+    ACTIVE = "active"
+    FINISHED = "finished"
+
+
+class InvitationStatus(StrEnum):
+    """Where an invitation to a game started by mail stands."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class ConfirmationStatus(StrEnum):
+    """Where a confirmation request stands."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    REFUSED = "refused"
+    EXPIRED = "expired"

@@ -45,11 +45,11 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+from pbem.run.wakeup import poke
 from pbem.service import Service
 from pbem.service.policy import takes_mail_for
 from pbem.transport.lmtp import LmtpInbound
 from pbem.transport.urls import LmtpConfig
-from pbem.wakeup import poke
 
 log = logging.getLogger("pbem.lmtp")
 

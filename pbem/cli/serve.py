@@ -19,8 +19,8 @@ from pbem.cli.version import package_version
 from pbem.logsetup import LogFormat, configure_logging
 
 if TYPE_CHECKING:
-    from pbem.daemon import Daemon
     from pbem.lmtp import LmtpListener
+    from pbem.run.daemon import Daemon
 
 commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -41,7 +41,7 @@ def status(
     overdue by over 15 minutes or failed for good, or a transport whose last error came
     after its last success (each named on a line starting with "!").
     """
-    from pbem.status import describe, gather
+    from pbem.run.status import describe, gather
 
     svc = service()
     health = gather(svc.settings, svc.db, svc.clock())
@@ -92,8 +92,8 @@ def serve(
     # 100,000 objects that live as long as it does (frozen below, once it is wired).
     with _collector_paused():
         from pbem.config import mask_url
-        from pbem.daemon import DaemonError
-        from pbem.runtime import build_daemon, freeze_startup_objects
+        from pbem.run.daemon import DaemonError
+        from pbem.run.runtime import build_daemon, freeze_startup_objects
 
         cfg = settings()
         level = logging.DEBUG if state.verbose else cfg.log_level

@@ -41,8 +41,8 @@ from pbem.render.hint import render_hint
 from pbem.render.mail import DEALS_CHECK
 from pbem.render.news import mail_state, worth_mailing
 from pbem.render.page import lobby_footer
+from pbem.render.turnmail import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.render.words import join_words
-from pbem.renderer import PendingMail, TurnMailJob, make_turn_mail, view_attachment
 from pbem.service import hints, observe, policy, talk
 from pbem.service.away import IN_PROGRESS, when
 from pbem.service.context import (

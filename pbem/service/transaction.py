@@ -17,7 +17,8 @@ from sqlmodel import Session, select
 from engine import Game
 from pbem.config import Settings
 from pbem.render import MailContext, Notice
-from pbem.renderer import MailMaker, PendingMail
+from pbem.render.mailmaker import MailMaker
+from pbem.render.turnmail import PendingMail
 from pbem.service import games, intake, notify, timers, unsubscribe
 from pbem.service.context import (
     ALREADY_PROCESSED,

@@ -27,9 +27,9 @@ from sqlmodel import Session, select
 
 from engine import Action
 from pbem.bots import command_for
-from pbem.daemon import StepStats
 from pbem.lmtp import LmtpListener, start_listener, with_envelope
-from pbem.runtime import build_daemon
+from pbem.run.daemon import StepStats
+from pbem.run.runtime import build_daemon
 from pbem.store import models as m
 from pbem.store.db import make_engine
 from pbem.transport.lmtp import LmtpInbound

@@ -8,7 +8,7 @@ out early), and only then acks the fetched messages to the inbox
 Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.wakeup``).  Fed over LMTP,
+command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
 the inbox is the listener's (``pbem.lmtp``): the listener has stored each message before
 the step, and its "stored" ends the wait at once.  Each message
 processed and each delivery is logged on one line.
@@ -35,14 +35,14 @@ from sqlmodel import Session, col, func, select
 
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
-from pbem.outbox import OutboxSender
+from pbem.run.sender import OutboxSender
+from pbem.run.wakeup import Wakeup
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.service.digest import digest_due
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.health import INBOX, record_transport_error, record_transport_ok
 from pbem.transport.base import InboundSource, TransportError
-from pbem.wakeup import Wakeup
 
 log = logging.getLogger("pbem.daemon")
 

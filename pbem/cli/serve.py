@@ -19,7 +19,7 @@ from pbem.cli.version import package_version
 from pbem.logsetup import LogFormat, configure_logging
 
 if TYPE_CHECKING:
-    from pbem.lmtp import LmtpListener
+    from pbem.listen.lmtp import LmtpListener
     from pbem.run.daemon import Daemon
 
 commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
@@ -111,7 +111,7 @@ def serve(
             fail(str(exc))
         listener = None
         if (cfg.unsubscribe_url or cfg.metrics) and not once:
-            from pbem.web import start_listener
+            from pbem.listen.web import start_listener
 
             try:
                 listener = start_listener(
@@ -186,11 +186,11 @@ def _start_lmtp(daemon: Daemon) -> LmtpListener | None:
     Started once the daemon holds the database: on SQLite a second ``pbem serve`` is
     refused before it could take a message. Raises OSError when it cannot bind.
     """
-    from pbem.transport.lmtp import LmtpInbound
+    from pbem.transport.base import LmtpInbound
 
     if not isinstance(daemon.inbox, LmtpInbound):
         return None
-    from pbem.lmtp import start_listener
+    from pbem.listen.lmtp import start_listener
 
     lmtp = start_listener(daemon.service, daemon.inbox)
     serve_log.info("listening for LMTP on %s", lmtp.address, extra={"lmtp": lmtp.address})

@@ -9,8 +9,8 @@ Then it drains the outbox and runs the timers.  ``run`` repeats steps until stop
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
 command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
-the inbox is the listener's (``pbem.lmtp``): the listener has stored each message before
-the step, and its "stored" ends the wait at once.  Each message
+the inbox is the listener's (``pbem.listen.lmtp``): the listener has stored each message
+before the step, and its "stored" ends the wait at once.  Each message
 processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a

@@ -41,8 +41,8 @@ from sqlmodel import Session, select
 
 from engine import new_game
 from engine.players import choose_action
-from pbem.bots import command_for, quoted_reply
 from pbem.config import Settings
+from pbem.demo.bots import command_for, quoted_reply
 from pbem.run.runtime import freeze_startup_objects
 from pbem.service import Service
 from pbem.store import models as m

@@ -259,7 +259,7 @@ def demo(
     """Play a complete game by email on SQLite and Maildir between two built-in players;
     with --lobby, the game is first started by mail through the lobby."""
     from pbem.config import ConfigError
-    from pbem.demo import run_demo
+    from pbem.demo.game import run_demo
     from pbem.service import ServiceError
     from pbem.store.errors import StoreError
 

@@ -26,7 +26,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import Action
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from pbem.listen.lmtp import LmtpListener, start_listener, with_envelope
 from pbem.run.daemon import StepStats
 from pbem.run.runtime import build_daemon

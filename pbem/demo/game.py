@@ -31,8 +31,8 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import player_view
-from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, quoted_reply, text_of
 from pbem.config import Settings
+from pbem.demo.bots import MailboxPlayer, maildir_delivery, maildir_fetch, quoted_reply, text_of
 from pbem.render import named_board, render_board_text
 from pbem.run.runtime import build_daemon
 from pbem.service import Service, ServiceError

@@ -92,7 +92,7 @@ def serve(
     # 100,000 objects that live as long as it does (frozen below, once it is wired).
     with _collector_paused():
         from pbem.config import mask_url
-        from pbem.run.daemon import DaemonError
+        from pbem.run.lock import DaemonError
         from pbem.run.runtime import build_daemon, freeze_startup_objects
 
         cfg = settings()

@@ -1,7 +1,7 @@
 """The run room: what keeps a running service going, in ``pbem serve`` and ``pbem demo``.
 
-- :mod:`pbem.run.daemon`: the loop (receive → process → send, and the timers), and the
-  lock that lets one daemon run per SQLite database;
+- :mod:`pbem.run.daemon`: the loop (receive → process → send, and the timers);
+- :mod:`pbem.run.lock`: the lock file that lets one daemon run per SQLite database;
 - :mod:`pbem.run.runtime`: the wiring, settings → database, transports, service, sender,
   daemon (`build_daemon`);
 - :mod:`pbem.run.sender`: the outbox sender, which drains queued mail through a transport;

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pbem.run.daemon import DaemonError, SingleProcessLock, lock_for
+from pbem.run.lock import DaemonError, SingleProcessLock, lock_for
 from pbem.run.runtime import freeze_startup_objects
 from pbem.service import InjectedFault, Outcome
 from tests.e2e.helpers import ALICE, BOB, Harness, reply

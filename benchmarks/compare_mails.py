@@ -35,8 +35,8 @@ from pathlib import Path
 from sqlmodel import Session, select
 
 from engine.players import choose_action
-from pbem.bots import command_for, quoted_reply
 from pbem.config import Settings
+from pbem.demo.bots import command_for, quoted_reply
 from pbem.service import Service, ServiceError
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate

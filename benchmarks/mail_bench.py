@@ -63,8 +63,8 @@ sys.path.insert(0, str(REPO))
 
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from pbem.bots import command_for, quoted_reply, view_of  # noqa: E402
 from pbem.config import load_settings  # noqa: E402
+from pbem.demo.bots import command_for, quoted_reply, view_of  # noqa: E402
 from pbem.mail.tokens import parse_message_id  # noqa: E402
 from pbem.service import Service  # noqa: E402
 from pbem.store.db import make_engine, migrate  # noqa: E402

@@ -20,10 +20,10 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pbem.listen.metrics import metrics_text  # noqa: E402
 from pbem.store.backup import backup_sqlite  # noqa: E402
 from pbem.store.copy import copy_database  # noqa: E402
 from pbem.store.db import make_engine, migrate  # noqa: E402
-from pbem.web import metrics_text  # noqa: E402
 from tests.e2e.helpers import Harness  # noqa: E402
 
 PG = "postgresql://postgres@127.0.0.1:5432/postgres"

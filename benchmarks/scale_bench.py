@@ -54,9 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from service_bench import _fresh_postgres, _play, latest_mail
 
 from engine.players import choose_action
-from pbem.bots import command_for, quoted_reply
 from pbem.config import Settings
-from pbem.runtime import freeze_startup_objects
+from pbem.demo.bots import command_for, quoted_reply
+from pbem.run.runtime import freeze_startup_objects
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate

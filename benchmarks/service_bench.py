@@ -41,9 +41,9 @@ from sqlmodel import Session, select
 
 from engine import new_game
 from engine.players import choose_action
-from pbem.bots import command_for, quoted_reply
 from pbem.config import Settings
-from pbem.runtime import freeze_startup_objects
+from pbem.demo.bots import command_for, quoted_reply
+from pbem.run.runtime import freeze_startup_objects
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate

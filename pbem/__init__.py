@@ -1,4 +1,22 @@
-"""The play-by-email service around the Cribbage engine (`engine`)."""
+"""The play-by-email service around the Cribbage engine (`engine`).
+
+Its rooms, each importing only from the floors below it (never one above, never in a
+circle):
+
+1. the basic modules here: `pbem.config` (settings), `pbem.names` (names as shown),
+   `pbem.commands` (reply text → commands), `pbem.repeats` (a move sent again),
+   `pbem.ratings` (the standings' arithmetic), `pbem.metrics` (the process's counters),
+   `pbem.logsetup` (log lines); beside them `pbem.transport` (mail bytes in and out) and
+   `pbem.mail` (reading and composing mail);
+2. `pbem.store` (the database) and `pbem.render` (views → mails, and turn mails made in
+   helper processes);
+3. `pbem.service` (one inbound message, one transaction);
+4. `pbem.run` (the daemon's loop, the outbox sender, the wake-up, the rendering helper
+   process, ``pbem status``);
+5. `pbem.listen` (the LMTP and HTTP listeners beside the loop);
+6. `pbem.demo` (``pbem demo`` and its built-in players);
+7. `pbem.cli` (the command line), which imports what a command uses when it runs.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the daemon counts for the operator's monitoring (``/metrics``, see `pbem.web`).
+"""What the daemon counts for the operator's monitoring (``/metrics``, see
+`pbem.listen.metrics`).
 
 Plain counters in this process, thread-safe, with no dependency: the daemon and the
 outbox count here as they work, and the listener turns them (with the gauges it reads

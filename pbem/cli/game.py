@@ -65,7 +65,7 @@ def game_new(
     --seed: the request to cut for the deal first)."""
     from engine import InvalidSyntaxError
     from pbem.commands import computer_level, computer_levels
-    from pbem.wakeup import poke
+    from pbem.run.wakeup import poke
 
     if level is not None and not computer:
         fail("--level is the computer's level: add --computer")
@@ -99,7 +99,7 @@ def game_new(
 @game_app.command("rematch", epilog=examples("pbem game rematch 12"))
 def game_rematch(game_id: int) -> None:
     """Start the next game of a match: same players and settings, the loser deals first."""
-    from pbem.wakeup import poke
+    from pbem.run.wakeup import poke
 
     svc = service()
     new_id = guard(svc.rematch, game_id)
@@ -268,7 +268,7 @@ def game_resend(game_id: int) -> None:
     """Mail every player their current view again."""
     from sqlmodel import Session
 
-    from pbem.wakeup import poke
+    from pbem.run.wakeup import poke
 
     svc = service()
     n = guard(svc.resend, game_id)
@@ -290,7 +290,7 @@ Reason = Annotated[
 
 
 def _set_status(game_id: int, status: str, reason: str | None) -> None:
-    from pbem.wakeup import poke
+    from pbem.run.wakeup import poke
 
     svc = service()
     game_row = guard(svc.set_status, game_id, status, reason)

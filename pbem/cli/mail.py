@@ -30,7 +30,7 @@ def ingest(file: Path) -> None:
         fail(f"cannot read {file}: {exc.strerror}")
     if not raw.strip():
         fail(f"{file} is empty")
-    from pbem.wakeup import poke
+    from pbem.run.wakeup import poke
 
     svc = service()
     inbound_id, created = svc.receive(raw, "cli")
@@ -94,9 +94,9 @@ def outbox_retry(
     ] = None,
 ) -> None:
     """Queue failed mail for another try now."""
+    from pbem.run.wakeup import poke
     from pbem.store.db import session_scope
     from pbem.store.outbox import retry_outbox
-    from pbem.wakeup import poke
 
     svc = service()
 

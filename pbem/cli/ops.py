@@ -54,7 +54,7 @@ def restore(
     FILE is checked first (integrity, a pbem schema); then run pbem init if it is from an
     older version.
     """
-    from pbem.daemon import DaemonError, lock_for
+    from pbem.run.lock import DaemonError, lock_for
     from pbem.store.backup import PG_BACKUP_HINT, BackupError, inspect_backup, restore_sqlite
 
     cfg = settings()

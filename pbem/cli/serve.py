@@ -19,8 +19,8 @@ from pbem.cli.version import package_version
 from pbem.logsetup import LogFormat, configure_logging
 
 if TYPE_CHECKING:
-    from pbem.daemon import Daemon
-    from pbem.lmtp import LmtpListener
+    from pbem.listen.lmtp import LmtpListener
+    from pbem.run.daemon import Daemon
 
 commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -41,7 +41,7 @@ def status(
     overdue by over 15 minutes or failed for good, or a transport whose last error came
     after its last success (each named on a line starting with "!").
     """
-    from pbem.status import describe, gather
+    from pbem.run.status import describe, gather
 
     svc = service()
     health = gather(svc.settings, svc.db, svc.clock())
@@ -92,8 +92,8 @@ def serve(
     # 100,000 objects that live as long as it does (frozen below, once it is wired).
     with _collector_paused():
         from pbem.config import mask_url
-        from pbem.daemon import DaemonError
-        from pbem.runtime import build_daemon, freeze_startup_objects
+        from pbem.run.lock import DaemonError
+        from pbem.run.runtime import build_daemon, freeze_startup_objects
 
         cfg = settings()
         level = logging.DEBUG if state.verbose else cfg.log_level
@@ -111,7 +111,7 @@ def serve(
             fail(str(exc))
         listener = None
         if (cfg.unsubscribe_url or cfg.metrics) and not once:
-            from pbem.web import start_listener
+            from pbem.listen.web import start_listener
 
             try:
                 listener = start_listener(
@@ -186,11 +186,11 @@ def _start_lmtp(daemon: Daemon) -> LmtpListener | None:
     Started once the daemon holds the database: on SQLite a second ``pbem serve`` is
     refused before it could take a message. Raises OSError when it cannot bind.
     """
-    from pbem.transport.lmtp import LmtpInbound
+    from pbem.transport.base import LmtpInbound
 
     if not isinstance(daemon.inbox, LmtpInbound):
         return None
-    from pbem.lmtp import start_listener
+    from pbem.listen.lmtp import start_listener
 
     lmtp = start_listener(daemon.service, daemon.inbox)
     serve_log.info("listening for LMTP on %s", lmtp.address, extra={"lmtp": lmtp.address})
@@ -259,7 +259,7 @@ def demo(
     """Play a complete game by email on SQLite and Maildir between two built-in players;
     with --lobby, the game is first started by mail through the lobby."""
     from pbem.config import ConfigError
-    from pbem.demo import run_demo
+    from pbem.demo.game import run_demo
     from pbem.service import ServiceError
     from pbem.store.errors import StoreError
 

@@ -24,7 +24,7 @@ from engine.levels import ALIASES, all_names
 from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
 from pbem.names import NAME_LIMIT, clean_name, shown_name
-from pbem.renderer import MailMaker
+from pbem.render.mailmaker import MailMaker
 from pbem.store import models as m
 from pbem.store.games import load_actions, seat_players
 from pbem.store.inbound import mark_inbound

@@ -17,7 +17,8 @@ from sqlmodel import Session, select
 from engine import Game
 from pbem.config import Settings
 from pbem.render import MailContext, Notice
-from pbem.renderer import MailMaker, PendingMail
+from pbem.render.mailmaker import MailMaker
+from pbem.render.turnmail import PendingMail
 from pbem.service import admin, intake, timers, unsubscribe
 from pbem.service.context import (
     ALREADY_PROCESSED,
@@ -133,7 +134,7 @@ class Service:
         as failed and the others are applied. Nothing is done until the commit: a crash
         before it leaves every message pending, to be processed again, never twice.
         The batch's turn mails are rendered by a helper process while the batch goes on
-        (`render_processes`, see `pbem.renderer`) and collected before the commit.
+        (`render_processes`, see `pbem.render.mailmaker`) and collected before the commit.
         """
         if len(inbound_ids) < 2:
             return [self.process(inbound_id) for inbound_id in inbound_ids]

@@ -1,5 +1,6 @@
-"""What the monitoring reads from the database at each scrape (`pbem.web`'s ``/metrics``):
-the outbox's queue and the inbound messages waiting, each one indexed query."""
+"""What the monitoring reads from the database at each scrape (``/metrics``, see
+`pbem.listen.metrics`): the outbox's queue and the inbound messages waiting, each one
+indexed query."""
 
 from __future__ import annotations
 

@@ -16,26 +16,34 @@ Outbound, a sink delivers a batch and reports one result per recipient::
     sink = open_outbound("smtp://127.0.0.1:25?tls=none")
     results = await sink.send_batch([OutgoingMail(id="7", sender=..., recipients=[...], raw=...)])
 
+An inbox fed over LMTP (`LmtpInbound`) is neither: the listener (:mod:`pbem.listen.lmtp`)
+stores each message itself and only wakes the loop through it.
+
 Transports move bytes; they know nothing of games, players or templates.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from pbem.transport.readable import readable
+
 if TYPE_CHECKING:
     from pbem.transport.imap import ImapInbound
-    from pbem.transport.lmtp import LmtpInbound
     from pbem.transport.maildir import MaildirInbound, MaildirOutbound
     from pbem.transport.smtp import SmtpOutbound
+    from pbem.transport.urls import LmtpConfig
 
 __all__ = [
     "CursorStore",
     "DeliveryResult",
     "InboundMessage",
     "InboundSource",
+    "LmtpInbound",
     "MemoryCursorStore",
     "OutboundSink",
     "OutgoingMail",
@@ -212,6 +220,79 @@ class MemoryCursorStore:
         return f"MemoryCursorStore({self.cursors!r})"
 
 
+# -- LMTP in, as the loop sees it -------------------------------------------------------
+
+
+class LmtpInbound:
+    """The inbox of a daemon fed over LMTP (``inbound_url = "lmtp://127.0.0.1:8024"`` or
+    ``lmtp:/run/pbem/lmtp.sock``): an inbox that is never read, only woken.
+
+    The mail server hands each message to the service's LMTP listener
+    (:mod:`pbem.listen.lmtp`, the one module of the LMTP protocol), which stores it raw
+    and commits before it answers 250. So there is nothing to fetch and nothing to
+    acknowledge: this only carries the listener's "a message was stored" to the loop's
+    wait, through a pipe (safe from any thread). ``wait`` ends when the listener calls
+    :meth:`stored`; ``fetch`` is always empty (the listener stored the messages).
+
+    Every worker takes the mail its own listener is given (``listens``): no worker is
+    the one reader of a shared inbox, as with IMAP.
+    """
+
+    pushes = True
+    """The loop waits for a push (``stored``), and polls nothing."""
+
+    listens = True
+    """Each worker listens for its own mail: no reader lock, no fetch."""
+
+    def __init__(self, config: LmtpConfig) -> None:
+        self.config = config
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+        self._closed = False
+
+    def stored(self) -> None:
+        """A message was stored and committed: the loop's wait ends (safe from any thread,
+        and harmless after :meth:`close`)."""
+        if self._closed:
+            return
+        with contextlib.suppress(BlockingIOError, OSError):  # full: a wake-up waits already
+            os.write(self._write, b"!")
+
+    def fetch(self) -> list[InboundMessage]:
+        """Nothing: every message came through the listener, stored already."""
+        self._drain()
+        return []
+
+    def ack(self, key: str) -> None:
+        """Nothing to acknowledge: the listener's 250 was the acknowledgement."""
+
+    def wait(self, timeout: float, wake: Sequence[int] = ()) -> bool:
+        """Until the listener stored a message (True), one of ``wake`` is readable or
+        ``timeout`` passes (False)."""
+        ready = readable([self._read, *wake], timeout)
+        if self._read in ready:
+            self._drain()
+            return True
+        return False
+
+    def _drain(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            while os.read(self._read, 512):
+                pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __repr__(self) -> str:
+        return f"LmtpInbound({self.config.masked_url()!r})"
+
+
 def open_inbound(
     url: str, cursor_store: CursorStore | None = None
 ) -> MaildirInbound | ImapInbound | LmtpInbound:
@@ -221,7 +302,7 @@ def open_inbound(
     ``imap://user:pass@host:port/FOLDER?tls=none|starttls|implicit&processed=Folder&
     poll=60&max_size=1048576`` (``imaps://`` means ``tls=implicit``) and
     ``lmtp://host:port`` or ``lmtp:/abs/socket`` (the source the LMTP listener of
-    :mod:`pbem.lmtp` wakes; it listens on nothing itself). ``cursor_store`` keeps an
+    :mod:`pbem.listen.lmtp` wakes; it listens on nothing itself). ``cursor_store`` keeps an
     IMAP folder's read position; without one it lives in memory only. Opening does not
     connect: the first fetch or wait does.
 
@@ -236,11 +317,8 @@ def open_inbound(
 
         return MaildirInbound(config.path, poll=config.poll, max_size=config.max_size)
     if isinstance(config, urls.LmtpConfig):
-        from pbem.transport.lmtp import LmtpInbound
-
         return LmtpInbound(config)
     from pbem.transport.imap import ImapInbound
-    from pbem.transport.lmtp import LmtpInbound
 
     return ImapInbound(config, cursor_store or MemoryCursorStore())
 

@@ -13,7 +13,7 @@ from email.utils import make_msgid
 import pytest
 
 from engine import players as computer
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
     BUDGETS,

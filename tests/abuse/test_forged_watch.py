@@ -11,7 +11,7 @@ import random
 import pytest
 
 from engine import players as computer
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
     Campaign,

@@ -13,7 +13,7 @@ from email.utils import parseaddr
 
 import pytest
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
     Campaign,

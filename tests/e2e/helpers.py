@@ -35,10 +35,10 @@ from sqlmodel import Session, col, select
 from engine import Action, Card, Event, Game, PlayerView, parse_card
 from engine import Settings as GameSettings
 from engine import players as computer
-from pbem.bots import command_for, text_of, view_of
 from pbem.config import Settings
-from pbem.daemon import Daemon, StepStats
-from pbem.runtime import build_daemon
+from pbem.demo.bots import command_for, text_of, view_of
+from pbem.run.daemon import Daemon, StepStats
+from pbem.run.runtime import build_daemon
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.transport.maildir import recipient_folder_name

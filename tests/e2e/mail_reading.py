@@ -5,7 +5,7 @@ through it (`Reader.send`), and after each daemon step it reads the new mail of 
 person at the table and notes, for each, what that person could answer then — the mail
 is written for the state after the step, so that is the state it must ask about: the
 engine's legal moves for their seat in the mail's game (`Game.legal_actions`, written as
-`pbem.bots.command_for` writes them), a cut while their seat has not cut, ``rematch`` or
+`pbem.demo.bots.command_for` writes them), a cut while their seat has not cut, ``rematch`` or
 ``next`` once the game is over, an invitation's answers.
 
 `findings` then reads each person's mail in the order the service queued it and returns
@@ -47,7 +47,7 @@ from pathlib import Path
 from sqlmodel import Session, col, select
 
 from engine import DISCARD, Claim, InvalidSyntaxError, PlayerView, parse_card
-from pbem.bots import command_for, cut_request, text_of, view_of
+from pbem.demo.bots import command_for, cut_request, text_of, view_of
 from pbem.render.invite import ANSWERS as INVITE_ANSWERS
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.links import DISCARD_LINKS

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine
 
 import pbem.service
-from pbem.bots import text_of, view_of
+from pbem.demo.bots import text_of, view_of
 from pbem.service import Service
 from tests.e2e.helpers import ALICE, BOB, CliResult, Harness, cli_env, reply, run_cli
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from tests.e2e.helpers import (
     ALICE,
     BOB,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.service.send import turns
 from tests.e2e.helpers import (
     ALICE,

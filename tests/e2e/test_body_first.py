@@ -10,7 +10,7 @@ import random
 from urllib.parse import unquote
 
 from engine import players as computer
-from pbem.bots import command_for, text_of
+from pbem.demo.bots import command_for, text_of
 from pbem.mail.reading import is_own_subject, reply_subject
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, parse, plain_mail, reply

@@ -20,7 +20,7 @@ from sqlmodel import Session, select
 from engine.dealcheck import verify_archive
 from engine.fairness import PROTOCOL, derive_seed, expected_deal, text_hash
 from engine.match import first_dealer_after
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.render.replay import replay_page
 from pbem.store import models as m
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, reply

@@ -20,7 +20,7 @@ from engine import (
     score_show,
 )
 from engine import Settings as GameSettings
-from pbem.bots import text_of, view_of
+from pbem.demo.bots import text_of, view_of
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, find_seed
 
 A, B = ALICE[0], BOB[0]

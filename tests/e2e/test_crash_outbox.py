@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from pbem.outbox import OutboxSender
-from pbem.runtime import build_daemon
+from pbem.run.runtime import build_daemon
+from pbem.run.sender import OutboxSender
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.outbox import IN_FLIGHT, INTERRUPTED

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service.game.talk import COMPUTER_DOES_NOT_READ
 from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, plain_mail, reply

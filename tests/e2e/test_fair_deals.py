@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 
 from engine.dealcheck import verify_archive
 from engine.fairness import PROTOCOL, commitment, derive_seed, entropy_text, text_hash
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.replay import ReplayPageError, replay_page
 from pbem.service import ServiceError

@@ -12,8 +12,8 @@ import pytest
 
 from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView
 from engine import players as computer
-from pbem.bots import text_of
 from pbem.commands import computer_levels
+from pbem.demo.bots import text_of
 from pbem.render.prompt import suggested_action
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, hidden_from, plain_mail
 

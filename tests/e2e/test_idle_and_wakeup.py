@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 from sqlmodel import select
 
 from pbem.config import Settings
-from pbem.runtime import build_daemon
+from pbem.run.runtime import build_daemon
 from pbem.service import Service, utcnow
 from pbem.store import models as m
 from pbem.store.db import make_engine, session_scope

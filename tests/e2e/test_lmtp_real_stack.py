@@ -60,7 +60,7 @@ if _SPEC:
     import threading
     import time
 
-    import pbem.lmtp as _lmtp
+    import pbem.listen.lmtp as _lmtp
     import pbem.service.transaction as _tx
     from pbem.service.intake import peek_headers as _peek
 

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service import InjectedFault, Service
 from pbem.store import models as m

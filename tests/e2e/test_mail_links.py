@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import DISCARD, PEGGING, action_from_json
-from pbem.bots import command_for, text_of
+from pbem.demo.bots import command_for, text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.links import DISCARD_LINKS
 from pbem.store import models as m

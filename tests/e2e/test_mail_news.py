@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from engine import Game, action_to_json, player_view
 from engine import Settings as GameSettings
-from pbem.bots import view_of
+from pbem.demo.bots import view_of
 from pbem.mail.tokens import parse_message_id
 from pbem.render.news import is_news
 from pbem.store import models as m

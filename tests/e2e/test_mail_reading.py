@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine
 
 from engine import players as computer
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from tests.e2e.helpers import (
     ALICE,
     BOB,

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from engine import Game
 from engine.players import choose_action
-from pbem.bots import command_for, text_of
+from pbem.demo.bots import command_for, text_of
 from tests.e2e.helpers import (
     ALICE,
     BOB,

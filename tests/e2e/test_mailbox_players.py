@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 from unittest import mock
 
-from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, thread_order
+from pbem.demo.bots import MailboxPlayer, maildir_delivery, maildir_fetch, thread_order
 from pbem.transport.maildir import recipient_folder_name
 from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
 

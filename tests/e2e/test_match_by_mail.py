@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
 from engine import Game
-from pbem.bots import command_for, text_of
+from pbem.demo.bots import command_for, text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.store import models as m
 from tests.e2e.helpers import (

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from pbem.listen.metrics import metrics_allowed, metrics_text
+from pbem.listen.wire import Request
 from pbem.service import Service
-from pbem.web import Request, metrics_allowed, metrics_text
 from tests.cli_process import start_pbem
 from tests.e2e.helpers import (
     ALICE,

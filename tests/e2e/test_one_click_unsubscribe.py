@@ -1,6 +1,6 @@
 """RFC 8058 one-click unsubscribe (both backends): the headers when ``unsubscribe_url`` is
-set, and the listener of `pbem.web` on 127.0.0.1 (any free port), driven by urllib and,
-for what urllib would not send (the attacks on the listener), by raw sockets."""
+set, and the listener of `pbem.listen.web` on 127.0.0.1 (any free port), driven by urllib
+and, for what urllib would not send (the attacks on the listener), by raw sockets."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import pytest
 from sqlalchemy import Engine
 
 from engine import players as computer
-from pbem import web
 from pbem.config import ConfigError, load_settings
-from pbem.web import UnsubscribeServer, start_listener
+from pbem.listen import web
+from pbem.listen.web import UnsubscribeServer, start_listener
 from tests.cli_process import start_pbem
 from tests.e2e.helpers import ALICE, BOB, Harness, fresh_env
 from tests.fixtures.realmail import SQLITE_ONLY

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from email.message import EmailMessage
 
-from pbem.bots import quoted_reply, text_of, view_of
+from pbem.demo.bots import quoted_reply, text_of, view_of
 from pbem.service import utcnow
 from tests.e2e.helpers import plain_mail
 from tests.e2e.test_real_games import check_inbound, check_replays

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from engine.archive import load
-from pbem.bots import ImapFetch, MailboxPlayer, view_of
+from pbem.demo.bots import ImapFetch, MailboxPlayer, view_of
 from pbem.mail.tokens import parse_message_id
 from tests.e2e.helpers import cli_env, run_cli
 from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY, RealMail, RealPlayer, parse

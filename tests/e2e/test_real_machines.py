@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 
-from pbem.bots import view_of
+from pbem.demo.bots import view_of
 from tests.e2e.helpers import cli_env, run_cli
 from tests.fixtures.mailstack import send_raw
 from tests.fixtures.realmail import RealMail, RealPlayer

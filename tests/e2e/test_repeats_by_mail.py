@@ -4,7 +4,7 @@ delivered twice, a player repeating a discard, a card the service played for the
 from __future__ import annotations
 
 from engine import PEGGING, Discard, Play, action_from_json
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from tests.e2e.helpers import ALICE, BOB, Harness, reply
 
 A, B = ALICE[0], BOB[0]

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Engine
 
 from engine.fairness import commitment, derive_seed, entropy_text, text_hash
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from tests.e2e.helpers import ALICE, BOB, SERVICE_ADDRESS, Harness, plain_mail, reply
 
 A, B = ALICE[0], BOB[0]

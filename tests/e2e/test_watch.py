@@ -19,7 +19,7 @@ from sqlmodel import Session, select
 
 from engine import Card, Game, parse_card
 from engine import players as computer
-from pbem.bots import command_for, text_of, view_of
+from pbem.demo.bots import command_for, text_of, view_of
 from pbem.render import Said
 from pbem.service import Service
 from pbem.service.send.watchers import relay_talk

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from tests.e2e.helpers import SERVICE_ADDRESS, STRANGER, Harness, plain_mail, reply
 
 

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 
 from engine import Game, action_from_json
 from engine import Settings as GameSettings
-from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, text_of, view_of
+from pbem.demo.bots import MailboxPlayer, maildir_delivery, maildir_fetch, text_of, view_of
 from pbem.mail.tokens import parse_message_id
 from pbem.store import models as m
 from pbem.transport.maildir import recipient_folder_name

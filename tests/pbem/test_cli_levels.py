@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session, select
 
-from pbem.bots import text_of
 from pbem.commands import computer_levels
+from pbem.demo.bots import text_of
 from pbem.store import models as m
 from tests.e2e.helpers import ALICE, BOB, Harness, cli_env, run_cli
 from tests.pbem.test_cli import ok, one_line_error

@@ -39,7 +39,7 @@ HEAVY = (
     "pbem.service",
     "pbem.store.models",
     "pbem.store.db",
-    "pbem.daemon",
+    "pbem.run.daemon",
 )
 """What building the command line must not import: every one is imported by the command
 that uses it, when it runs."""
@@ -114,7 +114,7 @@ def test_a_commands_help_imports_none_of_what_it_uses(tmp_path: Path, words: lis
 
 
 def test_the_daemon_starts_without_what_it_needs_later(tmp_path: Path) -> None:
-    wiring = "import pbem.runtime, pbem.daemon, pbem.service, pbem.cli.serve"
+    wiring = "import pbem.run.runtime, pbem.run.daemon, pbem.service, pbem.cli.serve"
     names = imported("-c", wiring, tmp_path=tmp_path)
     assert heavy_among(names, DAEMON_LATER) == []
     assert "sqlalchemy" in names and "pbem.service" in names  # it did wire the service
@@ -151,7 +151,8 @@ def test_reading_the_standings_needs_the_database_alone(tmp_path: Path) -> None:
     names = imported("-m", "pbem.cli", "standings", tmp_path=tmp_path)
     assert "sqlalchemy" in names and "pbem.store.lines" in names
     unused = (
-        *("pbem.service", "pbem.renderer", "jinja2", "openskill", "engine", "numpy"),
+        *("pbem.service", "pbem.render.mailmaker", "pbem.render.turnmail", "jinja2", "openskill"),
+        *("engine", "numpy"),
         *("sqlmodel", "pbem.store.models", "rich"),  # plain rows, plain text
     )
     assert heavy_among(names, unused) == []

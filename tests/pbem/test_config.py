@@ -72,7 +72,7 @@ def test_outbox_max_age_reaches_the_sender(tmp_path: Path, monkeypatch: pytest.M
     negative age is refused."""
     from datetime import timedelta
 
-    from pbem.runtime import build_daemon
+    from pbem.run.runtime import build_daemon
     from pbem.store.db import make_engine
 
     monkeypatch.chdir(tmp_path)

@@ -22,7 +22,7 @@ from sqlmodel import Session, select
 
 from engine import load, to_archive
 from engine import players as computer
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from pbem.store import models as m
 from tests.e2e.helpers import (
     ALICE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.bots import text_of
+from pbem.demo.bots import text_of
 from pbem.mail.address import without_tag
 from tests.e2e.helpers import BOB, SERVICE_ADDRESS, Harness, plain_mail, reply
 

@@ -33,7 +33,7 @@ from engine import (
     player_view,
 )
 from engine.players import choose_action, discard_values
-from pbem.bots import command_for
+from pbem.demo.bots import command_for
 from pbem.render import MatchInfo, RenderedMail, render_observer, render_reminder, render_turn
 from pbem.render.context import MailContext
 from pbem.render.cut import render_cut

@@ -21,7 +21,7 @@ import pbem.service
 from engine import Resign
 from engine import players as computer
 from engine.archive import load
-from pbem.bots import view_of
+from pbem.demo.bots import view_of
 from pbem.service import Service
 from tests.e2e.helpers import ALICE, BOB, CAROL, CliResult, Harness, cli_env, run_cli
 

@@ -223,7 +223,7 @@ def send_invitations(
 def never_headers(unsubscribe_url: str, token: str, reply_to: str) -> dict[str, str]:
     """The ``List-Unsubscribe`` headers of an invitation: ``never`` by mail to its own
     reply address (RFC 2369), and with ``unsubscribe_url`` set RFC 8058's one-click URI
-    ending in the invitation's token (`pbem.web`): either puts the mailbox on the
+    ending in the invitation's token (`pbem.listen.unsubscribe`): either puts the mailbox on the
     suppression list."""
     mailto = f"<mailto:{reply_to}?subject=never>"
     if not unsubscribe_url:

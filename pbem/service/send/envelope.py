@@ -20,7 +20,7 @@ from pbem.mail.tokens import message_id, reply_address
 from pbem.render import (
     RenderedMail,
 )
-from pbem.renderer import PendingMail, view_attachment
+from pbem.render.turnmail import PendingMail, view_attachment
 from pbem.service import policy
 from pbem.service.context import (
     Context,
@@ -130,7 +130,8 @@ def unsubscribe_headers(unsubscribe_url: str, token: str, reply_to: str) -> dict
     RFC 2369: "stop" by mail to the seat's own reply address, so the token and the From
     check apply. With ``unsubscribe_url`` set, RFC 8058's one-click comes first: the
     HTTPS URI ending in the seat's token (never the player's address), which
-    `pbem.web` answers, and ``List-Unsubscribe-Post``; the mailto stays as the fallback.
+    `pbem.listen.unsubscribe` answers, and ``List-Unsubscribe-Post``; the mailto stays
+    as the fallback.
     """
     mailto = f"<mailto:{reply_to}?subject=stop>"
     if not unsubscribe_url:

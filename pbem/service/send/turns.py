@@ -28,8 +28,8 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.mail import DEALS_CHECK
 from pbem.render.news import mail_state, worth_mailing
+from pbem.render.turnmail import TurnMailJob, make_turn_mail
 from pbem.render.words import join_words
-from pbem.renderer import TurnMailJob, make_turn_mail
 from pbem.service.context import (
     Context,
     Seated,
@@ -319,7 +319,7 @@ def turn_mails(
         # The mail of a player to move: their clock starts when it is delivered.
         starts = not game.is_over and seat in game.to_act()
         made = ctx.maker.submit(job) if ctx.maker is not None else make_turn_mail(job)
-        # (In a batch the mail is made while the batch goes on: see pbem.renderer.)
+        # (In a batch the mail is made while the batch goes on: see pbem.render.mailmaker.)
         queue(ctx, session, envelope, kind, game_row.id, made, now, starts_clock=starts)
     names = {s.seat.seat: s.name for s in seats}
     lines = [Said(names.get(t.seat, f"Seat {t.seat + 1}"), t.text) for t in spoken]

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pbem.bots import text_of
 from pbem.commands import Command, mail_replay
+from pbem.demo.bots import text_of
 from pbem.render.replay import replay_page
 from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
 from tests.pbem.replay.proofs import proof_archive

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine
 
+from pbem.run.wakeup import Wakeup
 from pbem.transport.readable import readable
-from pbem.wakeup import Wakeup
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.transport.base import TransportConfigError, open_inbound, open_outbound
+from pbem.transport.base import LmtpInbound, TransportConfigError, open_inbound, open_outbound
 from pbem.transport.imap import ImapInbound
-from pbem.transport.lmtp import LmtpInbound
 from pbem.transport.maildir import MaildirInbound, MaildirOutbound
 from pbem.transport.smtp import SmtpOutbound
 from pbem.transport.urls import (

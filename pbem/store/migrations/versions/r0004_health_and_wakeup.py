@@ -5,7 +5,7 @@
   by ``pbem status``.
 - PostgreSQL only: a trigger sends ``NOTIFY pbem_wake`` in the transaction that queues
   mail (an insert into the outbox) or makes it due again (a row back to 'pending'), so a
-  running daemon waiting in LISTEN sends it at once (see ``pbem.wakeup``).
+  running daemon waiting in LISTEN sends it at once (see ``pbem.run.wakeup``).
 
 Revision ID: 0004
 Revises: 0003

@@ -1,4 +1,4 @@
-"""The built-in players' mail client (`pbem.bots`): a reply copies folded headers as a
+"""The built-in players' mail client (`pbem.demo.bots`): a reply copies folded headers as a
 mail client does, unfolded."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import email
 import email.policy
 from datetime import UTC, datetime
 
-from pbem.bots import quoted_reply, unfold
+from pbem.demo.bots import quoted_reply, unfold
 
 
 def test_a_reply_unfolds_the_headers_it_copies() -> None:

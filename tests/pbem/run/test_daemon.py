@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from pbem.daemon import DaemonError, SingleProcessLock, lock_for
-from pbem.runtime import freeze_startup_objects
+from pbem.run.lock import DaemonError, SingleProcessLock, lock_for
+from pbem.run.runtime import freeze_startup_objects
 from pbem.service import InjectedFault, Outcome
 from tests.e2e.helpers import ALICE, BOB, Harness, reply
 

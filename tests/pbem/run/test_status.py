@@ -164,7 +164,7 @@ def test_the_daemon_records_transport_errors_for_status(
     listens on port 1) are recorded, and pbem status names them."""
     import threading
 
-    from pbem.runtime import build_daemon
+    from pbem.run.runtime import build_daemon
     from pbem.store.db import session_scope
     from pbem.store.health import transport_states
     from tests.e2e.helpers import make_settings

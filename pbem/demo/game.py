@@ -31,10 +31,10 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import player_view
-from pbem.bots import MailboxPlayer, maildir_delivery, maildir_fetch, quoted_reply, text_of
 from pbem.config import Settings
+from pbem.demo.bots import MailboxPlayer, maildir_delivery, maildir_fetch, quoted_reply, text_of
 from pbem.render import named_board, render_board_text
-from pbem.runtime import build_daemon
+from pbem.run.runtime import build_daemon
 from pbem.service import Service, ServiceError
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate

@@ -14,17 +14,19 @@ answering is replaced by doing the work here; if the work fails here too, its er
 batch's, exactly as without helpers. One batch at a time uses the helpers (a second thread
 running a batch meanwhile makes its mail itself), and they are started on first use and
 shared by every service in the process.
+
+A helper is a process of its own, ``python -m pbem.run.renderer FD`` (`pbem.run.renderer`:
+its loop, which only calls `make_turn_mail`); this module is the service's side of the
+pipe: starting the helpers, handing them jobs, collecting the mails. Nothing here
+imports the run room: the helper is named by its module path, as a command line.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
-import json
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -33,13 +35,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
 
-from engine import PlayerView
-from pbem.mail.compose import compose
-from pbem.render import MailContext, render_turn
+from pbem.render.turnmail import PendingMail, TurnMailJob, make_turn_mail
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("pbem.renderer")  # the name operators filter on
 
 # How long `finish` waits for a helper's mail before making the rest here.
 ANSWER_TIMEOUT = 30.0
@@ -48,87 +47,11 @@ ANSWER_TIMEOUT = 30.0
 WINDOW = 2
 # Helpers in a row that may end before they are ready before no more are started.
 STILLBORN_LIMIT = 3
+# The helper process's program (`pbem.run.renderer`), run as ``python -m HELPER_MODULE FD``.
+HELPER_MODULE = "pbem.run.renderer"
 
 
-@dataclass(frozen=True)
-class TurnMailJob:
-    """What a turn mail is made of: the recipient's view, the mail's context, and
-    `compose`'s arguments but the subject, the bodies and the view attachment."""
-
-    view: PlayerView
-    ctx: MailContext
-    envelope: dict[str, Any]
-
-
-def view_attachment(view_json: dict[str, Any]) -> tuple[str, str, bytes]:
-    """A player's view as the ``view.json`` attachment of their mail: compact JSON, its
-    events without their empty fields, without the breakdown of their points (``items``:
-    the mail's text tells it in words) and without the side of an event that names a seat
-    (the seat's side: seat modulo the number of sides); ``PlayerView.from_json`` reads it
-    back."""
-    events = view_json.get("events")
-    if events:
-        view_json = {
-            **view_json,
-            "events": [
-                {
-                    k: v
-                    for k, v in e.items()
-                    if k != "items"
-                    and v not in (None, "", [])
-                    and (v or k != "points")
-                    and (k != "side" or e.get("seat") is None)  # a seat's side: seat % sides
-                }
-                for e in events
-            ],
-        }
-    data = json.dumps(view_json, ensure_ascii=False, separators=(",", ":"))
-    return ("view.json", "application/json", data.encode())
-
-
-def make_turn_mail(job: TurnMailJob) -> bytes:
-    """The composed turn mail (with the view as a ``view.json`` attachment)."""
-    mail = render_turn(job.view, job.ctx)
-    attachments = [*job.envelope.get("attachments", ()), view_attachment(job.view.to_json())]
-    envelope = {**job.envelope, "attachments": attachments}
-    return compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
-
-
-@dataclass(eq=False)
-class PendingMail:
-    """A turn mail being made; ``raw`` is set once it is (at the latest by `finish`)."""
-
-    job: TurnMailJob
-    raw: bytes | None = None
-
-
-# -- the helper process -----------------------------------------------------------------
-
-
-def _serve(conn: Connection) -> None:
-    """A helper's loop: make each job sent and send it back (``None`` for a job that
-    failed). Ends when the service's end of the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for the daemon
-    gc.collect()
-    gc.freeze()  # what the imports made lives as long as the helper: no need to rescan it
-    try:
-        conn.send("ready")  # the imports are done: it makes mail without delay from now on
-    except OSError:
-        return
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        seq, job = message
-        try:
-            raw: bytes | None = make_turn_mail(job)
-        except Exception:  # the service makes it again itself and meets the error there
-            raw = None
-        try:
-            conn.send((seq, raw))
-        except OSError:
-            return
+# -- the helpers, seen from the service ---------------------------------------------
 
 
 @dataclass(eq=False)
@@ -142,15 +65,15 @@ class _Helper:
 
     @classmethod
     def start(cls) -> _Helper:
-        """A helper: ``python -m pbem.renderer FD``, talking over a socket pair."""
+        """A helper: ``python -m pbem.run.renderer FD``, talking over a socket pair."""
         mine, theirs = socket.socketpair()
         # The helper imports this very package, wherever it was imported from here.
-        root = str(Path(__file__).resolve().parents[1])
+        root = str(Path(__file__).resolve().parents[2])
         path = os.environ.get("PYTHONPATH")
         env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{path}" if path else root}
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pbem.renderer", str(theirs.fileno())],
+                [sys.executable, "-m", HELPER_MODULE, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 env=env,
@@ -381,13 +304,3 @@ class MailMaker:
         if helper in self._helpers:
             self._helpers.remove(helper)
         _POOL.drop(helper)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """A helper process: ``python -m pbem.renderer FD`` (FD: its end of the socket pair)."""
-    args = sys.argv[1:] if argv is None else argv
-    _serve(Connection(int(args[0])))
-
-
-if __name__ == "__main__":
-    main()

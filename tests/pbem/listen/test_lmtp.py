@@ -26,13 +26,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 from engine import Action
-from pbem.bots import command_for
-from pbem.daemon import StepStats
-from pbem.lmtp import LmtpListener, start_listener, with_envelope
-from pbem.runtime import build_daemon
+from pbem.demo.bots import command_for
+from pbem.listen.lmtp import LmtpListener, start_listener, with_envelope
+from pbem.run.daemon import StepStats
+from pbem.run.runtime import build_daemon
 from pbem.store import models as m
 from pbem.store.db import make_engine
-from pbem.transport.lmtp import LmtpInbound
+from pbem.transport.base import LmtpInbound
 from tests.cli_process import PBEM, start_pbem
 from tests.e2e.helpers import ALICE, BOB, DOMAIN, Harness, fresh_env, make_settings, reply
 from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY

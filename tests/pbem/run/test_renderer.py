@@ -1,5 +1,6 @@
-"""Turn mails made in helper processes (`pbem.renderer`): byte for byte the mail this
-process would make, and nothing lost when a helper fails, dies or hangs."""
+"""Turn mails made in helper processes (`pbem.render.mailmaker`, the helpers running
+`pbem.run.renderer`): byte for byte the mail this process would make, and nothing lost
+when a helper fails, dies or hangs."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from sqlalchemy import Engine
 
 from engine import new_game, player_view
 from engine.players import choose_action
-from pbem import renderer
-from pbem.render import MailContext
-from pbem.renderer import MailMaker, TurnMailJob, make_turn_mail, start_helpers
+from pbem.render import MailContext, mailmaker
+from pbem.render.mailmaker import MailMaker, start_helpers
+from pbem.render.turnmail import TurnMailJob, make_turn_mail
 from pbem.service import transaction as service_module
 from tests.e2e.helpers import ALICE, BOB, Harness, parse, reply
 from tests.e2e.test_exactly_once import discard
@@ -79,18 +80,18 @@ def _jobs(count: int, seed: str = "helper") -> list[TurnMailJob]:
 @pytest.fixture
 def helper() -> Iterator[None]:
     """One helper, started and ready; stopped afterwards (the next test starts afresh)."""
-    renderer.shutdown_helpers()
-    renderer._POOL.disabled = False
-    renderer._POOL.stillborn = 0
+    mailmaker.shutdown_helpers()
+    mailmaker._POOL.disabled = False
+    mailmaker._POOL.stillborn = 0
     assert start_helpers(1, timeout=60) == 1
     yield
-    renderer.shutdown_helpers()
-    renderer._POOL.disabled = False
-    renderer._POOL.stillborn = 0
+    mailmaker.shutdown_helpers()
+    mailmaker._POOL.disabled = False
+    mailmaker._POOL.stillborn = 0
 
 
-def _the_helper() -> renderer._Helper:
-    [only] = renderer._POOL.helpers
+def _the_helper() -> mailmaker._Helper:
+    [only] = mailmaker._POOL.helpers
     return only
 
 
@@ -159,7 +160,7 @@ def test_a_mail_that_fails_in_the_helper_fails_here_with_its_own_error(helper: N
 def test_a_helper_that_stops_answering_is_replaced_by_this_process(
     helper: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(renderer, "ANSWER_TIMEOUT", 0.5)
+    monkeypatch.setattr(mailmaker, "ANSWER_TIMEOUT", 0.5)
     jobs = _jobs(6)
     stuck = _the_helper()
     os.kill(stuck.process.pid, signal.SIGSTOP)
@@ -172,7 +173,7 @@ def test_a_helper_that_stops_answering_is_replaced_by_this_process(
             os.kill(stuck.process.pid, signal.SIGCONT)
     assert [same(p.raw) for p in pending] == [made_here(job) for job in jobs]
     assert not stuck.alive()  # stopped for good
-    assert stuck not in renderer._POOL.helpers
+    assert stuck not in mailmaker._POOL.helpers
 
 
 def test_a_second_batch_at_the_same_time_makes_its_own_mail(helper: None) -> None:
@@ -201,28 +202,28 @@ def test_helpers_that_cannot_start_are_not_started_again(
 ) -> None:
     """A helper that ends before it is ready (here: its Python cannot import the service)
     is replaced a few times, then mail is made in-process without further attempts."""
-    renderer.shutdown_helpers()
+    mailmaker.shutdown_helpers()
     broken = tmp_path / "python"
     broken.write_text("#!/bin/sh\nexit 3\n")
     broken.chmod(0o755)
-    monkeypatch.setattr(renderer.sys, "executable", str(broken))
+    monkeypatch.setattr(mailmaker.sys, "executable", str(broken))
     job = _jobs(1)[0]
     try:
         with caplog.at_level(logging.WARNING, logger="pbem.renderer"):
-            for _ in range(renderer.STILLBORN_LIMIT + 3):
-                for helper in list(renderer._POOL.helpers):
+            for _ in range(mailmaker.STILLBORN_LIMIT + 3):
+                for helper in list(mailmaker._POOL.helpers):
                     helper.process.wait(timeout=10)
                 with MailMaker(1) as maker:
                     pending = maker.submit(job)
                     maker.finish()
                 assert maker.made_here == 1 and same(pending.raw) == made_here(job)
-        assert renderer._POOL.disabled
+        assert mailmaker._POOL.disabled
         assert "rendered in-process from now on" in caplog.text
-        assert renderer._POOL.helpers == []
+        assert mailmaker._POOL.helpers == []
     finally:
-        renderer._POOL.disabled = False
-        renderer._POOL.stillborn = 0
-        renderer.shutdown_helpers()
+        mailmaker._POOL.disabled = False
+        mailmaker._POOL.stillborn = 0
+        mailmaker.shutdown_helpers()
 
 
 def test_the_default_is_a_helper_on_sqlite_and_none_on_postgresql(
@@ -261,7 +262,7 @@ def test_a_batch_queues_the_mail_its_helper_made(
             super().__init__(processes)
             makers.append(self)
 
-        def submit(self, job: TurnMailJob) -> renderer.PendingMail:
+        def submit(self, job: TurnMailJob) -> mailmaker.PendingMail:
             jobs.append(job)
             return super().submit(job)
 

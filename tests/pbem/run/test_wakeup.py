@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from pbem.run.wakeup import Wakeup, fifo_path, poke
 from pbem.store.db import make_engine
-from pbem.wakeup import Wakeup, fifo_path, poke
 
 
 def test_a_poke_wakes_a_listener_once(db_engine: Engine) -> None:

@@ -34,7 +34,7 @@ from sqlalchemy import Engine, text
 from sqlmodel import Session, col, func, select
 
 from pbem.config import Settings
-from pbem.daemon import lock_for
+from pbem.run.lock import lock_for
 from pbem.store import models as m
 from pbem.store.health import transport_states
 

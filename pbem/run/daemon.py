@@ -8,41 +8,37 @@ out early), and only then acks the fetched messages to the inbox
 Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.wakeup``).  Fed over LMTP,
-the inbox is the listener's (``pbem.lmtp``): the listener has stored each message before
-the step, and its "stored" ends the wait at once.  Each message
+command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
+the inbox is the listener's (``pbem.listen.lmtp``): the listener has stored each message
+before the step, and its "stored" ends the wait at once.  Each message
 processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
-clear message (an exclusive lock file beside the database).
+clear message (an exclusive lock file beside the database: `pbem.run.lock`).
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import threading
 import time
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
 
 from sqlalchemy import Connection, text
-from sqlalchemy.engine import make_url
 from sqlmodel import Session, col, func, select
 
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
-from pbem.outbox import OutboxSender
+from pbem.run.lock import DaemonError, lock_for
+from pbem.run.sender import OutboxSender
+from pbem.run.wakeup import Wakeup
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
 from pbem.service.send.digest import digest_due
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.health import INBOX, record_transport_error, record_transport_ok
 from pbem.transport.base import InboundSource, TransportError
-from pbem.wakeup import Wakeup
 
 log = logging.getLogger("pbem.daemon")
 
@@ -58,10 +54,6 @@ RECEIVE_CHUNK = 50
 IDLE_WAIT_SECONDS = 25 * 60.0
 
 
-class DaemonError(RuntimeError):
-    """The daemon cannot run (another one holds the database, a bad transport)."""
-
-
 @dataclass
 class StepStats:
     fetched: int = 0
@@ -73,49 +65,6 @@ class StepStats:
     @property
     def busy(self) -> bool:
         return bool(self.fetched or self.processed or self.sent or self.timers)
-
-
-class SingleProcessLock:
-    """An exclusive, non-blocking lock on ``path`` held for the daemon's life."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh: IO[str] | None = None
-
-    def acquire(self) -> None:
-        if self._fh is not None:
-            return  # held already
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = self.path.open("a+")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "another process"
-            fh.close()
-            raise DaemonError(
-                f"another pbem serve is already running on this SQLite database (pid {holder}); "
-                "stop it first, or use PostgreSQL to run several workers"
-            ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        self._fh = fh
-
-    def release(self) -> None:
-        if self._fh is not None:
-            fcntl.flock(self._fh, fcntl.LOCK_UN)
-            self._fh.close()
-            self._fh = None
-
-
-def lock_for(db_url: str) -> SingleProcessLock | None:
-    """The lock file for a SQLite database; None for a server database."""
-    url = make_url(db_url)
-    if not url.get_backend_name().startswith("sqlite") or not url.database:
-        return None
-    return SingleProcessLock(Path(url.database + ".lock"))
 
 
 class Daemon:

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import Engine
 
 from pbem.config import Settings
-from pbem.daemon import Daemon
-from pbem.outbox import OutboxSender
+from pbem.run.daemon import Daemon
+from pbem.run.sender import OutboxSender
 from pbem.service import Service, utcnow
 from pbem.store.cursors import load_cursor, save_cursor
 from pbem.store.db import session_scope

@@ -1,6 +1,8 @@
 """The LMTP listener (RFC 2033) that ``pbem serve`` runs when ``inbound_url`` is
 ``lmtp://HOST:PORT`` or ``lmtp:/abs/socket``: the mail server hands each message to the
-service, which answers only once the message is safely stored.
+service, which answers only once the message is safely stored. The one module of the
+LMTP protocol: the loop's side of it is an inbox that is only woken
+(`pbem.transport.base.LmtpInbound`, made by ``open_inbound``).
 
 What it answers, recipient by recipient:
 
@@ -45,11 +47,11 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+from pbem.run.wakeup import poke
 from pbem.service import Service
 from pbem.service.policy import takes_mail_for
-from pbem.transport.lmtp import LmtpInbound
+from pbem.transport.base import LmtpInbound
 from pbem.transport.urls import LmtpConfig
-from pbem.wakeup import poke
 
 log = logging.getLogger("pbem.lmtp")
 

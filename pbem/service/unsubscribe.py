@@ -2,7 +2,8 @@
 
 A POST to ``unsubscribe_url/TOKEN`` (see `pbem.listen.unsubscribe`) with a seat's token
 stops the seat's player exactly as the mail command ``stop`` does
-(`pbem.service.game.settings`): no mail from the service but the answers to the player's own mail. With an invitation's token (its
+(`pbem.service.game.settings`): no mail from the service but the answers to the
+player's own mail. With an invitation's token (its
 ``List-Unsubscribe``), the invited mailbox goes on the suppression list as ``never`` by
 mail does (`pbem.service.policy.suppress`). No mail is written: they asked for none.
 """

@@ -186,7 +186,7 @@ def _start_lmtp(daemon: Daemon) -> LmtpListener | None:
     Started once the daemon holds the database: on SQLite a second ``pbem serve`` is
     refused before it could take a message. Raises OSError when it cannot bind.
     """
-    from pbem.transport.base import LmtpInbound
+    from pbem.transport.woken import LmtpInbound
 
     if not isinstance(daemon.inbox, LmtpInbound):
         return None

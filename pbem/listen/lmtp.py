@@ -2,7 +2,7 @@
 ``lmtp://HOST:PORT`` or ``lmtp:/abs/socket``: the mail server hands each message to the
 service, which answers only once the message is safely stored. The one module of the
 LMTP protocol: the loop's side of it is an inbox that is only woken
-(`pbem.transport.base.LmtpInbound`, made by ``open_inbound``).
+(`pbem.transport.woken.LmtpInbound`, made by ``open_inbound``).
 
 What it answers, recipient by recipient:
 
@@ -50,8 +50,8 @@ from typing import Any
 from pbem.run.wakeup import poke
 from pbem.service import Service
 from pbem.service.policy import takes_mail_for
-from pbem.transport.base import LmtpInbound
 from pbem.transport.urls import LmtpConfig
+from pbem.transport.woken import LmtpInbound
 
 log = logging.getLogger("pbem.lmtp")
 

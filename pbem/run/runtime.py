@@ -14,7 +14,7 @@ from pbem.run.sender import OutboxSender
 from pbem.service import Service, utcnow
 from pbem.store.cursors import load_cursor, save_cursor
 from pbem.store.db import session_scope
-from pbem.transport.base import open_inbound, open_outbound
+from pbem.transport.opening import open_inbound, open_outbound
 
 
 class DbCursorStore:

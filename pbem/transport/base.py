@@ -24,33 +24,20 @@ Transports move bytes; they know nothing of games, players or templates.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-from pbem.transport.readable import readable
-
-if TYPE_CHECKING:
-    from pbem.transport.imap import ImapInbound
-    from pbem.transport.maildir import MaildirInbound, MaildirOutbound
-    from pbem.transport.smtp import SmtpOutbound
-    from pbem.transport.urls import LmtpConfig
+from typing import Protocol, runtime_checkable
 
 __all__ = [
     "CursorStore",
     "DeliveryResult",
     "InboundMessage",
     "InboundSource",
-    "LmtpInbound",
     "MemoryCursorStore",
     "OutboundSink",
     "OutgoingMail",
     "TransportConfigError",
     "TransportError",
-    "open_inbound",
-    "open_outbound",
     "reports_each_result",
 ]
 
@@ -221,125 +208,3 @@ class MemoryCursorStore:
 
 
 # -- LMTP in, as the loop sees it -------------------------------------------------------
-
-
-class LmtpInbound:
-    """The inbox of a daemon fed over LMTP (``inbound_url = "lmtp://127.0.0.1:8024"`` or
-    ``lmtp:/run/pbem/lmtp.sock``): an inbox that is never read, only woken.
-
-    The mail server hands each message to the service's LMTP listener
-    (:mod:`pbem.listen.lmtp`, the one module of the LMTP protocol), which stores it raw
-    and commits before it answers 250. So there is nothing to fetch and nothing to
-    acknowledge: this only carries the listener's "a message was stored" to the loop's
-    wait, through a pipe (safe from any thread). ``wait`` ends when the listener calls
-    :meth:`stored`; ``fetch`` is always empty (the listener stored the messages).
-
-    Every worker takes the mail its own listener is given (``listens``): no worker is
-    the one reader of a shared inbox, as with IMAP.
-    """
-
-    pushes = True
-    """The loop waits for a push (``stored``), and polls nothing."""
-
-    listens = True
-    """Each worker listens for its own mail: no reader lock, no fetch."""
-
-    def __init__(self, config: LmtpConfig) -> None:
-        self.config = config
-        self._read, self._write = os.pipe()
-        os.set_blocking(self._read, False)
-        os.set_blocking(self._write, False)
-        self._closed = False
-
-    def stored(self) -> None:
-        """A message was stored and committed: the loop's wait ends (safe from any thread,
-        and harmless after :meth:`close`)."""
-        if self._closed:
-            return
-        with contextlib.suppress(BlockingIOError, OSError):  # full: a wake-up waits already
-            os.write(self._write, b"!")
-
-    def fetch(self) -> list[InboundMessage]:
-        """Nothing: every message came through the listener, stored already."""
-        self._drain()
-        return []
-
-    def ack(self, key: str) -> None:
-        """Nothing to acknowledge: the listener's 250 was the acknowledgement."""
-
-    def wait(self, timeout: float, wake: Sequence[int] = ()) -> bool:
-        """Until the listener stored a message (True), one of ``wake`` is readable or
-        ``timeout`` passes (False)."""
-        ready = readable([self._read, *wake], timeout)
-        if self._read in ready:
-            self._drain()
-            return True
-        return False
-
-    def _drain(self) -> None:
-        with contextlib.suppress(BlockingIOError, OSError):
-            while os.read(self._read, 512):
-                pass
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for fd in (self._read, self._write):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def __repr__(self) -> str:
-        return f"LmtpInbound({self.config.masked_url()!r})"
-
-
-def open_inbound(
-    url: str, cursor_store: CursorStore | None = None
-) -> MaildirInbound | ImapInbound | LmtpInbound:
-    """An inbound source for ``url``.
-
-    Forms: ``maildir:/abs/path``, ``maildir:relative/path`` (created if missing),
-    ``imap://user:pass@host:port/FOLDER?tls=none|starttls|implicit&processed=Folder&
-    poll=60&max_size=1048576`` (``imaps://`` means ``tls=implicit``) and
-    ``lmtp://host:port`` or ``lmtp:/abs/socket`` (the source the LMTP listener of
-    :mod:`pbem.listen.lmtp` wakes; it listens on nothing itself). ``cursor_store`` keeps an
-    IMAP folder's read position; without one it lives in memory only. Opening does not
-    connect: the first fetch or wait does.
-
-    Raises:
-        TransportConfigError: the URL is malformed or names an unknown scheme.
-    """
-    from pbem.transport import urls
-
-    config = urls.parse_inbound(url)
-    if isinstance(config, urls.MaildirConfig):
-        from pbem.transport.maildir import MaildirInbound
-
-        return MaildirInbound(config.path, poll=config.poll, max_size=config.max_size)
-    if isinstance(config, urls.LmtpConfig):
-        return LmtpInbound(config)
-    from pbem.transport.imap import ImapInbound
-
-    return ImapInbound(config, cursor_store or MemoryCursorStore())
-
-
-def open_outbound(url: str) -> MaildirOutbound | SmtpOutbound:
-    """An outbound sink for ``url``.
-
-    Forms: ``maildir:/root/path`` (one Maildir per recipient under it, e.g.
-    ``ROOT/alice@example.com/new``) and ``smtp://user:pass@host:port?tls=none|starttls|
-    implicit`` (``smtps://`` means ``tls=implicit``; no user means no AUTH).
-
-    Raises:
-        TransportConfigError: the URL is malformed or names an unknown scheme.
-    """
-    from pbem.transport import urls
-
-    config = urls.parse_outbound(url)
-    if isinstance(config, urls.MaildirConfig):
-        from pbem.transport.maildir import MaildirOutbound
-
-        return MaildirOutbound(config.path)
-    from pbem.transport.smtp import SmtpOutbound
-
-    return SmtpOutbound(config)

@@ -20,14 +20,9 @@ from pbem.service import Outcome, utcnow
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.outbox import enqueue_outbox
-from pbem.transport.base import (
-    DeliveryResult,
-    MemoryCursorStore,
-    OutgoingMail,
-    open_inbound,
-    open_outbound,
-)
+from pbem.transport.base import DeliveryResult, MemoryCursorStore, OutgoingMail
 from pbem.transport.imap import ImapInbound
+from pbem.transport.opening import open_inbound, open_outbound
 from tests.e2e.helpers import ALICE, Harness, reply
 from tests.fixtures.mailstack import (
     MailStack,

@@ -32,7 +32,7 @@ from pbem.run.daemon import StepStats
 from pbem.run.runtime import build_daemon
 from pbem.store import models as m
 from pbem.store.db import make_engine
-from pbem.transport.base import LmtpInbound
+from pbem.transport.woken import LmtpInbound
 from tests.cli_process import PBEM, start_pbem
 from tests.e2e.helpers import ALICE, BOB, DOMAIN, Harness, fresh_env, make_settings, reply
 from tests.fixtures.realmail import POSTGRES_ONLY, SQLITE_ONLY

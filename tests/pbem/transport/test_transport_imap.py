@@ -13,14 +13,9 @@ import pytest
 from imapclient import IMAPClient
 
 from pbem.transport import imap as imap_module
-from pbem.transport.base import (
-    InboundMessage,
-    InboundSource,
-    MemoryCursorStore,
-    TransportError,
-    open_inbound,
-)
+from pbem.transport.base import InboundMessage, InboundSource, MemoryCursorStore, TransportError
 from pbem.transport.imap import ImapInbound
+from pbem.transport.opening import open_inbound
 from tests.fixtures.mailstack import (
     MailStack,
     message_flags,

@@ -11,20 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pbem.transport.base import (
-    InboundSource,
-    OutboundSink,
-    OutgoingMail,
-    TransportError,
-    open_inbound,
-    open_outbound,
-)
+from pbem.transport.base import InboundSource, OutboundSink, OutgoingMail, TransportError
 from pbem.transport.maildir import (
     MaildirInbound,
     MaildirOutbound,
     message_file_name,
     recipient_folder_name,
 )
+from pbem.transport.opening import open_inbound, open_outbound
 
 
 def _message(n: int, body: str = "play 5h") -> bytes:

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import aiosmtplib
 import pytest
 
-from pbem.transport.base import DeliveryResult, OutgoingMail, open_outbound
+from pbem.transport.base import DeliveryResult, OutgoingMail
+from pbem.transport.opening import open_outbound
 from pbem.transport.smtp import SmtpOutbound
 from tests.fixtures.mailstack import MailStack, read_messages, wait_for_messages
 

@@ -18,13 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.transport.base import (
-    MemoryCursorStore,
-    OutgoingMail,
-    TransportError,
-    open_inbound,
-    open_outbound,
-)
+from pbem.transport.base import MemoryCursorStore, OutgoingMail, TransportError
+from pbem.transport.opening import open_inbound, open_outbound
 from tests.fixtures.mailstack import MailStack, send_raw, wait_for_messages
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pbem.transport.base import LmtpInbound, TransportConfigError, open_inbound, open_outbound
+from pbem.transport.base import TransportConfigError
 from pbem.transport.imap import ImapInbound
 from pbem.transport.maildir import MaildirInbound, MaildirOutbound
+from pbem.transport.opening import open_inbound, open_outbound
 from pbem.transport.smtp import SmtpOutbound
 from pbem.transport.urls import (
     DEFAULT_MAX_SIZE,
@@ -20,6 +21,7 @@ from pbem.transport.urls import (
     parse_inbound,
     parse_outbound,
 )
+from pbem.transport.woken import LmtpInbound
 
 SECRET = "s3cr/t@p:ss"
 ENCODED = "s3cr%2Ft%40p%3Ass"

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import Engine
 
 from engine import new_game, player_view
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem import renderer
 from pbem.render import MailContext
 from pbem.renderer import MailMaker, TurnMailJob, make_turn_mail, start_helpers

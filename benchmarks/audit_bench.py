@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import new_game, to_archive
 from engine.audit import audit_archive, computer_entries
-from engine.players import computer_move, computer_view
+from engine.computer import computer_move, computer_view
 
 
 def play(players: int, level: str, target: int, seed: str) -> tuple[dict[str, object], float]:

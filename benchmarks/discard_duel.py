@@ -29,8 +29,8 @@ from peg_duel import Z95, duel, variant
 
 from engine.actions import Discard
 from engine.cards import Card
+from engine.computer import choose_action
 from engine.game import Game, Settings
-from engine.levels import choose_action
 
 
 def discard(game: Game, seat: int, rng: random.Random, level: str) -> tuple[Card, ...]:

@@ -33,8 +33,8 @@ from peg_duel import Z95, variant
 
 from engine.actions import Discard
 from engine.arena import seatings
+from engine.computer import choose_action
 from engine.game import DISCARD, Game, Settings
-from engine.levels import choose_action
 
 Task = tuple[str, str, str, str, int, int]
 

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Game, full_deck, new_game, score_show, show_points  # noqa: E402
+from engine.computer import choose_action  # noqa: E402
 from engine.distribution import clear_cache, mean, show_distribution  # noqa: E402
-from engine.players import choose_action  # noqa: E402
 from engine.scoring import rank_points  # noqa: E402
 
 SECTION = "## Engine (benchmarks/engine_bench.py)"

@@ -19,7 +19,7 @@ import random
 import time
 
 from engine import new_game
-from engine.levels import choose_action
+from engine.computer import choose_action
 
 
 def _row(name: str, xs: list[float]) -> str:

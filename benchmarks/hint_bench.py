@@ -10,7 +10,7 @@ import random
 import time
 
 from engine import DISCARD, new_game, player_view
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.render import MailContext
 from pbem.render.hint import render_hint
 from pbem.service.game.hints import advice

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.config import Settings
 from pbem.demo.bots import command_for, quoted_reply
 from pbem.service import Service

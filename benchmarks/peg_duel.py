@@ -33,8 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import levels
+from engine.computer import choose_action
 from engine.game import DISCARD, PEGGING, Game, Settings
-from engine.levels import choose_action
 from engine.strategy import hard
 
 

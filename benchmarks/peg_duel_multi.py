@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peg_duel import variant
 
 from engine.arena import seatings
+from engine.computer import choose_action
 from engine.game import DISCARD, PEGGING, Game, Settings
-from engine.levels import choose_action
 
 Z95 = 1.959963984540054
 

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service_bench import _fresh_postgres, _play, latest_mail
 
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.config import Settings
 from pbem.demo.bots import command_for, quoted_reply
 from pbem.run.runtime import freeze_startup_objects

@@ -40,7 +40,7 @@ from sqlalchemy import create_engine, text
 from sqlmodel import Session, select
 
 from engine import new_game
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.config import Settings
 from pbem.demo.bots import command_for, quoted_reply
 from pbem.run.runtime import freeze_startup_objects

@@ -49,8 +49,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.computer import choose_action
 from engine.game import Game, Settings
-from engine.levels import BASELINES, LEVELS, canonical, choose_action
+from engine.levels import BASELINES, LEVELS, canonical
 
 KINDS = ("pegging", "hand", "crib", "muggins")
 Z95 = 1.959963984540054

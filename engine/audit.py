@@ -2,7 +2,7 @@
 
 An archive names its computer seats (``computer``: ``[{"seat", "level", "engine"}]``).
 The service decides a computer seat's move from that seat's view alone
-(`engine.players.computer_move` of `engine.players.computer_view`): its own cards, the
+(`engine.computer.computer_move` of `engine.computer.computer_view`): its own cards, the
 public board and the events of the hand it may see, with its tie-breaks drawn from a
 generator seeded by that view. `audit_archive` replays the archive and, before every
 action of a computer seat, builds the same view and asks the same level again. A move
@@ -25,9 +25,9 @@ from typing import Any
 
 from engine.actions import Action, Discard, action_from_json
 from engine.archive import parse_archive, replay_archive
+from engine.computer import computer_move, computer_view
 from engine.errors import EngineError, ReplayError
 from engine.levels import canonical
-from engine.players import computer_move, computer_view
 from engine.view import PlayerView
 
 ENGINE_NAME = "pbem-cribbage"
@@ -161,7 +161,7 @@ def audit_archive(
     engine: str = "",
 ) -> Audit:
     """Re-derive every move of the archive's computer seats from that seat's view alone
-    (`engine.players.computer_view`) with ``decide`` (the service's, by default) and
+    (`engine.computer.computer_view`) with ``decide`` (the service's, by default) and
     stop at the first that differs. ``engine``: the label of the engine running the
     check, named in a difference when the archive's is another.
 

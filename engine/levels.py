@@ -17,6 +17,10 @@ given.  ``STRATEGIES`` maps every name to one; adding a player is adding a line
     Yardsticks for the arena (``python -m engine.arena``), not offered to
     players: ``random``, ``greedy`` (:mod:`engine.baselines`) and ``bsd``
     (:mod:`engine.bsd`).
+
+The table sits between the strategies, which it imports (and which import the shared
+helpers of :mod:`engine.players`, never this module), and the entry points of
+:mod:`engine.computer` (``choose_action``, ``computer_move``, ...), which import it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.actions import Action
-    from engine.game import Game
     from engine.view import PlayerView
 
     Strategy = Callable[[PlayerView, random.Random], Action]
@@ -106,14 +109,6 @@ def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Actio
     return play(view, rng)
 
 
-def choose_action(game: Game, seat: int, rng: random.Random, level: str = "medium") -> Action:
-    """A legal action for ``seat``, decided from what that seat may see."""
-    from engine.players import hand_start
-    from engine.view import player_view
-
-    return decide(player_view(game, seat, since=hand_start(game)), rng, level)
-
-
 __all__ = [
     "ALIASES",
     "BASELINES",
@@ -122,7 +117,6 @@ __all__ = [
     "Strategy",
     "all_names",
     "canonical",
-    "choose_action",
     "decide",
     "strategy",
 ]

@@ -1,14 +1,18 @@
-"""Computer opponents.
+"""Computer opponents: the random and medium players and what the others share.
 
-``choose_action(game, seat, rng, level)`` returns a legal action for ``seat``.
-It builds ``player_view(game, seat)`` and hands only that view to the strategy
-(``decide``), so a strategy cannot see another player's cards or the pack: the
-strategy functions take a ``PlayerView`` and nothing else.  All randomness
-comes from the ``random.Random`` passed in.
+Every strategy here takes a ``PlayerView`` and a ``random.Random`` and nothing
+else, so it cannot see another player's cards or the pack, and all its
+randomness comes from the generator passed in.
 
-The levels, their names and the other players are listed in :mod:`engine.levels`;
-this module holds ``random`` and ``medium`` (once called ``good``, still
-accepted under that name) and the helpers other strategies share.
+This module is the bottom of the computer players: the other strategies
+(:mod:`engine.easy`, :mod:`engine.baselines`, :mod:`engine.bsd`,
+:mod:`engine.strategy`) import its helpers, the table of levels
+(:mod:`engine.levels`) imports the strategies, and the entry points that build
+a seat's view and ask the table (``choose_action``, ``computer_view``,
+``computer_move``, ``view_rng``, ``decide``) are in :mod:`engine.computer`.  It
+imports none of them.  It holds ``random`` and ``medium`` (once called
+``good``, still accepted under that name) and the helpers other strategies
+share.
 
 ``random``
     Uniform among the legal actions (a claim is uniform over 0..29).
@@ -41,8 +45,6 @@ of the pone's discards; that errs on the side of caution.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -52,9 +54,9 @@ from typing import TYPE_CHECKING
 
 from engine.actions import Accept, Action, Claim, Discard, Go, Muggins, Play
 from engine.cards import JACK, Card, Suit, full_deck
-from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event, Game
+from engine.game import DISCARD, MAX_CLAIM, PEGGING, SHOW, Event
 from engine.scoring import rank_points, show_points, show_total
-from engine.view import PlayerView, player_view
+from engine.view import PlayerView
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,65 +96,7 @@ CRIB_SINGLE_VALUE: dict[int, float] = dict(
 """Mean crib score given one laid-away card of this rank (3 and 4 players)."""
 
 
-# -- entry points ------------------------------------------------------------------
-
-
-def choose_action(
-    game: Game, seat: int, rng: random.Random | None = None, level: str = "medium"
-) -> Action:
-    """A legal action for ``seat``, decided from what that seat may see
-    (:func:`engine.levels.decide`: the levels and their strategies are listed there).
-
-    Without ``rng`` the tie-breaks come from `view_rng` of that view: the choice then
-    depends on the seat's view only, never on the seed or the undealt pack.
-    """
-    view = player_view(game, seat, since=hand_start(game))
-    return decide(view, rng if rng is not None else view_rng(view), level)
-
-
-def computer_view(game: Game, seat: int) -> PlayerView:
-    """What the computer playing ``seat`` decides from: that seat's `player_view`, its
-    events from the start of the current hand (`hand_start`). Nothing else of ``game``
-    reaches the decision (`computer_move`)."""
-    return player_view(game, seat, since=hand_start(game))
-
-
-def computer_move(view: PlayerView, level: str) -> Action:
-    """The move the service makes for a computer seat at ``level`` seeing ``view``: the
-    only legal action when pegging leaves one (a go, a single card: the service plays it
-    for anybody), else the level's choice with its tie-breaks drawn from `view_rng`.
-
-    A function of the view and the level alone, so anyone holding the view can re-derive
-    it (`engine.audit`). Raises ValueError for an unknown level or a seat with nothing
-    to do.
-    """
-    if view.phase == PEGGING and len(view.legal) == 1:
-        return view.legal[0]
-    return decide(view, view_rng(view), level)
-
-
-def view_rng(view: PlayerView) -> random.Random:
-    """A random generator seeded from ``view`` alone (its canonical JSON), so a
-    computer player's tie-breaks are reproducible and know nothing the seat does not."""
-    blob = json.dumps(view.to_json(), sort_keys=True, separators=(",", ":"))
-    return random.Random(hashlib.sha256(blob.encode()).hexdigest())
-
-
-def decide(view: PlayerView, rng: random.Random, level: str = "medium") -> Action:
-    """The action of a computer player at ``level`` seeing only ``view``
-    (:func:`engine.levels.decide`: the levels and their strategies are listed there)."""
-    from engine import levels  # the table imports this module's strategies
-
-    return levels.decide(view, rng, level)
-
-
-def hand_start(game: Game) -> int:
-    """Index of the current hand's public ``deal`` event (older events are not needed)."""
-    events = game.events
-    for i in range(len(events) - 1, -1, -1):
-        if events[i].kind == "deal":
-            return i
-    return 0
+# -- the random and medium players -------------------------------------------------
 
 
 def random_action(view: PlayerView, rng: random.Random) -> Action:
@@ -542,20 +486,15 @@ __all__ = [
     "CRIB_PAIR_VALUE",
     "CRIB_SINGLE_VALUE",
     "answer_claim",
-    "choose_action",
     "choose_claim",
     "choose_discard",
     "choose_play",
     "claim_answered",
-    "computer_move",
-    "computer_view",
     "crib_value",
-    "decide",
     "discard_values",
     "exact_crib_mean",
     "exact_pair_value",
     "good_action",
-    "hand_start",
     "owns_crib",
     "pick",
     "play_points",

@@ -24,6 +24,7 @@ from typing import Any
 
 from engine import Game, Settings, to_archive
 from engine.archive import replay_archive
+from engine.computer import choose_action
 from engine.fairness import (
     PROTOCOL,
     PROTOCOL_1,
@@ -37,7 +38,6 @@ from engine.fairness import (
 from engine.forgetting import forget_entry
 from engine.game import PEGGING
 from engine.match import first_dealer_after
-from engine.players import choose_action
 from tests.engine.helpers import choose
 
 OK, MISMATCH, NOT_VERIFIABLE, NOT_REVEALED = "ok", "mismatch", "not verifiable", "not revealed"

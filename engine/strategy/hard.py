@@ -75,6 +75,7 @@ from itertools import combinations
 
 import numpy as np
 
+from engine import players as medium
 from engine.actions import Action, Discard, Play
 from engine.cards import Card
 from engine.game import DISCARD, PEGGING, SHOW
@@ -484,8 +485,6 @@ def _win_values(
 
 
 def hard_action(view: PlayerView, rng: random.Random) -> Action:
-    from engine import players as medium
-
     if view.phase == DISCARD:
         pegsearch.forget()
         multi.forget()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Accept, Action, Claim, Discard, Go, Muggins, Play, PlayerView, Resign
-from engine.players import decide
+from engine.computer import decide
 
 
 def command_for(action: Action) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Action, Card, Discard, Play, PlayerView
-from engine.players import decide
+from engine.computer import decide
 from pbem.render.context import MailContext
 from pbem.render.links import Link
 from pbem.render.narrate import CLAIMED

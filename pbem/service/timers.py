@@ -19,8 +19,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from engine import Game, Resign, action_to_json, player_view
-from engine import players as computer
+from engine import Game, Resign, action_to_json, computer, player_view
 from pbem.render import Notice, render_reminder
 from pbem.service import policy
 from pbem.service.context import (

@@ -12,7 +12,7 @@ from email.utils import make_msgid
 
 import pytest
 
-from engine import players as computer
+from engine import computer
 from pbem.demo.bots import command_for
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (

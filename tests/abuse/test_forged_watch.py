@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from engine import players as computer
+from engine import computer
 from pbem.demo.bots import command_for
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (

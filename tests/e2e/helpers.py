@@ -32,9 +32,8 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from engine import Action, Card, Event, Game, PlayerView, parse_card
+from engine import Action, Card, Event, Game, PlayerView, computer, parse_card
 from engine import Settings as GameSettings
-from engine import players as computer
 from pbem.config import Settings
 from pbem.demo.bots import command_for, text_of, view_of
 from pbem.run.daemon import Daemon, StepStats

@@ -43,7 +43,7 @@ from sqlmodel import Session, select
 from engine import Game, PlayerView, action_to_json, player_view
 from engine import Settings as GameSettings
 from engine.actions import Action
-from engine.players import decide
+from engine.computer import decide
 from pbem.demo.bots import command_for, quoted_reply, view_of
 from pbem.mail.tokens import parse_message_id
 from pbem.store import models as m

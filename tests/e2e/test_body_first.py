@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from urllib.parse import unquote
 
-from engine import players as computer
+from engine import computer
 from pbem.demo.bots import command_for, text_of
 from pbem.mail.reading import is_own_subject, reply_subject
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT

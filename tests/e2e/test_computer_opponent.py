@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from engine.players import choose_action
+from engine.computer import choose_action
 from tests.e2e.helpers import ALICE, Harness
 
 

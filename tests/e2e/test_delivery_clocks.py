@@ -27,7 +27,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from engine import players as computer
+from engine import computer
 from pbem.store import models as m
 from tests.e2e.helpers import ALICE, BOB, Harness, bounce, cli_env, run_cli
 from tests.fixtures.mailstack import MailStack, _run_script, send_raw, wait_for_messages

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine import Action, Resign
-from engine import players as computer
+from engine import Action, Resign, computer
 from pbem.demo.bots import command_for, text_of, view_of
 from pbem.service import Service
 from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, PEOPLE, Harness, plain_mail, reply

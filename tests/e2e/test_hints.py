@@ -10,8 +10,7 @@ from email.message import EmailMessage
 
 import pytest
 
-from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView
-from engine import players as computer
+from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView, computer
 from pbem.commands import computer_levels
 from pbem.demo.bots import text_of
 from pbem.render.prompt import suggested_action

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine import players as computer
+from engine import computer
 from pbem.demo.bots import command_for
 from tests.e2e.helpers import (
     ALICE,

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine
 
 from engine import Game
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.demo.bots import command_for, text_of
 from tests.e2e.helpers import (
     ALICE,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine import players as computer
+from engine import computer
 from pbem.config import ConfigError, load_settings
 from pbem.listen import web
 from pbem.listen.web import UnsubscribeServer, start_listener

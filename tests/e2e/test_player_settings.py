@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from engine import players as computer
+from engine import computer
 from pbem.demo.bots import text_of
 from pbem.service.policy import is_suppressed
 from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, plain_mail

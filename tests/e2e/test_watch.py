@@ -17,8 +17,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from engine import Card, Game, parse_card
-from engine import players as computer
+from engine import Card, Game, computer, parse_card
 from pbem.demo.bots import command_for, text_of, view_of
 from pbem.render import Said
 from pbem.service import Service

@@ -24,15 +24,10 @@ from engine.audit import (
     engine_label,
     same_move,
 )
+from engine.computer import choose_action, computer_move, computer_view
 from engine.errors import ReplayError
 from engine.levels import LEVELS
-from engine.players import (
-    choose_action,
-    choose_claim,
-    computer_move,
-    computer_view,
-    random_action,
-)
+from engine.players import choose_claim, random_action
 from engine.view import PlayerView, player_view
 from tests.e2e.helpers import assert_private_events_are_own, hidden_from, view_cards
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from engine import Accept, Claim, Discard, Muggins, Play, new_game, show_points
 from engine.arena import ArenaConfig, run_arena
+from engine.computer import choose_action
 from engine.easy import (
     DISCARD_SLIP,
     MISCOUNT,
@@ -19,7 +20,6 @@ from engine.easy import (
     easy_play,
 )
 from engine.game import PEGGING, Event
-from engine.levels import choose_action
 from engine.players import discard_values, play_values
 from engine.view import PlayerView, player_view
 

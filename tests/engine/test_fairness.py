@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from engine import Game, Settings, new_game, to_archive
+from engine.computer import choose_action, decide, view_rng
 from engine.dealcheck import verify_archive
 from engine.fairness import (
     NOT_VERIFIABLE,
@@ -26,7 +27,6 @@ from engine.fairness import (
     seed_from_hashes,
     text_hash,
 )
-from engine.players import choose_action, decide, view_rng
 from engine.view import player_view
 from tests.engine.helpers import play_out
 

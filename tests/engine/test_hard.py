@@ -10,8 +10,9 @@ import pytest
 
 from engine import Action, Discard, Game, Play, PlayerView, new_game, parse_cards, player_view
 from engine.cards import Card, Suit
+from engine.computer import choose_action, decide
 from engine.game import PEGGING
-from engine.players import CRIB_PAIR_VALUE, choose_action, decide, exact_crib_mean
+from engine.players import CRIB_PAIR_VALUE, exact_crib_mean
 from engine.scoring import show_points
 from engine.strategy import cribdata, cribtables, pegsearch, winprob
 from engine.strategy.handvalue import mean_show, show_index

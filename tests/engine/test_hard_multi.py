@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from engine import Play, new_game, parse_cards, player_view
+from engine.computer import choose_action, decide
 from engine.game import PEGGING
-from engine.players import choose_action, decide
 from engine.strategy import hard, multi, pegsearch
 
 from .test_hard import _play, _scrambled

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine import Game, new_game
-from engine import players as players_module
+from engine.computer import choose_action, computer_move, computer_view
 from engine.levels import (
     ALIASES,
     BASELINES,
@@ -15,7 +15,6 @@ from engine.levels import (
     STRATEGIES,
     all_names,
     canonical,
-    choose_action,
     decide,
     strategy,
 )
@@ -40,10 +39,9 @@ def test_good_is_medium_under_its_old_name() -> None:
         assert choose_action(game, 1, random.Random(3), level) == choose_action(
             game, 1, random.Random(3), "medium"
         )
-    # engine.players keeps its entry points for the service, "good" by old name too.
-    assert players_module.choose_action(game, 1, random.Random(3), "good") == choose_action(
-        game, 1, random.Random(3), "medium"
-    )
+    # The service's entry point takes "good" by its old name too.
+    view = computer_view(game, 1)
+    assert computer_move(view, "good") == computer_move(view, "medium")
 
 
 def test_no_name_is_a_disguised_copy_of_another() -> None:

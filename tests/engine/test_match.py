@@ -7,8 +7,8 @@ import random
 import pytest
 
 from engine import Resign, new_game
+from engine.computer import choose_action
 from engine.match import MatchScore, first_dealer_after, rematch_settings
-from engine.players import choose_action
 
 
 def _finish(players: int, seed: str) -> object:

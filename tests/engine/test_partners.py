@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from engine import Action, Go, Play, new_game, player_view
+from engine.computer import choose_action
 from engine.game import PEGGING, Game
-from engine.players import choose_action, play_values
+from engine.players import play_values
 from engine.strategy import hard, partners
 from engine.view import PlayerView
 

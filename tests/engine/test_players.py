@@ -24,15 +24,14 @@ from engine import (
     show_points,
 )
 from engine.cards import Card, Suit
+from engine.computer import choose_action, decide
 from engine.game import PEGGING, SHOW
 from engine.levels import STRATEGIES
 from engine.players import (
     CRIB_PAIR_VALUE,
     CRIB_SINGLE_VALUE,
     answer_claim,
-    choose_action,
     choose_claim,
-    decide,
     discard_values,
     exact_crib_mean,
     exact_pair_value,

@@ -20,8 +20,7 @@ import re
 
 import pytest
 
-from engine import OBSERVER, Card, Event, Game, new_game, observer_view, player_view
-from engine import players as computer
+from engine import OBSERVER, Card, Event, Game, computer, new_game, observer_view, player_view
 from engine.cards import Card as CardType
 from pbem.render import MailContext, render_observer, render_turn
 

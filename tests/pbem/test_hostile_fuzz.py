@@ -20,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import Session, select
 
-from engine import load, to_archive
-from engine import players as computer
+from engine import computer, load, to_archive
 from pbem.demo.bots import command_for
 from pbem.store import models as m
 from tests.e2e.helpers import (

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from engine import PEGGING, Game, new_game, player_view
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.render import MailContext, RenderedMail, render_turn
 from pbem.render.cut import render_cut
 from pbem.render.hint import render_hint

@@ -49,7 +49,8 @@ from engine import (
     show_points,
     visible_events,
 )
-from engine.players import decide, discard_values
+from engine.computer import decide
+from engine.players import discard_values
 from pbem.render import (
     TEMPLATES,
     MailContext,

@@ -12,8 +12,8 @@ import pytest
 
 from engine import DISCARD, PEGGING, Discard, Game, Play, new_game, player_view
 from engine.analysis import discard_analysis
+from engine.computer import choose_action
 from engine.levels import decide
-from engine.players import choose_action
 from pbem.render import render_help, render_turn
 from pbem.render.hint import Advice, render_hint, standing
 from pbem.render.prompt import SUGGESTING, suggested_action

@@ -32,7 +32,8 @@ from engine import (
     observer_view,
     player_view,
 )
-from engine.players import choose_action, discard_values
+from engine.computer import choose_action
+from engine.players import discard_values
 from pbem.demo.bots import command_for
 from pbem.render import MatchInfo, RenderedMail, render_observer, render_reminder, render_turn
 from pbem.render.context import MailContext

@@ -13,11 +13,11 @@ from engine import (
     OBSERVER,
     PEGGING,
     Game,
+    computer,
     new_game,
     observer_view,
     player_view,
 )
-from engine import players as computer
 from pbem.render import (
     MailContext,
     Notice,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import random
 
-from engine import DISCARD, PEGGING, Claim, Discard, Game, Go, Play, new_game
-from engine import players as computer
+from engine import DISCARD, PEGGING, Claim, Discard, Game, Go, Play, computer, new_game
 from pbem.commands import Command, parse_line
 from pbem.repeats import already_done
 

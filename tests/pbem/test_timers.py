@@ -18,8 +18,7 @@ import pytest
 from sqlalchemy import Engine
 
 import pbem.service
-from engine import Resign
-from engine import players as computer
+from engine import Resign, computer
 from engine.archive import load
 from pbem.demo.bots import view_of
 from pbem.service import Service

@@ -25,8 +25,8 @@ from engine import (
     IllegalActionError,
     InvalidSyntaxError,
     action_to_json,
+    computer,
 )
-from engine import players as computer
 from pbem.commands import GAME_VERBS, SETTING_VERBS, to_action
 from pbem.render import Notice
 from pbem.repeats import already_done

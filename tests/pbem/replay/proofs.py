@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from engine import Game, Settings, to_archive
-from engine.players import choose_action
+from engine.computer import choose_action
 
 
 def derive_seed(server_seed: str, entropy: list[str]) -> str:

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import Engine
 
 from engine import new_game, player_view
-from engine.players import choose_action
+from engine.computer import choose_action
 from pbem.render import MailContext, mailmaker
 from pbem.render.mailmaker import MailMaker, start_helpers
 from pbem.render.turnmail import TurnMailJob, make_turn_mail

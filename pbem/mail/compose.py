@@ -224,11 +224,28 @@ def _base64_lines(data: bytes) -> bytes:
     return b"".join([encoded[i : i + 76] + b"\r\n" for i in range(0, len(encoded), 76)])
 
 
+_TEXT_ATTACHMENTS = {"application/json", "application/xml", "application/javascript"}
+"""Attachments that are text though their type is not ``text/*``: they name a charset."""
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _attachment(filename: str, maintype: str, subtype: str, data: bytes) -> bytes:
     name = filename if filename.isascii() else "attachment"
     cte, encoded = _smaller_encoding(data, text=False)
+    content_type = f"{maintype}/{subtype}"
+    if (maintype == "text" or content_type in _TEXT_ATTACHMENTS) and _is_utf8(data):
+        # Text the service made is UTF-8: a client that previews it by its MIME
+        # charset must not guess another.
+        content_type += '; charset="utf-8"'
     head = (
-        f"Content-Type: {maintype}/{subtype}\r\n"
+        f"Content-Type: {content_type}\r\n"
         f"Content-Transfer-Encoding: {cte}\r\n"
         f'Content-Disposition: attachment; filename="{name}"\r\n\r\n'
     )

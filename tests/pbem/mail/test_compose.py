@@ -279,6 +279,31 @@ def test_each_part_takes_the_smaller_of_quoted_printable_and_base64(
 
 
 @pytest.mark.parametrize(
+    ("name", "content_type"),
+    [("cribbage-1.html", "text/html"), ("cribbage-1.json", "application/json")],
+)
+def test_a_text_attachment_names_its_charset(name: str, content_type: str) -> None:
+    """A replay page or an archive says it is UTF-8, so a client that previews it by its
+    MIME charset shows "Computer plays 7♥", not mojibake."""
+    data = "Computer plays 7♥ — «fifteen two»".encode()
+    raw = build(attachments=[(name, content_type, data)])
+    msg = email.message_from_bytes(raw, policy=default)
+    [attached] = [p for p in msg.walk() if p.get_filename() == name]
+    assert attached.get_content_type() == content_type
+    assert attached.get_content_charset() == "utf-8"
+    assert attached.get_payload(decode=True).decode(attached.get_content_charset()) == (
+        data.decode()
+    )
+
+
+def test_bytes_that_are_not_utf8_name_no_charset() -> None:
+    raw = build(attachments=[("view.json", "application/json", bytes(range(256)))])
+    msg = email.message_from_bytes(raw, policy=default)
+    [attached] = [p for p in msg.walk() if p.get_filename() == "view.json"]
+    assert attached.get_content_charset() is None
+
+
+@pytest.mark.parametrize(
     ("data", "expected"),
     [
         (b'{"seat":1,"events":[]}' * 30, "quoted-printable"),  # JSON: ASCII, no line breaks

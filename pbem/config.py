@@ -63,6 +63,13 @@ class Settings(BaseSettings):
         "is trusted; every mail then needs its DMARC pass (or an aligned DKIM or SPF "
         "pass), and a mail without one is not acted on nor answered. Empty: off",
     )
+    lmtp_peers: list[str] = Field(
+        default_factory=list,
+        description="with trusted_authserv_id set, the client addresses (IPs or networks, "
+        "e.g. 10.0.0.5 or 10.0.0.0/24) that may hand mail to the LMTP listener over TCP; "
+        "empty: loopback only. Without a trusted server it takes mail from anyone who "
+        "reaches it",
+    )
     lobby: str = Field(
         "invite-only",
         description="who may start games by mail: open (anyone), invite-only (players "
@@ -165,6 +172,18 @@ class Settings(BaseSettings):
         if value not in ("open", "invite-only", "closed"):
             raise ValueError("must be open, invite-only or closed")
         return value
+
+    @field_validator("lmtp_peers")
+    @classmethod
+    def _lmtp_peers(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for peer in value:
+            try:
+                ipaddress.ip_network(peer.strip(), strict=False)
+            except ValueError:
+                raise ValueError(f"{peer!r} is not an IP address or network") from None
+        return [peer.strip() for peer in value]
 
     @field_validator("database_url")
     @classmethod

@@ -49,7 +49,7 @@ from typing import Any
 
 from pbem.run.wakeup import poke
 from pbem.service import Service
-from pbem.service.policy import takes_mail_for
+from pbem.service.policy import may_hand_over, takes_mail_for
 from pbem.transport.urls import LmtpConfig
 from pbem.transport.woken import LmtpInbound
 
@@ -168,6 +168,11 @@ class LmtpHandler:
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
     ) -> str:
+        peer = session.peer[0] if isinstance(session.peer, tuple) and session.peer else None
+        if not may_hand_over(self.service.settings, peer):
+            # A client past the mail server could write its own Authentication-Results.
+            log.info("LMTP: refused a mail handed over by %s (not in lmtp_peers)", peer)
+            return "550 5.7.1 mail is not taken from this client here"
         if not takes_mail_for(self.service.settings, address):
             log.info("LMTP: refused a mail to %s (not the service's address)", address)
             return f"550 5.1.1 <{address}>: no such mailbox here"
@@ -257,6 +262,14 @@ class LmtpListener:
     def start(self) -> None:
         """Bind and serve. Raises OSError when the address cannot be bound."""
         self._sock = self._bind()
+        settings = self.service.settings
+        if settings.trusted_authserv_id and self.config.path is None:
+            log.warning(
+                "LMTP on TCP with a trusted server (trusted_authserv_id): only %s may hand "
+                "mail over (lmtp_peers); a Unix socket in a folder of the mail server's "
+                "group is safer",
+                ", ".join(settings.lmtp_peers) or "loopback",
+            )
         logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd's per-command log
         self._thread = threading.Thread(target=self._run, name="pbem-lmtp", daemon=True)
         self._thread.start()
@@ -290,9 +303,9 @@ class LmtpListener:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(str(path))
-            # The mail server runs as a user of its own; who may reach the socket is
-            # decided by the folder it is in.
-            os.chmod(path, 0o666)
+            # The mail server runs as a user of its own, in the socket's group: who may
+            # reach the socket is decided by its group and the folder the operator names.
+            os.chmod(path, 0o660)
             sock.listen(128)
         except OSError:
             sock.close()

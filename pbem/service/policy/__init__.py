@@ -55,9 +55,11 @@ from pbem.service.policy.consent import (
 )
 from pbem.service.policy.mailboxes import (
     FORGOTTEN_DOMAIN,
+    LOOPBACK,
     forgotten_key,
     is_service_mailbox,
     mailbox_of,
+    may_hand_over,
     takes_mail_for,
 )
 from pbem.service.policy.proof import (
@@ -78,6 +80,7 @@ from pbem.service.policy.proof import (
 __all__ = [
     "CONFIRMATIONS_PER_DAY",
     "FORGOTTEN_DOMAIN",
+    "LOOPBACK",
     "QUIETEN_VERBS",
     "RULES",
     "UNJOINED_AT_ONCE",
@@ -96,6 +99,7 @@ __all__ = [
     "joined_seats",
     "lift",
     "mailbox_of",
+    "may_hand_over",
     "may_invite",
     "may_mail",
     "prove",

@@ -10,6 +10,7 @@ for intake.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 
 from sqlmodel import Session
@@ -74,3 +75,28 @@ def takes_mail_for(settings: Settings, recipient: str) -> bool:
         return False
     base, _plus, _tag = local.partition("+")
     return base.lower() == settings.local_part.lower() and not re.search(r'[\s"<>@,:;]', local)
+
+
+LOOPBACK = ("127.0.0.0/8", "::1/128")
+"""Who may hand mail to the LMTP listener when no ``lmtp_peers`` are named."""
+
+
+def may_hand_over(settings: Settings, peer: str | None) -> bool:
+    """Whether a client at ``peer`` (its IP; None: over a Unix socket, whose folder and
+    mode decide who reaches it) may hand mail to the LMTP listener.
+
+    With a trusted server named (``trusted_authserv_id``), the service believes the
+    Authentication-Results header on top of each mail, which the mail server writes: a
+    client that hands mail over LMTP directly, past the mail server, could write its
+    own. So only the mail server may: the ``lmtp_peers``, loopback by default. Without
+    one, LMTP proves nothing that SMTP does not, and anyone who reaches it may."""
+    if not settings.trusted_authserv_id or peer is None:
+        return True
+    try:
+        address = ipaddress.ip_address(peer.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    networks = (ipaddress.ip_network(n, strict=False) for n in settings.lmtp_peers or LOOPBACK)
+    return any(address in network for network in networks)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import signal
 import smtplib
 import socket
+import stat
 import subprocess
 import threading
 import time
@@ -380,6 +381,8 @@ def test_a_unix_socket(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
         start_listener(h.service, h.daemon.inbox)
     path.unlink()
     listener = start_listener(h.service, h.daemon.inbox)
+    # Reached by its owner and its group (the mail server's) only.
+    assert stat.S_IMODE(path.stat().st_mode) == 0o660
     try:
         with pytest.raises(OSError, match="another listener"):
             LmtpListener(h.service, h.daemon.inbox).start()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pbem.service
+from tests.pbem import test_rooms as rooms
 
 SERVICE = Path(pbem.service.__file__).parent
 
@@ -40,68 +41,23 @@ def room_of(module: str) -> str:
 
 
 def floor_of(room: str) -> int:
-    for number, (_, rooms) in enumerate(FLOORS):
-        if room in rooms:
+    for number, (_, names) in enumerate(FLOORS):
+        if room in names:
             return number
     raise AssertionError(f"pbem/service/{room} has no floor in FLOORS: give it one")
 
 
-def module_of(path: Path) -> str:
-    parts = path.relative_to(SERVICE.parent.parent).with_suffix("").parts
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def service_imports(path: Path, module: str) -> set[str]:
-    """The modules of ``pbem.service`` that ``path`` imports, anywhere in it."""
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            # ``from pbem.service import send`` names a module, ``… import utcnow`` a name
-            # in one: `resolve` finds the module either way.
-            names = [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in names:
-            if name.startswith("pbem.service"):
-                found.add(name)
-    return found
-
-
 def modules() -> dict[str, Path]:
-    return {module_of(p): p for p in sorted(SERVICE.rglob("*.py"))}
-
-
-def resolve(name: str, known: dict[str, Path]) -> str | None:
-    """The module an imported dotted name lands in (a module, or a name in one)."""
-    while name and name not in known:
-        name = name.rpartition(".")[0]
-    return name or None
+    return {m: p for m, p in rooms.modules().items() if m.startswith("pbem.service")}
 
 
 def arrows() -> dict[str, set[str]]:
-    known = modules()
-    graph: dict[str, set[str]] = {}
-    for module, path in known.items():
-        targets = set()
-        for name in service_imports(path, module):
-            target = resolve(name, known)
-            if target is not None and target != module:
-                # The package of a module is imported with it: only name real arrows.
-                if module.startswith(target + ".") and target.count(".") >= 2:
-                    continue
-                targets.add(target)
-        graph[module] = targets
-    return graph
+    """The arrows between the service's modules (`tests.pbem.test_rooms.arrows`)."""
+    return {
+        module: {t for t in targets if t.startswith("pbem.service")}
+        for module, targets in rooms.arrows().items()
+        if module.startswith("pbem.service")
+    }
 
 
 def test_every_module_has_a_floor() -> None:
@@ -121,23 +77,7 @@ def test_no_module_imports_a_floor_above_its_own() -> None:
 
 
 def test_no_import_circles_inside_the_service() -> None:
-    graph = arrows()
-    circles: list[list[str]] = []
-    state: dict[str, int] = {}
-
-    def visit(node: str, trail: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                circles.append([*trail[trail.index(nxt) :], nxt])
-            elif nxt not in state:
-                visit(nxt, [*trail, nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
-    assert circles == []
+    assert rooms.find_circles(arrows()) == []
 
 
 @pytest.mark.parametrize("room", ["game", "send", "ops", "handle", "intake"])

@@ -63,6 +63,20 @@ def game_replay(
         seats = svc._seats(session, game_id)
         names = [s.name for s in seats]
         logged = load_actions(session, game_id)
+        if game_row.seed is None and game_row.status == "aborted":
+            # Ended before its deal: no card was dealt and no move made; its seed is
+            # revealed all the same (`pbem verify` checks the commitment).
+            out.print(
+                f"game {game_id} was aborted before its deal"
+                + (f" ({escape(game_row.status_reason)})" if game_row.status_reason else "")
+                + ": no cards were dealt, so there is nothing to replay",
+                highlight=False,
+            )
+            if verify and logged:
+                fail(f"the game was never dealt but its log has {len(logged)} moves")
+            if verify:
+                out.print("verified: no moves were logged, as a game never dealt has none")
+            return
         if game_row.seed is None:
             fail(f"game {game_id} is not dealt yet: it waits for the players' cuts")
         game = Game(GameSettings.from_json(game_row.settings), game_row.seed)

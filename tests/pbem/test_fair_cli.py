@@ -92,6 +92,21 @@ def test_a_running_fair_game_shows_no_seed(fair: Harness, db_url: str) -> None:
     assert verify.exit_code == 3 and "not revealed" in verify.stderr
 
 
+def test_a_game_aborted_before_its_deal_replays_as_nothing_dealt(
+    fair: Harness, db_url: str
+) -> None:
+    env = cli_env(fair.tmp_path, db_url)
+    game_id = fair.service.new_game([ALICE, BOB], target=61)
+    fair.step()
+    fair.answer(ALICE[0], "cut")
+    assert run_cli(env, "game", "abort", str(game_id), "--reason", "Bob left").exit_code == 0
+    replay = run_cli(env, "game", "replay", str(game_id), "--verify")
+    assert replay.exit_code == 0, replay.output
+    assert "aborted before its deal (Bob left): no cards were dealt" in replay.stdout
+    assert "verified: no moves were logged" in replay.stdout
+    assert "waits for the players' cuts" not in replay.output
+
+
 def test_standings_table_and_json(fair: Harness, db_url: str) -> None:
     env = cli_env(fair.tmp_path, db_url)
     empty = run_cli(env, "standings")

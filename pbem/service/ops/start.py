@@ -84,7 +84,7 @@ def start_game(
 
     ``cuts``: seat → entropy text of the human seats that have cut already, by answering a
     mail that showed ``server_seed``'s commitment (a rematch, or the next game of a
-    match: `pbem.service.ops.cutting.answer_cut_by`); when every human has, the game is
+    match: `pbem.service.game.deals.cut_text`); when every human has, the game is
     dealt at once and its first mail holds the cards. ``ask_cut`` False: the mail that
     showed the commitment asked for the cuts, so no cut request goes out now."""
     from pbem.mail.address import is_valid_address, normalize_address

@@ -51,7 +51,25 @@ class Settings(BaseSettings):
         "a player who has not said 'mail replay on' or 'mail replay off'",
     )
     max_message_bytes: int = Field(1_000_000, gt=0)
-    max_per_sender_per_hour: int = Field(120, gt=0)
+    max_per_sender_per_hour: int = Field(
+        120,
+        gt=0,
+        description="mails one sender may send in an hour that prove nothing but their "
+        "From; more are not read (proven mail has its own, larger limit)",
+    )
+    max_proven_per_hour: int = Field(
+        600,
+        gt=0,
+        description="mails one sender may send in an hour with their reply token (or the "
+        "trusted server's pass); more wait until the hour allows them, and the sender is "
+        "told once",
+    )
+    max_unproven_answers_per_day: int = Field(
+        3,
+        ge=0,
+        description="answers one mailbox may get in a (UTC) day to mails proven by their "
+        "From alone, whatever they ask (confirmation requests included)",
+    )
     match_plus_tags: bool = Field(
         False,
         description="whether a+tag@x.test is the player a@x.test (and the other way "

@@ -343,6 +343,7 @@ class Daemon:
             self.sender.seconds_until_due(),
             self._seconds_until_timers(),
             self.sender.seconds_until_idle_close(),
+            self.service.seconds_until_waiting(),
         ]
         due = min((d for d in dues if d is not None), default=None)
         if due is None:

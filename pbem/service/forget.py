@@ -228,6 +228,7 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
             consent.confirmed_at = consent.last_unsolicited_at = consent.unjoined_since = None
             consent.day = None
             consent.invitations_today = consent.games_today = consent.confirmations_today = 0
+            consent.answers_today = 0
             consent.unjoined_games = 0
             session.add(consent)
             report.suppression_kept = True

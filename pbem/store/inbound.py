@@ -225,6 +225,28 @@ _COUNT_RECENT = (
 )
 
 
+def window_opens_at(
+    session: Session, sender: str, since: datetime, *, before: int, leaving: int
+) -> datetime | None:
+    """When the ``leaving``-th oldest (from 1) of the messages `count_recent_from` counts
+    was received: the hour after it, that many have left the window."""
+    params = {"sender": sender, "since": since, "before": before, "skip": max(0, leaving - 1)}
+    return session.connection().execute(_NTH_RECENT, params).scalar()
+
+
+_NTH_RECENT = (
+    select(_TABLE.c.received_at)
+    .where(
+        _TABLE.c.sender == bindparam("sender"),
+        _TABLE.c.received_at >= bindparam("since"),
+        _TABLE.c.id < bindparam("before"),
+    )
+    .order_by(_TABLE.c.received_at, _TABLE.c.id)
+    .offset(bindparam("skip"))
+    .limit(1)
+)
+
+
 def count_recent_many(
     session: Session, messages: Sequence[tuple[int, str]], since: datetime
 ) -> dict[int, int]:
@@ -336,9 +358,11 @@ def mark_inbound(
     sender: str | None = None,
     subject: str | None = None,
     rule: str | None = None,
+    not_before: datetime | None = None,
 ) -> Inbound:
     """Record what became of a message and count the attempt; ``rule``: the rule of
-    intake's chain that ended it (`pbem.service.intake.chain`).
+    intake's chain that ended it (`pbem.service.intake.chain`); ``not_before``: a
+    message left 'pending' waits until then (a proven mail over the hourly volume).
 
     A final status ('applied', 'rejected', 'ignored', 'failed') sets `processed_at`;
     'pending' leaves the message to be tried again. `game_id`, `sender` and `subject` are
@@ -357,6 +381,7 @@ def mark_inbound(
         "attempts": inbound.attempts + 1,
         "processed_at": now if new_status in _FINAL_STATUSES else None,
         "rule": rule,
+        "not_before": not_before,
     }
     update_row(session, inbound, **values)
     return inbound

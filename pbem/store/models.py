@@ -298,6 +298,9 @@ class Consent(SQLModel, table=True):
     invitations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     games_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     confirmations_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
+    # Mails today that answered a mail proven by its From alone (confirmation requests
+    # included): ``max_unproven_answers_per_day`` caps them.
+    answers_today: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     # Games started in its name by mails proven by their From alone since
     # ``unjoined_since``, until its player answers one of the service's mails.
     unjoined_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -343,6 +346,8 @@ class Inbound(SQLModel, table=True):
     processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     attempts: int = 0
     rule: str | None = None  # the rule of intake's chain that ended it
+    # A proven mail over the hourly volume waits until then (`pbem.service.intake`).
+    not_before: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ActionLog(SQLModel, table=True):

@@ -3,7 +3,8 @@ once — one batch, or two PostgreSQL workers taking the same batch turn about �
 caps still hold, counted on locked rows: at most ``max_new_games_per_day`` games in one
 mailbox's name (any +tag or case of it), at most ``max_open_invitations`` open
 invitations of one player, at most ``max_invitations_per_address_per_day`` invitations
-into one mailbox, whoever sends them."""
+into one mailbox, whoever sends them. (Invitations need a proven mail: their attackers
+are players whose mail the trusted provider vouches for.)"""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from pbem.store import models as m
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
     BUDGETS,
+    TRUSTED,
     VICTIM,
     count_rows,
     forged,
     games_of_mailbox,
     kinds_to,
     one_batch,
+    passing,
     reasons,
     spellings,
     two_workers,
@@ -56,22 +59,30 @@ def attack(build: Build, cap: str, budget: int) -> Attack:
         mails = [forged(spell(i), "new") for i in range(budget)]
         return Attack(h, mails, 3, lambda: len(games_of_mailbox(h, A)) - 1)
     if cap == "open-invitations":
-        h = build(max_open_invitations=2)
+        h = build(max_open_invitations=2, trusted_authserv_id=TRUSTED)
         h.new_game((ALICE, BOB))
-        mails = [forged(A, f"challenge t{i}@targets.test") for i in range(budget)]
+        mails = [
+            forged(A, f"challenge t{i}@targets.test", auth=[passing("example.com")])
+            for i in range(budget)
+        ]
         # The invitations that went out (each open one was mailed once).
         return Attack(h, mails, 2, lambda: count_rows(h, m.Outbox, m.Outbox.kind == "invite"))
     assert cap == "invitee-day"
     # The victim is a confirmed player (seated by the admin): no one-unasked-mail rule
     # stands in the way, only the day cap — against six challengers at once.
-    h = build()
+    h = build(trusted_authserv_id=TRUSTED)
     h.new_game(((VICTIM, "Victor"), DAVE))
     for k in range(0, len(CHALLENGERS), 2):
         h.service.new_game(CHALLENGERS[k : k + 2], seed=f"caps-{k}")
     h.step()
     spell = spellings(VICTIM)
     mails = [
-        forged(CHALLENGERS[i % len(CHALLENGERS)][0], f"challenge {spell(i)}") for i in range(budget)
+        forged(
+            CHALLENGERS[i % len(CHALLENGERS)][0],
+            f"challenge {spell(i)}",
+            auth=[passing("players.test")],
+        )
+        for i in range(budget)
     ]
     limit = h.settings.max_invitations_per_address_per_day
     return Attack(h, mails, limit, lambda: kinds_to(h, VICTIM).count("invite"))

@@ -17,6 +17,7 @@ from pbem.demo.bots import text_of
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
     Campaign,
+    confirm_latest,
     forged,
     kinds_to,
     last_inbound_id,
@@ -52,6 +53,7 @@ def test_an_invitation_says_never_in_its_list_unsubscribe(build: Build) -> None:
     h = build()
     h.new_game((ALICE, BOB))
     h.deliver(forged(ALICE[0], f"challenge {VICTIMS['mailto']}"))
+    confirm_latest(h, ALICE[0])  # a From alone: Alice confirms with one click
     invite, reply_to, _ = invitation_to(h, VICTIMS["mailto"])
     assert unsubscribe_header(invite) == f"<mailto:{reply_to}?subject=never>"
     assert invite["List-Unsubscribe-Post"] is None
@@ -62,7 +64,9 @@ def test_an_invitation_says_never_in_its_list_unsubscribe(build: Build) -> None:
 def test_opted_out_mailboxes_get_nothing_more(
     build: Build, budget: int, record_property: Record
 ) -> None:
-    h = build(lobby="open", unsubscribe_url=URL)
+    # (Alice confirms her four challenges in one day: more than the default answers a
+    # day to a From alone.)
+    h = build(lobby="open", unsubscribe_url=URL, max_unproven_answers_per_day=6)
     a, b = ALICE[0], BOB[0]
     h.new_game((ALICE, BOB))  # two known players to attack with
     h.deliver(forged(b, "new"))  # a game against the computer, open to watchers
@@ -70,12 +74,15 @@ def test_opted_out_mailboxes_get_nothing_more(
     assert watched is not None
     # -- each victim opts out its own way --------------------------------------------
     for way in ("never", "stop", "unsubscribe"):
+        # A From alone could be anyone's: the mailbox confirms with one click.
         h.deliver(forged(VICTIMS[way], way))
         row = h.last_inbound()
         assert row.status == "applied", row.reason
+        confirm_latest(h, VICTIMS[way])
     for way in ("decline", "never-reply", "mailto", "one-click"):
         h.deliver(forged(a, f"challenge {VICTIMS[way]}"))
         assert h.last_inbound().status == "applied", h.last_inbound().reason
+        confirm_latest(h, a)
     for way in ("decline", "never-reply", "mailto", "one-click"):
         victim = VICTIMS[way]
         invite, reply_to, token = invitation_to(h, victim)

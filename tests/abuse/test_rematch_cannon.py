@@ -6,7 +6,8 @@ seated it (`pbem.service.ops.start.start_game` counts admin seats as confirmed) 
 accepted an invitation with its own token. No game leaves an unconfirmed human at the
 table to be rematched, so what bounds the cannon is the per-mailbox day cap: at most
 ``max_invitations_per_address_per_day`` invitations reach the opponent's mailbox on any
-day, whoever asks."""
+day, whoever asks. (A rematch needs a proven mail: the cannon is a player whose mail the
+trusted provider vouches for.)"""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ import pytest
 
 from tests.abuse.conftest import Build, Record
 from tests.abuse.helpers import (
+    TRUSTED,
     VICTIM,
     Campaign,
     forged,
     kinds_to,
+    passing,
     per_day,
     reasons,
     rows_to,
@@ -29,7 +32,7 @@ from tests.e2e.helpers import ALICE
 
 @pytest.mark.parametrize("budget", [10, 100])
 def test_rematch_cannon(build: Build, budget: int, record_property: Record) -> None:
-    h = build(timeout_action="forfeit", timeout_days=1)
+    h = build(timeout_action="forfeit", timeout_days=1, trusted_authserv_id=TRUSTED)
     a = ALICE[0]
     game = h.new_game((ALICE, (VICTIM, "Victor")))
     h.clock.advance(timedelta(days=1, minutes=1))
@@ -38,7 +41,8 @@ def test_rematch_cannon(build: Build, budget: int, record_property: Record) -> N
     before = len(rows_to(h, VICTIM))
 
     def mail(i: int) -> bytes:
-        return forged(a, (f"rematch {game} best of 7", "cancel")[i % 2])
+        body = (f"rematch {game} best of 7", "cancel")[i % 2]
+        return forged(a, body, auth=[passing("example.com")])
 
     Campaign(h, budget, mail).run()
     cap = h.settings.max_invitations_per_address_per_day

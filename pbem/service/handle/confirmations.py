@@ -34,10 +34,17 @@ from pbem.store import models as m
 PENDING = m.ConfirmationStatus.PENDING.value
 
 WHAT = {
+    "move": "to play in your game",
+    "settings": "to change your settings",
     "watch": "to watch a game",
+    "unwatch": "to stop sending you a game's board",
     "challenge": "to invite others to a game",
     "rematch": "to invite others to a rematch",
+    "cancel": "to withdraw your invitation",
     "start": "to get the service's mail again",
+    "never": "to send you no more mail",
+    "unsubscribe": "to send you no more mail",
+    "stop": "to send you no more mail",
 }
 """What each kind of request is, in the confirmation mail's words."""
 
@@ -56,9 +63,12 @@ def request(
     mail: IncomingMail,
     action: str,
     now: datetime,
+    *,
+    asked: str = "",
 ) -> Outcome:
-    """Hold ``row``'s request (``action``) until its sender confirms; mail them one
-    confirmation request if the policy lets it go. The message's final state."""
+    """Hold ``row``'s request (``action``; ``asked``: what it said, in the service's
+    words, quoted to the mailbox) until its sender confirms; mail them one confirmation
+    request if the policy lets it go. The message's final state."""
     assert row.id is not None
     writer = ctx.senders[row.id]
     waiting = session.exec(
@@ -94,9 +104,10 @@ def request(
     inbound_id = row.id
 
     def letter() -> outside.Letter:
-        return request_letter(ctx, action, token, inbound_id, mail.message_id)
+        return request_letter(ctx, action, token, inbound_id, mail.message_id, asked)
 
-    if not outside.outside_game(ctx, session, mail.sender, policy.Why.CONFIRM, now, letter):
+    why = policy.Why.RESUME if action == "start" else policy.Why.CONFIRM
+    if not outside.outside_game(ctx, session, mail.sender, why, now, letter, inbound_id=inbound_id):
         return finish(
             ctx,
             session,
@@ -149,12 +160,24 @@ def welcome(
     return outside.outside_game(ctx, session, mail.sender, policy.Why.CONFIRM, now, letter)
 
 
+ASKED_MAX = 160
+"""The longest quote of what a held mail asked (the service's reading of it)."""
+
+
 def request_letter(
-    ctx: Context, action: str, token: str, inbound_id: int, answering: str | None
+    ctx: Context,
+    action: str,
+    token: str,
+    inbound_id: int,
+    answering: str | None,
+    asked: str = "",
 ) -> outside.Letter:
     """The confirmation request: what was asked, how to confirm, and how to refuse."""
     reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
     what = WHAT.get(action, "a request")
+    if asked:
+        quoted = asked if len(asked) <= ASKED_MAX else asked[: ASKED_MAX - 1] + "…"
+        what += f" (“{quoted}”)"
     about = MailContext(
         game_id=0,
         names=("",),
@@ -165,7 +188,8 @@ def request_letter(
                 "info",
                 "",
                 f"A mail from this address asked the cribbage-by-email service {what}. "
-                "If it was you, reply to this mail (any words will do) and it is done.",
+                "Anyone can write any From, so nothing was done yet. If it was you, reply "
+                "to this mail (any words will do, or one click below) and it is done.",
             ),
             Notice(
                 "info",
@@ -211,6 +235,23 @@ def reply_letter(
 REFUSALS = ("never", "stop", "unsubscribe", "no")
 
 
+QUIETENING = ("never", "unsubscribe", "stop")
+"""Held requests for less mail: done by suppressing the mailbox once confirmed."""
+
+HELD_MAIL = ("move", "settings")
+"""Held mails of a player to their game or their settings: read again, proven, once
+confirmed."""
+
+
+@dataclass(frozen=True)
+class Proven:
+    """A held mail of a player (a move, a setting) its sender confirmed: to be read
+    again as if it had come with their token (``ctx.senders`` then holds its sender,
+    proven)."""
+
+    mail: IncomingMail
+
+
 @dataclass(frozen=True)
 class Confirmed:
     """A held request its sender confirmed: the mail that asked, and what it asks (for
@@ -228,10 +269,10 @@ def answer(
     held: m.Confirmation,
     player: m.Player | None,
     now: datetime,
-) -> Outcome | Confirmed:
+) -> Outcome | Confirmed | Proven:
     """A reply to a confirmation request: the message's final state when it is refused
-    or ends here, else the confirmed request (``ctx.senders`` then holds its sender,
-    proven)."""
+    or ends here, else the confirmed request — a lobby command (`Confirmed`) or a
+    player's held mail (`Proven`); ``ctx.senders`` then holds its sender, proven."""
     assert row.id is not None
     writer = ctx.senders[row.id]
     decision = policy.decide(ctx, session, writer, "answer")
@@ -291,6 +332,17 @@ def answer(
             answering=mail.message_id,
         )
         return finish(ctx, session, row, "applied", "start: off the suppression list")
+    if held.action in QUIETENING:
+        policy.suppress(ctx, session, held.address, held.action, now, days=None)
+        return finish(
+            ctx,
+            session,
+            row,
+            "applied",
+            f"{held.action}: confirmed; {writer.mailbox} gets no more mail it does not ask "
+            "for; no reply",
+            sender=mail.sender,
+        )
     if held.action == "welcome":
         # A reply to the welcome: the address is proven; the reply itself says what
         # it wants.
@@ -306,6 +358,9 @@ def answer(
     asked_mail = read_message(
         asked_row.raw, our_addresses={ctx.settings.address}, loop_value=ctx.settings.loop_value
     )
+    if held.action in HELD_MAIL:
+        ctx.senders[row.id] = Sender(asked_mail.sender, writer.mailbox, Proof.TOKEN, "confirmed")
+        return Proven(asked_mail)
     asked = parse_lobby(asked_mail.reply_text or "", reply_subject(asked_mail.subject or ""))
     if asked is None:
         return finish(ctx, session, row, "ignored", "the confirmed mail asks nothing now")

@@ -27,7 +27,7 @@ from pbem.service.context import (
 )
 from pbem.service.game.lines import game_line
 from pbem.service.game.settings import apply_setting
-from pbem.service.handle import watch
+from pbem.service.handle import confirmations, watch
 from pbem.service.moves import read_commands
 from pbem.service.send import answers, outside, watchers
 from pbem.store import models as m
@@ -80,6 +80,9 @@ def without_token(
     if verbs and verbs <= set(SETTING_VERBS):
         # Only the player's own settings: no game needed.
         decision = policy.decide(ctx, session, ctx.senders[row.id], "settings")
+        if decision.verdict == policy.Verdict.CONFIRM:
+            asked = "; ".join(str(c) for c in parsed.commands)
+            return confirmations.request(ctx, session, row, mail, "settings", now, asked=asked)
         if not decision.allowed:
             return finish(ctx, session, row, "ignored", decision.reason, sender=player.email)
         notices = [apply_setting(ctx, session, player, c, now) for c in parsed.commands]

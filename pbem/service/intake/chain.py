@@ -41,9 +41,9 @@ CHAIN: tuple[Link, ...] = (
     Link("own-address", rules.own_address, "mail From the service itself: ignored"),
     Link("trusted-verdict", rules.trusted_verdict, "no pass from the trusted server: refused"),
     Link("size", rules.size, "mail too large: a known player is told"),
-    Link("volume", rules.volume, "a sender over the hourly cap: ignored"),
     Link("token", rules.what_it_names, "nothing: reads what the reply token names"),
     Link("blocked", rules.blocked, "a blocked address: ignored"),
+    Link("volume", rules.volume, "unproven mail over the hourly cap: ignored; proven: waits"),
 )
 """Every stored message walks these links first, in order."""
 
@@ -52,6 +52,7 @@ ROUTES: dict[str, tuple[Link, ...]] = {
     "invitation": (Link("invitation", rules.invitation_answer, "an answer to an invitation"),),
     "confirmation": (
         Link("confirmation", rules.confirmation_answer, "an answer to a confirmation request"),
+        Link("seat", rules.seat, "a player's held mail, confirmed: as their seat's"),
     ),
     "nothing": (
         Link("quieten", rules.quieten, "never / unsubscribe / stop, and start after never"),

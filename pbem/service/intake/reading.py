@@ -2,7 +2,7 @@
 
 The mail itself (`read_mail`: read once; in a batch, read ahead with the games its reply
 tokens name, in one query: `prefetch`), the sender's count for the hourly cap
-(`recent_counts`, `over_rate`), the seat a reply token names (`authenticate`), the
+(`recent_counts`, `sent_this_hour`), the seat a reply token names (`authenticate`), the
 commands of the mail (`read_commands`), the headers of a raw message read cheaply
 (`peek_headers`), and the bounces counted on the players they name (`record_bounces`).
 Nothing here answers a mail.
@@ -63,22 +63,22 @@ def prefetch(ctx: Context, session: Session, rows: Sequence[m.Inbound]) -> None:
 def recent_counts(
     ctx: Context, session: Session, rows: Sequence[m.Inbound]
 ) -> dict[int, tuple[str, int]]:
-    """For each message of a batch: its stored sender and what `over_rate` counts."""
+    """For each message of a batch: its stored sender and what `sent_this_hour` counts."""
     messages = [(row.id, row.sender) for row in rows if row.id is not None and row.sender]
     since = ctx.clock() - timedelta(hours=1)
     counts = count_recent_many(session, messages, since)
     return {inbound_id: (sender, counts[inbound_id]) for inbound_id, sender in messages}
 
 
-def over_rate(ctx: Context, session: Session, sender: str, inbound_id: int, now: datetime) -> bool:
-    """Whether ``sender`` sent more than the hourly cap before this message (in a batch,
+def sent_this_hour(
+    ctx: Context, session: Session, sender: str, inbound_id: int, now: datetime
+) -> int:
+    """How many mails ``sender`` sent in the hour before this message (in a batch,
     counted for all its messages at once, in the hour before the batch began)."""
     counted = ctx.recent.get(inbound_id) if ctx.recent is not None else None
     if counted is not None and counted[0] == sender:
-        count = counted[1]
-    else:
-        count = count_recent_from(session, sender, now - timedelta(hours=1), before=inbound_id)
-    return count >= ctx.settings.max_per_sender_per_hour
+        return counted[1]
+    return count_recent_from(session, sender, now - timedelta(hours=1), before=inbound_id)
 
 
 def authenticate(ctx: Context, session: Session, mail: IncomingMail) -> Table | None:

@@ -10,7 +10,7 @@ never decides those itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
@@ -24,11 +24,12 @@ from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish
 from pbem.service.game.deals import log_stray_cut
 from pbem.service.handle import confirmations, invitations, lobby, plain
-from pbem.service.intake.reading import authenticate, over_rate, read_mail, record_bounces
+from pbem.service.intake.reading import authenticate, read_mail, record_bounces, sent_this_hour
 from pbem.service.moves import Known, read_commands
 from pbem.service.send import outside
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.inbound import mark_inbound, window_opens_at
 from pbem.store.players import get_player_by_email
 
 
@@ -150,11 +151,61 @@ def size(a: Arrival) -> Outcome | None:
 
 
 def volume(a: Arrival) -> Outcome | None:
-    """A sender over the hourly cap (``max_per_sender_per_hour``): not read."""
-    if over_rate(a.ctx, a.session, a.sender, a.inbound_id, a.now):
-        limit = a.ctx.settings.max_per_sender_per_hour
-        return a.end("ignored", f"more than {limit} mails from this sender in an hour")
-    return None
+    """How much the sender wrote this hour (`pbem.service.policy.volume`): mail that
+    proves nothing but its From is not read over ``max_per_sender_per_hour``; proven
+    mail over ``max_proven_per_hour`` waits until the hour allows it (`delay`)."""
+    ctx = a.ctx
+    writer = ctx.senders[a.inbound_id]
+    this_hour = sent_this_hour(ctx, a.session, a.sender, a.inbound_id, a.now)
+    verdict = policy.volume(ctx, writer, this_hour)
+    if verdict == policy.Verdict.ALLOW:
+        return None
+    if verdict == policy.Verdict.DELAY:
+        return delay(a, this_hour)
+    limit = ctx.settings.max_per_sender_per_hour
+    return a.end("ignored", f"more than {limit} unproven mails from this sender in an hour")
+
+
+def delay(a: Arrival, this_hour: int) -> Outcome:
+    """A proven mail over the hourly volume: left pending until as many of the hour's
+    mails have left the window as it is over, and its sender told once (identical
+    answers within the throttle window are not repeated)."""
+    ctx, session = a.ctx, a.session
+    limit = ctx.settings.max_proven_per_hour
+    hour = timedelta(hours=1)
+    opens = window_opens_at(
+        session, a.sender, a.now - hour, before=a.inbound_id, leaving=this_hour - limit + 1
+    )
+    until = max(a.now + timedelta(seconds=1), (opens + hour) if opens else a.now + hour)
+    player = a.player if a.table is None else a.table[1][a.table[2]].player
+    if player is None:
+        player = get_player_by_email(session, a.sender) or m.Player(
+            email=a.sender, created_at=a.now
+        )
+    outside.error_reply(
+        ctx,
+        session,
+        player,
+        a.inbound_id,
+        "volume",
+        "Your mails wait a little",
+        [
+            Notice(
+                "info",
+                "",
+                f"You sent more than {limit} mails within an hour. The rest wait and are "
+                "read in turn as the hour allows: none is lost, and you need not send "
+                "them again.",
+            )
+        ],
+        a.now,
+        answering=a.mail.message_id,
+    )
+    reason = f"over {limit} proven mails in an hour: waits until {until:%Y-%m-%d %H:%M:%S}"
+    mark_inbound(
+        session, a.row, "pending", reason, now=ctx.clock(), rule=ctx.rule, not_before=until
+    )
+    return Outcome("pending", reason)
 
 
 def what_it_names(a: Arrival) -> None:
@@ -211,6 +262,18 @@ def confirmation_answer(a: Arrival) -> Outcome | None:
     )
     if isinstance(confirmed, Outcome):
         return confirmed
+    if isinstance(confirmed, confirmations.Proven):
+        # A player's held mail (a move, a setting), now proven: read again as it was
+        # written, by the rules that follow (its game's seat, or the player's settings).
+        a.mail = confirmed.mail
+        player = get_player_by_email(a.session, a.mail.sender)
+        if player is None:
+            return a.end("ignored", "the confirmed mail's sender plays no more")
+        found = plain.without_token(a.ctx, a.session, a.row, a.mail, player, a.now)
+        if isinstance(found, Outcome):
+            return found
+        a.table, a.tokenless = found, True
+        return None
     return lobby.handle(a.ctx, a.session, a.row, confirmed.mail, a.player, confirmed.asked, a.now)
 
 
@@ -226,7 +289,7 @@ def quieten(a: Arrival) -> Outcome | None:
         # Mail again after "never": only the mailbox itself, proven, may ask for it.
         decision = policy.decide(ctx, session, writer, "unquieten")
         if decision.verdict == policy.Verdict.CONFIRM:
-            return confirmations.request(ctx, session, row, mail, "start", now)
+            return confirmations.request(ctx, session, row, mail, "start", now, asked="start")
         if not decision.allowed:
             return a.end("ignored", decision.reason)
         policy.lift(ctx, session, mail.sender)
@@ -234,6 +297,9 @@ def quieten(a: Arrival) -> Outcome | None:
     if word not in policy.QUIETEN_VERBS and not (word == "stop" and a.player is None):
         return None
     decision = policy.decide(ctx, session, writer, "quieten")
+    if decision.verdict == policy.Verdict.CONFIRM:
+        # Anyone can write any From: the mailbox itself confirms before it is silenced.
+        return confirmations.request(ctx, session, row, mail, word, now, asked=word)
     if not decision.allowed:
         return a.end("ignored", decision.reason)
     policy.suppress(ctx, session, mail.sender, word, now, days=None)
@@ -302,6 +368,14 @@ def seat(a: Arrival) -> Known | Outcome:
     writer = ctx.senders[a.inbound_id]
     seated = seats[seat]
     decision = policy.decide(ctx, session, writer, "move", seat=seated.seat)
+    if decision.verdict == policy.Verdict.CONFIRM:
+        # Written to the plain address: its From alone does not show who wrote. The
+        # player confirms with one click, and the mail is done then (`confirmation_answer`).
+        log_stray_cut(session, mail, game_row, seat, now, decision.reason)
+        asked = "; ".join(str(c) for c in parsed.commands) or "(no command)"
+        return confirmations.request(
+            ctx, session, row, mail, "move", now, asked=f"game {game_row.id}: {asked}"
+        )
     if not decision.allowed:
         # Not answered: its From may be forged.
         log_stray_cut(session, mail, game_row, seat, now, decision.reason)

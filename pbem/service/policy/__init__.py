@@ -9,9 +9,12 @@ path that acts on a mail or sends one asks this module, and nothing else decides
    When the operator names a trusted server (``trusted_authserv_id``), its verdict counts
    for every mail: a pass is as good as a token, anything else (no verdict, a failed
    one, a header that cannot be read) is ``NONE`` and the mail is refused whatever it
-   asks, with no reply. `RULES` says the least proof of each action; a weaker one is
-   refused, or — for a request that mails someone — answered with one confirmation
-   request (`pbem.service.handle.confirmations`), and done once the sender answers it.
+   asks, with no reply. `RULES` says the least proof of each action: every change to a
+   game or to anyone's settings (moves, ``name``, ``stop``, ``never``, invitations…)
+   needs proof; a From alone is answered with one confirmation request
+   (`pbem.service.handle.confirmations`: "Did you send this? One click to do it"), and
+   the mail is done once the mailbox answers it. `volume` caps unproven mail per sender
+   and hour (unread) and only delays proven mail over a larger limit, never drops it.
    Before all that, `takes_mail_for` says which envelope recipients are the service's to
    take at all (its own address, with any ``+tag``): the LMTP listener refuses the
    others (550), as the mail server refuses an unknown mailbox.
@@ -25,9 +28,11 @@ path that acts on a mail or sends one asks this module, and nothing else decides
    confirmation request, the first mail of a game started in its name, a note). A
    mailbox that said ``decline`` (for ``invitation_quiet_days``), ``never``, or ``stop``
    without being a player (until it says ``start``) gets no mail it did not ask for by a
-   proven mail. The day's caps (`take_new_game`, invitations and confirmation requests
-   per mailbox) are counted on the mailbox's locked row, so they hold within a batch and
-   across workers.
+   proven mail. Answers to mail proven by its From alone — confirmation requests
+   included — are a few a day per mailbox (``max_unproven_answers_per_day``), whatever
+   they ask. The day's caps (`take_new_game`, invitations, confirmation requests and
+   answers per mailbox) are counted on the mailbox's locked row, so they hold within a
+   batch and across workers.
 
 What a refusal says lands in the inbound row's reason (``pbem inbox list``); a mail not
 sent is logged at debug level with the reason.
@@ -41,7 +46,6 @@ from __future__ import annotations
 
 from pbem.service.context import Proof, Sender
 from pbem.service.policy.consent import (
-    CONFIRMATIONS_PER_DAY,
     QUIETEN_VERBS,
     Why,
     first_word,
@@ -75,10 +79,10 @@ from pbem.service.policy.proof import (
     reset_bounces,
     seated_by_admin,
     take_new_game,
+    volume,
 )
 
 __all__ = [
-    "CONFIRMATIONS_PER_DAY",
     "FORGOTTEN_DOMAIN",
     "LOOPBACK",
     "QUIETEN_VERBS",
@@ -110,4 +114,5 @@ __all__ = [
     "suppress",
     "take_new_game",
     "takes_mail_for",
+    "volume",
 ]

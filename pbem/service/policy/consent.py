@@ -105,11 +105,8 @@ class Why(StrEnum):
     """A note about something the address took part in (an invitation withdrawn…)."""
     CONFIRM = "confirm"
     """A request to confirm a request made in the address's name."""
-
-
-CONFIRMATIONS_PER_DAY = 3
-"""Confirmation requests one mailbox may get in a day (each answers a request in its
-name; one is pending at a time)."""
+    RESUME = "resume"
+    """A request to confirm a suppressed mailbox's own ``start`` (mail again)."""
 
 
 def may_mail(
@@ -172,23 +169,28 @@ def _may_mail(
         update_row(session, seat, unjoined_mails=seat.unjoined_mails + 1)
         session.add(box)
         return True, "the first mail of a seat not joined"
-    if why == Why.CONFIRM:
-        if hard:
+    if why in (Why.CONFIRM, Why.RESUME):
+        if hard and not (why == Why.RESUME and own and _unasked(ctx, box, now, take=False)):
+            # A suppressed mailbox's own "start" may be answered once per quiet period
+            # (a forger's "start" earns it no more); nothing else reaches it.
             return False, f"suppressed ({box.suppressed})"
-        if box.confirmations_today >= CONFIRMATIONS_PER_DAY:
-            return False, "as many confirmation requests today as one mailbox may get"
-        if not trusted and not _unasked(ctx, box, now):
+        if not _answers_left(ctx, box):
+            return False, "as many answers to unproven mail today as one mailbox may get"
+        if (hard or not trusted) and not _unasked(ctx, box, now):
             return False, "its one unasked mail went already"
         box.confirmations_today += 1
+        box.answers_today += 1
         session.add(box)
         return True, "a confirmation request"
     if own:
-        # An answer to a mail proven by its From alone.
-        if trusted:
-            return True, "an answer to a confirmed mailbox"
-        allowed = _unasked(ctx, box, now)
+        # An answer to a mail proven by its From alone: a few a day, whatever it asks.
+        if not _answers_left(ctx, box):
+            return False, "as many answers to unproven mail today as one mailbox may get"
+        if not trusted and not _unasked(ctx, box, now):
+            return False, "an answer to a mailbox that never confirmed: its one went already"
+        box.answers_today += 1
         session.add(box)
-        return allowed, "an answer to a mailbox that never confirmed"
+        return True, "an answer to unproven mail, within the day's few"
     if hard:
         return False, f"suppressed ({box.suppressed})"
     if why == Why.INVITE:
@@ -219,11 +221,19 @@ def _unasked(ctx: Context, box: m.Consent, now: datetime, *, take: bool = True) 
     return True
 
 
+def _answers_left(ctx: Context, box: m.Consent) -> bool:
+    """Whether a mailbox may get one more answer today to a mail proven by its From
+    alone (``max_unproven_answers_per_day``): a forged From earns its victim a few
+    mails a day at most, whatever it writes."""
+    return box.answers_today < ctx.settings.max_unproven_answers_per_day
+
+
 def _new_day(box: m.Consent, now: datetime) -> None:
     day = now.strftime("%Y-%m-%d")
     if box.day != day:
         box.day = day
         box.invitations_today = box.games_today = box.confirmations_today = 0
+        box.answers_today = 0
 
 
 def reachable(ctx: Context, session: Session, address: str, now: datetime) -> bool:

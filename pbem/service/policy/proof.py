@@ -22,7 +22,6 @@ from pbem.service.policy.consent import (
     _new_day,
 )
 from pbem.service.policy.mailboxes import (
-    _find,
     _locked,
     mailbox_of,
 )
@@ -51,40 +50,44 @@ def prove(ctx: Context, mail: IncomingMail, token_owner: str | None) -> Sender:
 @dataclass(frozen=True)
 class Rule:
     """The least proof an action needs; ``confirm``: a weaker one (but a From) gets one
-    confirmation request, and the action is done once it is answered; ``confirm_unknown``:
-    so does a From of a mailbox that never confirmed."""
+    confirmation request, and the action is done once it is answered."""
 
     proof: Proof
     confirm: bool = False
-    confirm_unknown: bool = False
 
 
 RULES: dict[str, Rule] = {
+    # Anything that changes a game or anyone's settings needs proof: the seat's reply
+    # token (or the trusted server's pass). A From alone gets one confirmation request
+    # ("Did you send this? One click to do it"), and the mail is done once answered.
     # In a game (a token names it, or the From's only game): moves, questions, talk,
     # settings. A seat not joined yet needs its token (see `decide`).
-    "move": Rule(Proof.FROM),
+    "move": Rule(Proof.TOKEN, confirm=True),
     # Ending a game for good: only with the seat's token.
     "resign": Rule(Proof.TOKEN),
-    # The sender's own settings, and questions answered to them alone.
-    "settings": Rule(Proof.FROM),
+    # The sender's own settings (name, stop, away, digest …).
+    "settings": Rule(Proof.TOKEN, confirm=True),
+    # Questions answered to the sender alone (games, standings, help): counted in the
+    # mailbox's daily answers to unproven mail (`may_mail`).
     "query": Rule(Proof.FROM),
     # A game against the computer: its first mail (with the seat's token) is the
     # confirmation — the seat joins when its player answers it.
     "new": Rule(Proof.FROM),
-    # Invitations mail others: a mailbox that never confirmed confirms first.
-    "challenge": Rule(Proof.FROM, confirm_unknown=True),
-    "rematch": Rule(Proof.FROM, confirm_unknown=True),
-    "cancel": Rule(Proof.FROM),
-    # The board of a game after every move: always confirmed by the watcher.
+    # Invitations mail others; cancelling one changes a game: proven, or confirmed.
+    "challenge": Rule(Proof.TOKEN, confirm=True),
+    "rematch": Rule(Proof.TOKEN, confirm=True),
+    "cancel": Rule(Proof.TOKEN, confirm=True),
+    # The board of a game after every move, and its end: proven, or confirmed.
     "watch": Rule(Proof.TOKEN, confirm=True),
-    "unwatch": Rule(Proof.FROM),
+    "unwatch": Rule(Proof.TOKEN, confirm=True),
     # Answers to an invitation or a confirmation request: by their token only.
     "answer": Rule(Proof.TOKEN),
-    # Less mail ("never", "stop" from a non-player): a From is enough, it only quietens.
-    "quieten": Rule(Proof.FROM),
-    # More mail again after "never" or a non-player's stop: only a proven "start" (a
-    # reply to one of the service's mails to that mailbox, or the trusted server's pass).
-    "unquieten": Rule(Proof.TOKEN),
+    # Less mail ("never", "unsubscribe", a non-player's "stop"): proven, or confirmed —
+    # a forger must not silence anyone. (The List-Unsubscribe mailto and URL carry the
+    # recipient's own token: one-click unsubscribe needs no confirmation.)
+    "quieten": Rule(Proof.TOKEN, confirm=True),
+    # More mail again after "never" or a non-player's stop: proven, or confirmed.
+    "unquieten": Rule(Proof.TOKEN, confirm=True),
 }
 
 
@@ -92,6 +95,7 @@ class Verdict(StrEnum):
     ALLOW = "allow"
     REFUSE = "refuse"
     CONFIRM = "confirm"
+    DELAY = "delay"
 
 
 @dataclass(frozen=True)
@@ -124,18 +128,26 @@ def decide(
             "from its reply address, and a From alone does not show who wrote",
         )
     if sender.proof >= rule.proof:
-        if rule.confirm_unknown and sender.proof < Proof.TOKEN:
-            box = _find(session, sender.mailbox)
-            if box is None or box.confirmed_at is None:
-                return Decision(
-                    Verdict.CONFIRM, f"{action}: {sender.address} never confirmed its address"
-                )
         return Decision(Verdict.ALLOW, sender.how)
     if rule.confirm and sender.proof == Proof.FROM:
-        return Decision(Verdict.CONFIRM, f"{action} needs its sender's confirmation")
+        return Decision(
+            Verdict.CONFIRM, f"{action}: a From alone does not show who wrote; asked to confirm"
+        )
     return Decision(
         Verdict.REFUSE, f"{action} needs a reply token ({sender.how} is not enough); no reply"
     )
+
+
+def volume(ctx: Context, sender: Sender, this_hour: int) -> Verdict:
+    """Whether a mail from ``sender``, who sent ``this_hour`` mails in the hour before it,
+    is read now. Mail that proves nothing but its From is capped per sender
+    (``max_per_sender_per_hour``: refused, unread and unanswered — a forger's flood costs
+    nothing). Proven mail is never dropped: over ``max_proven_per_hour`` it waits until
+    the hour allows it (a keen player's every move is applied)."""
+    if sender.proof >= Proof.TOKEN:
+        over = this_hour >= ctx.settings.max_proven_per_hour
+        return Verdict.DELAY if over else Verdict.ALLOW
+    return Verdict.REFUSE if this_hour >= ctx.settings.max_per_sender_per_hour else Verdict.ALLOW
 
 
 def joined_seats(sender: Sender, addresses: list[str]) -> list[str]:

@@ -233,7 +233,10 @@ def players(
     out.print(table)
 
 
-player_app = app_group(help="One player: block or unblock an address.", no_args_is_help=True)
+player_app = app_group(
+    help="One player or mailbox: show its state, block, unblock, unsuppress, forget.",
+    no_args_is_help=True,
+)
 
 
 def _set_blocked(address: str, blocked: bool) -> None:
@@ -267,3 +270,36 @@ def player_block(address: str) -> None:
 def player_unblock(address: str) -> None:
     """Let a blocked address write again."""
     _set_blocked(address, False)
+
+
+def _valid(address: str) -> str:
+    from pbem.mail.address import is_valid_address, normalize_address
+
+    email = normalize_address(address)
+    if not email or not is_valid_address(email):
+        fail(f"{address!r} is not an email address")
+    return email
+
+
+@player_app.command("show", epilog=examples("pbem player show alice@example.com"))
+def player_show(
+    address: Annotated[str, typer.Argument(help="The address.", metavar="ADDR")],
+) -> None:
+    """What the service holds about a mailbox: confirmed or not, on the suppression list
+    or not and why, what it may be sent, today's counts, and its player."""
+    email = _valid(address)
+    for what, state in service().mailbox(email):
+        out.print(f"{what + ':':<19} {state}", highlight=False, markup=False)
+
+
+@player_app.command("unsuppress", epilog=examples("pbem player unsuppress alice@example.com"))
+def player_unsuppress(
+    address: Annotated[str, typer.Argument(help="The address.", metavar="ADDR")],
+) -> None:
+    """Take a mailbox off the suppression list (a ``never``, a non-player's ``stop``, a
+    decline's quiet period): it may be mailed again."""
+    email = _valid(address)
+    if service().unsuppress(email):
+        out.print(f"{email}: off the suppression list; it may be mailed again", highlight=False)
+    else:
+        out.print(f"{email}: was not on the suppression list", highlight=False)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
-__all__ = ["Verdict", "authserv_id_of", "from_verdict"]
+__all__ = ["Verdict", "authserv_id_of", "from_verdict", "organizational_domain"]
 
 
 @dataclass(frozen=True)
@@ -284,17 +286,34 @@ def _read(value: str, authserv_id: str) -> list[_Result]:
 # -- the verdict ---------------------------------------------------------------------
 
 
+@cache
+def _suffixes() -> Any:
+    """The Public Suffix List (bundled with the library: no network), parsed once."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
+
+
+def organizational_domain(domain: str) -> str | None:
+    """The registrable ("organizational") domain of ``domain`` by the Public Suffix
+    List — ``mail.example.co.uk`` → ``example.co.uk`` — or None when ``domain`` is a
+    public suffix itself (``test``, ``co.uk``, ``github.io``)."""
+    found = _suffixes().privatesuffix(domain.strip().lower().rstrip("."))
+    return str(found) if found else None
+
+
 def _aligned(domain: str, from_domain: str) -> bool:
-    """Relaxed alignment, simply: the same domain, or one a subdomain of the other."""
+    """Relaxed alignment (RFC 7489 3.1): the same domain, or the same organizational
+    domain — never merely the same public suffix (``header.d=test`` does not align
+    with ``victim.test``)."""
     domain = domain.strip().lower().rstrip(".")
     from_domain = from_domain.lower().rstrip(".")
     if not domain or not from_domain:
         return False
-    return (
-        domain == from_domain
-        or from_domain.endswith("." + domain)
-        or domain.endswith("." + from_domain)
-    )
+    if domain == from_domain:
+        return True
+    org = organizational_domain(from_domain)
+    return org is not None and org == organizational_domain(domain)
 
 
 def _all_aligned(domains: Sequence[str], from_domain: str) -> bool:
@@ -306,11 +325,13 @@ def from_verdict(values: Sequence[str], authserv_id: str, sender: str) -> Verdic
     """Whether the trusted server ``authserv_id`` vouched for ``sender`` (the From
     address) in the ``Authentication-Results`` header values ``values`` (top first).
 
-    Only the topmost header with that authserv-id is read. It passes on ``dmarc=pass``;
-    fails on ``dmarc=fail``; with no DMARC verdict (no policy, none, temperror…) passes
-    on a DKIM pass whose ``header.d`` or an SPF pass whose ``smtp.mailfrom`` is aligned
-    with the From domain. Anything else — no header from the trusted server, or one that
-    cannot be read — fails. Never raises.
+    Only the topmost header with that authserv-id is read. It passes on ``dmarc=pass``
+    whose ``header.from`` is the From's own domain; fails on ``dmarc=fail``; otherwise
+    (no DMARC verdict, or one for another domain) passes on a DKIM pass whose
+    ``header.d`` or an SPF pass whose ``smtp.mailfrom`` is aligned with the From domain
+    (`_aligned`: up to the organizational domain, by the Public Suffix List). Anything
+    else — no header from the trusted server, or one that cannot be read — fails.
+    Never raises.
     """
     wanted = authserv_id.strip().lower()
     value = next((v for v in values if (authserv_id_of(v) or "").lower() == wanted), None)
@@ -325,11 +346,13 @@ def from_verdict(values: Sequence[str], authserv_id: str, sender: str) -> Verdic
     if not results:
         return Verdict(False, f"no Authentication-Results verdict from {authserv_id} (no results)")
     from_domain = sender.rpartition("@")[2]
-    dmarc = [r.result for r in results if r.method == "dmarc"]
-    if "fail" in dmarc:
+    dmarc = [r for r in results if r.method == "dmarc"]
+    if any(r.result == "fail" for r in dmarc):
         return Verdict(False, f"DMARC failed at {authserv_id}")
-    if "pass" in dmarc:
-        return Verdict(True, "DMARC passed")
+    for r in dmarc:
+        # DMARC is judged on a From domain: the one it names must be the one parsed.
+        if r.result == "pass" and r.properties.get("header.from") == (from_domain.lower(),):
+            return Verdict(True, "DMARC passed")
     for r in results:
         if r.result != "pass":
             continue
@@ -339,4 +362,6 @@ def from_verdict(values: Sequence[str], authserv_id: str, sender: str) -> Verdic
             mailfroms = [m.rpartition("@")[2] for m in r.properties.get("smtp.mailfrom", ())]
             if _all_aligned(mailfroms, from_domain):
                 return Verdict(True, "aligned SPF passed")
+    if any(r.result == "pass" for r in dmarc):
+        return Verdict(False, f"DMARC passed at {authserv_id} for another domain than the From's")
     return Verdict(False, f"neither DMARC nor an aligned DKIM or SPF passed at {authserv_id}")

@@ -294,6 +294,19 @@ class Service:
 
         return forget(self._ctx(), address, abort_games=abort_games)
 
+    def mailbox(self, address: str) -> list[tuple[str, str]]:
+        """What the service holds about ``address``'s mailbox: its consent state and why
+        (`pbem.service.mailbox`)."""
+        from pbem.service import mailbox
+
+        return mailbox.show(self._ctx(), address).lines
+
+    def unsuppress(self, address: str) -> bool:
+        """Take ``address``'s mailbox off the suppression list; whether it was on it."""
+        from pbem.service import mailbox
+
+        return mailbox.unsuppress(self._ctx(), address)
+
     def run_timers(self) -> int:
         return timers.run_timers(self._ctx())
 

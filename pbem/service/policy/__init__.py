@@ -48,6 +48,7 @@ from pbem.service.context import Proof, Sender
 from pbem.service.policy.consent import (
     QUIETEN_VERBS,
     Why,
+    describe,
     first_word,
     is_suppressed,
     lift,
@@ -96,6 +97,7 @@ __all__ = [
     "Why",
     "confirm",
     "decide",
+    "describe",
     "first_word",
     "forgotten_key",
     "is_service_mailbox",

@@ -287,3 +287,58 @@ def may_invite(
     if box.confirmed_at is None and not _unasked(ctx, box, now, take=False):
         return False, "never confirmed, and mailed unasked in the quiet period"
     return True, ""
+
+
+def describe(ctx: Context, session: Session, address: str, now: datetime) -> list[tuple[str, str]]:
+    """What the policy holds about ``address``'s mailbox, as (what, state and why) lines
+    for the admin (``pbem player show``); nothing is counted or changed."""
+    box_name = mailbox_of(address)
+    lines = [("mailbox", box_name)]
+    if is_service_mailbox(ctx, box_name):
+        return [*lines, ("mail", "never: one of the service's own addresses")]
+    box = _find(session, box_name)
+    if box is None:
+        return [
+            *lines,
+            ("confirmed", "no: it never answered the service's mail"),
+            ("suppressed", "no"),
+            ("mail", "one unasked mail per quiet period, and answers to its own mail"),
+        ]
+    if box.confirmed_at is None:
+        confirmed = "no: it never answered the service's mail with a token"
+    else:
+        confirmed = f"yes, {box.confirmed_at:%Y-%m-%d %H:%M} UTC"
+    if not box.suppressed:
+        suppressed = "no"
+    elif box.suppressed_until is None:
+        since = f"{box.suppressed_at:%Y-%m-%d %H:%M} UTC" if box.suppressed_at else "?"
+        suppressed = f"yes ({box.suppressed}, since {since}), until it says start"
+    elif box.suppressed_until > now:
+        suppressed = f"quiet ({box.suppressed}) until {box.suppressed_until:%Y-%m-%d %H:%M} UTC"
+    else:
+        suppressed = f"no (a quiet period for {box.suppressed} ended)"
+    today = box.day == now.strftime("%Y-%m-%d")
+    limit = ctx.settings.max_unproven_answers_per_day
+    counts = (
+        f"{box.answers_today if today else 0} of {limit} answers to unproven mail, "
+        f"{box.invitations_today if today else 0} invitations, "
+        f"{box.games_today if today else 0} games started in its name"
+    )
+    unasked = (
+        f"{box.last_unsolicited_at:%Y-%m-%d %H:%M} UTC" if box.last_unsolicited_at else "never"
+    )
+    hard = bool(box.suppressed) and box.suppressed_until is None
+    if hard:
+        mail = "nothing it did not ask for by a proven mail (pbem player unsuppress lifts it)"
+    elif box.confirmed_at is not None:
+        mail = "its games, watched games, invitations and answers"
+    else:
+        mail = "one unasked mail per quiet period, and answers to its own mail"
+    return [
+        *lines,
+        ("confirmed", confirmed),
+        ("suppressed", suppressed),
+        ("today", counts),
+        ("last unasked mail", unasked),
+        ("mail", mail),
+    ]

@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbem.mail.authresults import Verdict, authserv_id_of, from_verdict
+from pbem.mail.authresults import Verdict, authserv_id_of, from_verdict, organizational_domain
 from pbem.mail.reading import read_message
 
 TRUSTED = "mx.example.org"
 SENDER = "alice@example.org"
 FORGED = f"{TRUSTED}; dmarc=pass header.from=example.org"
+PASS = FORGED
 
 
 def verdict(*values: str, sender: str = SENDER) -> Verdict:
@@ -122,10 +123,17 @@ def test_the_top_trusted_header_decides_against_a_forged_pass() -> None:
 
 
 def test_headers_of_other_servers_are_ignored() -> None:
-    assert passes("relay.internal; dmarc=fail", f"{TRUSTED}; dmarc=pass")
-    assert passes("relay.internal; ((((( unreadable", f"{TRUSTED}; dmarc=pass")
-    assert passes("relay.internal; dmarc=pass (" + "x" * 9000, f"{TRUSTED}; dmarc=pass")
-    assert passes(f"{TRUSTED}.evil.test; dmarc=fail", f"{TRUSTED}; dmarc=pass")
+    assert passes("relay.internal; dmarc=fail", PASS)
+    assert passes(
+        "relay.internal; ((((( unreadable", f"{TRUSTED}; dmarc=pass header.from=example.org"
+    )
+    assert passes(
+        "relay.internal; dmarc=pass (" + "x" * 9000,
+        f"{TRUSTED}; dmarc=pass header.from=example.org",
+    )
+    assert passes(
+        f"{TRUSTED}.evil.test; dmarc=fail", f"{TRUSTED}; dmarc=pass header.from=example.org"
+    )
     assert not passes(f"other.{TRUSTED}; dmarc=pass", f"{TRUSTED}; dmarc=fail")
     assert not passes("evil.test; dmarc=pass header.from=example.org")
     assert verdict() == Verdict(False, f"no Authentication-Results verdict from {TRUSTED}")
@@ -139,17 +147,21 @@ def test_none_is_no_verdict() -> None:
 
 
 def test_comments_quotes_and_versions() -> None:
-    assert passes(f"{TRUSTED} 1; dmarc=pass")
-    assert passes(f"{TRUSTED} 01; dmarc=pass")
-    assert passes(f"(comment) {TRUSTED}(comment)1(comment); dmarc=pass")
-    assert passes(f"{TRUSTED}; dmarc=pass (p=none sp=none (nested (twice)) dis=none)")
-    assert passes(f"{TRUSTED}; dmarc (the method) = (and) pass (the result)")
+    assert passes(f"{TRUSTED} 1; dmarc=pass header.from=example.org")
+    assert passes(f"{TRUSTED} 01; dmarc=pass header.from=example.org")
+    assert passes(f"(comment) {TRUSTED}(comment)1(comment); dmarc=pass header.from=example.org")
+    assert passes(
+        f"{TRUSTED}; dmarc=pass (p=none sp=none (nested (twice)) dis=none) header.from=example.org"
+    )
+    assert passes(
+        f"{TRUSTED}; dmarc (the method) = (and) pass (the result) header.from=example.org"
+    )
     assert passes(f"{TRUSTED}; dkim/1=pass header.d=example.org")
     assert passes(f"{TRUSTED}; dkim / 1 = pass header . d = example.org")
     assert passes(f'{TRUSTED}; dkim=pass reason="good \\"signature\\"; ok" header.d=example.org')
     assert passes(f"{TRUSTED}; dkim=pass (a \\) quoted paren) header.d=example.org")
     assert passes(f"{TRUSTED};\r\n\tdkim=pass\r\n\theader.d=example.org;")
-    assert passes(f'"{TRUSTED}" 1; dmarc=pass')
+    assert passes(f'"{TRUSTED}" 1; dmarc=pass header.from=example.org')
     assert not passes(f"{TRUSTED}; dmarc=pass (unclosed (nested)")
     # A result inside a quoted string or a comment may be a real one hidden by the sender.
     for hidden in (
@@ -162,7 +174,9 @@ def test_comments_quotes_and_versions() -> None:
 
 
 def test_dmarc_first_then_aligned_dkim_or_spf() -> None:
-    assert verdict(f"{TRUSTED}; dmarc=pass") == Verdict(True, "DMARC passed")
+    assert verdict(f"{TRUSTED}; dmarc=pass header.from=example.org") == Verdict(
+        True, "DMARC passed"
+    )
     assert not passes(f"{TRUSTED}; dkim=pass header.d=example.org; dmarc=fail")
     assert not passes(f"{TRUSTED}; dmarc=pass; dmarc=fail")
     assert verdict(f"{TRUSTED}; dkim=pass header.d=example.org; dmarc=none") == Verdict(
@@ -254,7 +268,9 @@ def test_huge_values_cost_little() -> None:
         assert verdict(huge, FORGED) == verdict(huge)
         assert not verdict(huge).passed
     # Another server's huge header is passed over.
-    assert passes("relay.internal; " + '"' * 1_000_000, f"{TRUSTED}; dmarc=pass")
+    assert passes(
+        "relay.internal; " + '"' * 1_000_000, f"{TRUSTED}; dmarc=pass header.from=example.org"
+    )
 
 
 # -- fuzzing -------------------------------------------------------------------------
@@ -330,3 +346,32 @@ def test_a_forged_header_below_the_top_trusted_one_never_decides(
         assert verdict(top, forged, forged) == alone
     if alone.passed:
         assert "pass" in top.lower()
+
+
+def test_a_dmarc_pass_counts_only_for_the_from_it_names() -> None:
+    """DMARC judges one From domain: a pass that names another one (or none) vouches for
+    nothing here, and an aligned DKIM or SPF pass is still looked for."""
+    assert passes(f"{TRUSTED}; dmarc=pass header.from=EXAMPLE.org")
+    assert not passes(f"{TRUSTED}; dmarc=pass header.from=evil.test")
+    assert verdict(f"{TRUSTED}; dmarc=pass header.from=evil.test") == Verdict(
+        False, f"DMARC passed at {TRUSTED} for another domain than the From's"
+    )
+    assert not passes(f"{TRUSTED}; dmarc=pass")
+    assert not passes(f"{TRUSTED}; dmarc=pass header.from=mail.example.org")
+    assert passes(f"{TRUSTED}; dmarc=pass header.from=evil.test; dkim=pass header.d=example.org")
+
+
+def test_alignment_stops_at_the_public_suffix() -> None:
+    """Relaxed alignment is by organizational domain (the Public Suffix List): a
+    subdomain aligns, a public suffix never does."""
+    assert passes(f"{TRUSTED}; dkim=pass header.d=mail.example.org")
+    assert passes(f"{TRUSTED}; spf=pass smtp.mailfrom=b@bounce.example.org")
+    assert passes(f"{TRUSTED}; dkim=pass header.d=example.co.uk", sender="a@mail.example.co.uk")
+    for suffix in ("org", "co.uk", "test"):
+        domain = {"org": "example.org", "co.uk": "example.co.uk", "test": "victim.test"}[suffix]
+        assert not passes(f"{TRUSTED}; dkim=pass header.d={suffix}", sender=f"a@{domain}")
+        assert not passes(f"{TRUSTED}; spf=pass smtp.mailfrom=x@{suffix}", sender=f"a@{domain}")
+    # Two sites under one public suffix of a hosting provider are two organizations.
+    assert not passes(f"{TRUSTED}; dkim=pass header.d=evil.github.io", sender="a@me.github.io")
+    assert organizational_domain("a.b.example.com") == "example.com"
+    assert organizational_domain("github.io") is None

@@ -28,7 +28,16 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("one stored message, top to bottom", ("flow",)),
     (
         "transactions, and the work beside the flow",
-        ("transaction", "admin", "timers", "forget", "audit", "site", "unsubscribe"),
+        (
+            "transaction",
+            "admin",
+            "timers",
+            "forget",
+            "audit",
+            "site",
+            "unsubscribe",
+            "mailbox",
+        ),
     ),
     ("the package's front door", ("__init__",)),
 ]

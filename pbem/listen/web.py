@@ -9,16 +9,20 @@ read and the answers written by `pbem.listen.wire` (h11).
 The connections are served by an asyncio loop in a thread of their own, one request a
 connection (every answer says ``Connection: close``). The handlers' database calls run
 in a small pool of threads, so a slow database does not stall the loop. Limits against a
-client that would hold the listener: at most `MAX_CONNECTIONS` connections at once (one
-more is answered 503 and closed at once), `REQUEST_DEADLINE` seconds in all from the
-accept to the end of the body (then 408 and the connection closed), `MAX_HEAD` bytes of
-request line and headers.
+client that would hold the listener: at most `MAX_PER_CLIENT` connections at once from
+one client address (an IPv6 client by its /64), and `MAX_CONNECTIONS` in all (one more is
+answered 503 and closed at once), `REQUEST_DEADLINE` seconds in all from the accept to the
+end of the body (then 408 and the connection closed), `MAX_HEAD` bytes of request line
+and headers. ``/metrics`` is kept apart: when every slot is taken, `METRICS_SLOTS` more
+connections are taken for it alone (anything else on them is 503), so a monitoring
+scrape still gets through while the listener is held.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import socket
 import threading
@@ -55,6 +59,17 @@ T = TypeVar("T")
 
 MAX_CONNECTIONS = 64
 """Connections served at once; one more is answered 503 and closed at once."""
+
+MAX_PER_CLIENT = 16
+"""Connections served at once from one client address (an IPv6 one by its /64): one
+client cannot hold every slot. (Behind a reverse proxy every request comes from the
+proxy, which bounds its own clients; its requests take milliseconds each.)"""
+
+METRICS_SLOTS = 4
+"""Connections beyond `MAX_CONNECTIONS` kept for ``/metrics`` alone (with it on), with a
+deadline of `METRICS_DEADLINE` seconds."""
+
+METRICS_DEADLINE = 2.0
 
 REQUEST_DEADLINE = 10.0
 """Seconds from the accept of a connection to the end of its request's body, in all
@@ -93,6 +108,8 @@ class UnsubscribeServer:
         self.metrics_token = metrics_token
         self.thread: threading.Thread | None = None
         self.active = 0
+        self.reserved = 0  # of the active ones, on a slot kept for /metrics
+        self.by_client: dict[str, int] = {}
         self._executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="pbem-unsubscribe-db")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -152,20 +169,22 @@ class UnsubscribeServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _no_delay(writer)
-        if self.active >= MAX_CONNECTIONS:
-            now = time.monotonic()
-            if now - self._warned_at >= 60:  # one line a minute, however many are refused
-                self._warned_at = now
-                log.warning("unsubscribe listener busy: %d connections open", self.active)
-            writer.write(BUSY.encode())
-            writer.close()
+        client = _client_of(writer.get_extra_info("peername"))
+        held = self.by_client.get(client, 0)
+        metrics_only = self.active - self.reserved >= MAX_CONNECTIONS
+        if held >= MAX_PER_CLIENT or (
+            metrics_only and (not self.metrics or self.reserved >= METRICS_SLOTS)
+        ):
+            self._busy(writer, client if held >= MAX_PER_CLIENT else "")
             return
         self.active += 1
+        self.reserved += metrics_only
+        self.by_client[client] = held + 1
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
         try:
-            await self._serve(reader, writer)
+            await self._serve(reader, writer, metrics_only=metrics_only)
         except asyncio.CancelledError:  # the listener stops: the task ends as any other
             pass
         except OSError as exc:  # the client went away: no traceback, even with -v
@@ -174,15 +193,35 @@ class UnsubscribeServer:
             log.exception("unsubscribe connection failed")
         finally:
             self.active -= 1
+            self.reserved -= metrics_only
+            left = self.by_client[client] - 1
+            if left:
+                self.by_client[client] = left
+            else:
+                del self.by_client[client]
             if task is not None:
                 self._tasks.discard(task)
             writer.close()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _busy(self, writer: asyncio.StreamWriter, client: str) -> None:
+        """503 and close at once; one log line a minute, however many are refused."""
+        now = time.monotonic()
+        if now - self._warned_at >= 60:
+            self._warned_at = now
+            if client:
+                log.warning("unsubscribe listener: %s holds %d connections", client, MAX_PER_CLIENT)
+            else:
+                log.warning("unsubscribe listener busy: %d connections open", self.active)
+        writer.write(BUSY.encode())
+        writer.close()
+
+    async def _serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, metrics_only: bool
+    ) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         request: Request | None = None
         try:
-            async with asyncio.timeout(REQUEST_DEADLINE):
+            async with asyncio.timeout(METRICS_DEADLINE if metrics_only else REQUEST_DEADLINE):
                 request = await read_request(conn, reader, writer)
         except TimeoutError:
             answer = TIMED_OUT
@@ -193,7 +232,10 @@ class UnsubscribeServer:
         else:
             if request is None:  # closed without a request
                 return
-            answer = await self._answer(request)
+            if metrics_only and path_of(request.target) != METRICS_PATH:
+                answer = BUSY  # a slot kept for /metrics
+            else:
+                answer = await self._answer(request)
         await self._send(
             reader, writer, answer.encode(request is not None and request.method == "HEAD")
         )
@@ -237,6 +279,22 @@ def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> Non
     """What the loop itself reports (a transport that failed as the client went away, an
     accept out of file descriptors): one debug line, no traceback on stderr."""
     log.debug("unsubscribe loop: %s %r", context.get("message"), context.get("exception"))
+
+
+def _client_of(peer: Any) -> str:
+    """The client a peer address counts as: its IPv4 address, or its IPv6 /64 (one
+    host usually holds a whole /64); "" when unknown (a Unix socket)."""
+    if not isinstance(peer, tuple) or not peer:
+        return ""
+    host = str(peer[0])
+    if ":" not in host:
+        return host
+    try:
+        network = ipaddress.IPv6Network(f"{host.split('%')[0]}/64", strict=False)
+    except ValueError:
+        return host
+    mapped = ipaddress.IPv6Address(host.split("%")[0]).ipv4_mapped
+    return str(mapped) if mapped is not None else str(network)
 
 
 def _no_delay(writer: asyncio.StreamWriter) -> None:

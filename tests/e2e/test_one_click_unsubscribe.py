@@ -325,16 +325,11 @@ def test_connections_beyond_the_cap_are_refused_at_once(
     game_id = h.new_game((ALICE, BOB))
     path = f"/unsubscribe/{h.token(game_id, 1)}"
 
-    def until(check: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + 5
-        while not check():
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-
     idle: list[socket.socket] = []
     try:
-        for _ in range(web.MAX_CONNECTIONS):
-            idle.append(socket.create_connection(("127.0.0.1", listener.port), timeout=5))
+        # Every slot held, by several clients (each under its own cap).
+        for k in range(web.MAX_CONNECTIONS):
+            idle.append(connect_from(f"127.0.1.{k % 8 + 1}", listener.port))
         until(lambda: listener.active == web.MAX_CONNECTIONS)
         for _ in range(5):
             start = time.monotonic()
@@ -350,6 +345,55 @@ def test_connections_beyond_the_cap_are_refused_at_once(
     until(lambda: listener.active == 0)
     assert request(listener, path)[0] == 200
     assert request(listener, path, ONE_CLICK)[0] == 200
+    no_tracebacks(caplog, capfd)
+
+
+def connect_from(source: str, port: int) -> socket.socket:
+    """A connection to the listener from the loopback address ``source`` (every
+    127.x.y.z is this host: a client address of its own)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+
+
+def until(check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 5
+    while not check():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_one_client_holding_sockets_starves_no_one(
+    one_click: Harness, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """70 idle sockets from one client hold `MAX_PER_CLIENT` slots; the rest are refused
+    at once, and every other client's one-click unsubscribe is served meanwhile. With
+    every slot held by many clients, ``/metrics`` still gets through on a slot of its
+    own, and nothing else does."""
+    h = one_click
+    server = start_listener(h.service, "127.0.0.1:0", h.settings.unsubscribe_url, metrics=True)
+    games = [h.new_game((ALICE, BOB)) for _ in range(3)]
+    hostile: list[socket.socket] = []
+    try:
+        for _ in range(70):
+            hostile.append(connect_from("127.0.0.2", server.port))
+        until(lambda: server.active == web.MAX_PER_CLIENT)
+        served = [request(server, f"/unsubscribe/{h.token(g, 1)}", ONE_CLICK) for g in games]
+        assert [status for status, _ in served] == [200, 200, 200]
+        assert h.player(BOB[0]).stopped  # type: ignore[union-attr]
+        assert request(server, "/metrics")[0] == 200
+        # Now every slot, from many clients.
+        for k in range(web.MAX_CONNECTIONS - web.MAX_PER_CLIENT):
+            hostile.append(connect_from(f"127.0.2.{k % 8 + 1}", server.port))
+        until(lambda: server.active == web.MAX_CONNECTIONS)
+        status, text = request(server, "/metrics")
+        assert status == 200 and "pbem_" in text
+        assert request(server, f"/unsubscribe/{h.token(games[0], 0)}")[0] == 503
+        until(lambda: server.active == web.MAX_CONNECTIONS and server.reserved == 0)
+    finally:
+        for sock in hostile:
+            sock.close()
+        until(lambda: server.active == 0)
+        server.stop()
+    assert server.by_client == {} and server.reserved == 0
     no_tracebacks(caplog, capfd)
 
 

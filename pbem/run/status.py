@@ -14,9 +14,9 @@ What needs attention (exit code 1), each with its line in ``problems``:
   raised; ``pbem inbox list --status failed``), or outbox mail that failed for good
   (``pbem outbox retry``);
 - a transport's last error is more recent than its last success;
-- a game waits because the turn mail of one of its players failed for good (its clocks
-  stopped until a mail to that player is delivered: fix the address, then
-  ``pbem outbox retry``).
+- a game waits because the turn mail (or, before its deal, the cut request) of one of
+  its players failed for good (its clocks stopped until a mail to that player is
+  delivered: fix the address, then ``pbem outbox retry``).
 
 Bounced players and stalled games are listed but are the players' business, not the
 operator's: they do not make the status 1.
@@ -162,14 +162,21 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
                 "seat": seat.seat,
                 "email": email,
                 "since": seat.mail_failed_at.isoformat() if seat.mail_failed_at else None,
+                "mail": "cut request" if status == m.GameStatus.CUTTING.value else "turn mail",
             }
-            for seat, email in session.exec(
-                select(m.Seat, m.Player.email)
+            for seat, email, status in session.exec(
+                select(m.Seat, m.Player.email, m.Game.status)
                 .join(m.Player, col(m.Player.id) == col(m.Seat.player_id))
                 .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
                 .where(
                     col(m.Seat.mail_failed_at).is_not(None),
-                    col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)),
+                    col(m.Game.status).in_(
+                        (
+                            m.GameStatus.ACTIVE.value,
+                            m.GameStatus.PAUSED.value,
+                            m.GameStatus.CUTTING.value,
+                        )
+                    ),
                 )
                 .order_by(col(m.Seat.mail_failed_at))
             )
@@ -247,7 +254,7 @@ def _problems(s: Status) -> list[str]:
             problems.append(f"the {t['name']} transport is failing: {t['last_error']}")
     for w in s.waiting_games:
         problems.append(
-            f"game {w['game']} waits: the turn mail to {w['email']} failed for good "
+            f"game {w['game']} waits: the {w['mail']} to {w['email']} failed for good "
             f"(since {w['since']}); its clocks are stopped. Fix the address, then "
             "pbem outbox retry"
         )

@@ -57,6 +57,12 @@ def run_timers(ctx: Context) -> int:
         touched += tell_waiting(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
+                if waiting_for_cut_requests(session, game_row):
+                    # A cut request to a player who has not cut is not delivered (or
+                    # failed for good): the cut clocks start when it is.
+                    postpone_clocks(session, game_row, now)
+                    touched += 1
+                    continue
                 touched += cut_timers(ctx, session, game_row, now)
                 continue
             if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
@@ -111,6 +117,17 @@ def run_timers(ctx: Context) -> int:
     return touched
 
 
+def waiting_for_cut_requests(session: Session, game_row: m.Game) -> bool:
+    """Whether a fair game waiting for its cuts waits for the cut request of a player who
+    has not cut: not delivered yet, or failed for good (`pbem.store.delivery`)."""
+    assert game_row.id is not None
+    seats = seats_of(session, game_row.id)
+    pending = [seats[s] for s in cutting.waiting(game_row) if s < len(seats)]
+    return waiting_mail(
+        session, game_row, [s.seat for s in pending], {s.player.email for s in pending}
+    )
+
+
 def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) -> int:
     """A fair game still waiting for its cuts: remind those who have not cut, or abort
     it once its deadline has passed (the timeout rule cannot move for a seat that has
@@ -149,19 +166,25 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
         session, col(m.Seat.mail_failed_told).is_(True), col(m.Seat.mail_failed_at).is_(None)
     )
     for seat in failed:
+        cut = _cutting(session, seat)
         log.warning(
-            "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
+            "game %s waits: the %s to seat %s failed for good (pbem outbox list "
             "--status failed; pbem outbox retry once the address is fixed)",
             seat.game_id,
+            "cut request" if cut else "turn mail",
             seat.seat,
         )
         told = tell_others(
             ctx,
             session,
             seat,
-            "The mail telling {name} it is their turn could not be delivered: the game "
-            "waits for them, with their clock stopped, until their mail gets through. The "
-            "service's admin has been told.",
+            (
+                "The mail asking {name} to cut for the deal"
+                if cut
+                else "The mail telling {name} it is their turn"
+            )
+            + " could not be delivered: the game waits for them, with their clock stopped, "
+            "until their mail gets through. The service's admin has been told.",
             f"f{seat.seat}-{now:%Y%m%d%H%M%S%f}",
             now,
         )
@@ -181,9 +204,21 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
     return len(failed) + len(through)
 
 
+def _cutting(session: Session, seat: m.Seat) -> bool:
+    """Whether ``seat``'s game waits for its cuts."""
+    game_row = session.get(m.Game, seat.game_id)
+    return game_row is not None and game_row.status == m.GameStatus.CUTTING.value
+
+
+IN_PROGRESS = (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value, m.GameStatus.CUTTING.value)
+"""The games that wait for a seat whose mail failed for good: in play, paused, or
+waiting for their cuts."""
+
+
 def _seats_of_games_in_progress(session: Session, *where: Any) -> Sequence[m.Seat]:
-    """The seats meeting ``where`` of games active or paused, in seat id order."""
-    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+    """The seats meeting ``where`` of games in progress (`IN_PROGRESS`), in seat id
+    order."""
+    in_progress = col(m.Game.status).in_(IN_PROGRESS)
     return session.exec(
         select(m.Seat)
         .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
@@ -200,9 +235,13 @@ def tell_others(
     may be mailed: `envelope.enqueue`); returns how many were queued."""
     game_row = session.get(m.Game, about_seat.game_id)
     assert game_row is not None and game_row.id is not None
-    game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
     name = public_name(seats[about_seat.seat].player)
+    if game_row.status == m.GameStatus.CUTTING.value:  # not dealt: no game to show
+        return cutting.tell_others(
+            ctx, session, game_row, seats, about_seat.seat, said.format(name=name), tag, now
+        )
+    game = load_game(ctx, session, game_row)
     return answers.tell_others(
         ctx, session, game_row, game, seats, about_seat.seat, [said.format(name=name)], tag, now
     )

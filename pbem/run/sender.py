@@ -50,6 +50,7 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.store import models as m
+from pbem.store.counts import BOUNCED, DEFERRED, FAILED, count_event
 from pbem.store.db import session_scope
 from pbem.store.delivery import (
     CLOCK_SLACK,
@@ -73,6 +74,8 @@ from pbem.store.players import record_bounce
 from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, reports_each_result
 
 log = logging.getLogger("pbem.outbox")
+
+_FAILURE_COUNTERS = {"deferred": DEFERRED, "failed": FAILED, "bounced": BOUNCED}
 
 # A batch opens one more connection (lane) for every this many messages, up to ``lanes``
 # (a sender that keeps its connections open: one for every message).
@@ -239,6 +242,8 @@ class OutboxSender:
                     if failed.status == m.OutboxStatus.PENDING.value
                     else "failed"
                 )
+                # Counted with the attempt's record, for /metrics across restarts.
+                count_event(session, _FAILURE_COUNTERS[outcome])
             self._log_delivery(row_id, result.recipient, outcome, result.error or "delivery failed")
 
         async def send_lane(lane: list[OutgoingMail]) -> None:

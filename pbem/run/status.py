@@ -36,7 +36,7 @@ from sqlmodel import Session, col, func, select
 from pbem.config import Settings
 from pbem.run.lock import lock_for
 from pbem.store import models as m
-from pbem.store.health import transport_states
+from pbem.store.health import failing, transport_states
 
 PENDING_LATE = timedelta(minutes=5)
 QUEUED_LATE = timedelta(minutes=15)
@@ -187,7 +187,7 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
                 "last_error": t.last_error,
                 "last_error_at": t.last_error_at.isoformat() if t.last_error_at else None,
                 "last_ok_at": t.last_ok_at.isoformat() if t.last_ok_at else None,
-                "failing": _failing(t),
+                "failing": failing(t),
             }
             for t in transport_states(session)
         ]
@@ -213,12 +213,6 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
     )
     status.problems = _problems(status)
     return status
-
-
-def _failing(state: m.TransportState) -> bool:
-    if state.last_error_at is None:
-        return False
-    return state.last_ok_at is None or state.last_ok_at < state.last_error_at
 
 
 def _problems(s: Status) -> list[str]:

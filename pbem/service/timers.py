@@ -37,6 +37,7 @@ from pbem.service.send import answers, envelope, turns
 from pbem.service.send.digest import send_digests
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.counts import REMINDERS, TIMEOUTS, count_event
 from pbem.store.db import session_scope
 from pbem.store.delivery import postpone_clocks, waiting_mail
 from pbem.store.games import mark_aborted
@@ -113,6 +114,7 @@ def run_timers(ctx: Context) -> int:
                 game_row.reminders_sent += 1
                 game_row.next_reminder_at = now + timedelta(hours=ctx.settings.reminder_hours)
                 session.add(game_row)
+                count_event(session, REMINDERS)
                 touched += 1
     return touched
 
@@ -140,6 +142,7 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
             update_row(session, game_row, deadline_at=None)
             return 0
         cutting.time_out(ctx, session, game_row, seats, now)
+        count_event(session, TIMEOUTS)
         return 1
     if game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
         cutting.remind(ctx, session, game_row, seats, duration(now - game_row.last_move_at), now)
@@ -149,6 +152,7 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
             reminders_sent=game_row.reminders_sent + 1,
             next_reminder_at=now + timedelta(hours=ctx.settings.reminder_hours),
         )
+        count_event(session, REMINDERS)
         return 1
     return 0
 
@@ -269,6 +273,7 @@ def timeout(
         # be forged): dropped quietly, nobody mailed.
         reason = "nobody joined the game: its player never answered its mail"
         mark_aborted(session, game_row, reason, now)
+        count_event(session, TIMEOUTS)
         return 1
     action_kind = ctx.settings.timeout_action
     if action_kind == "none":
@@ -290,6 +295,7 @@ def timeout(
     if not new_actions:
         return 0
     play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
+    count_event(session, TIMEOUTS)
     note = Notice(
         "info",
         "",

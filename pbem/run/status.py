@@ -162,10 +162,10 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
                 "seat": seat.seat,
                 "email": email,
                 "since": seat.mail_failed_at.isoformat() if seat.mail_failed_at else None,
-                "mail": "cut request" if status == m.GameStatus.CUTTING.value else "turn mail",
+                "mail": "cut request" if seed is None else "turn mail",  # not dealt yet
             }
-            for seat, email, status in session.exec(
-                select(m.Seat, m.Player.email, m.Game.status)
+            for seat, email, seed in session.exec(
+                select(m.Seat, m.Player.email, m.Game.seed)
                 .join(m.Player, col(m.Player.id) == col(m.Seat.player_id))
                 .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
                 .where(

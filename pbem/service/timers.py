@@ -4,11 +4,13 @@ away (``away 5 days``): their clocks then run from their return — the expiry o
 invitations nobody answered (the lobby's challenges), and the daily digests
 (`pbem.service.send.digest`).
 
-A player's clocks run from the delivery of their turn mail: while it is not delivered
-(the relay refuses it for now), or once it failed for good, no reminder or timeout falls
-due — the clocks move along (`pbem.store.delivery`). A seat whose turn mail failed for
-good makes its game wait, and the other players are told once (`tell_waiting`);
-``pbem status`` tells the admin."""
+A player's clocks run from the delivery of their turn mail (in a fair game's cut phase,
+of their cut request): while it is not delivered (the relay refuses it for now), or once
+it failed for good, no reminder, timeout or cut abort falls due — the clocks move along
+(`pbem.store.delivery`). A seat whose mail failed for good makes its game wait, and the
+other players are told once (`tell_waiting`); ``pbem status`` tells the admin.
+
+Reminders and timeouts are counted for the monitoring (`pbem.store.counts`)."""
 
 from __future__ import annotations
 
@@ -209,9 +211,9 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
 
 
 def _cutting(session: Session, seat: m.Seat) -> bool:
-    """Whether ``seat``'s game waits for its cuts."""
+    """Whether ``seat``'s game is not dealt yet (it waits for its cuts)."""
     game_row = session.get(m.Game, seat.game_id)
-    return game_row is not None and game_row.status == m.GameStatus.CUTTING.value
+    return game_row is not None and game_row.seed is None
 
 
 IN_PROGRESS = (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value, m.GameStatus.CUTTING.value)
@@ -241,7 +243,7 @@ def tell_others(
     assert game_row is not None and game_row.id is not None
     seats = seats_of(session, game_row.id)
     name = public_name(seats[about_seat.seat].player)
-    if game_row.status == m.GameStatus.CUTTING.value:  # not dealt: no game to show
+    if game_row.seed is None:  # not dealt yet (cutting): no game to show
         return cutting.tell_others(
             ctx, session, game_row, seats, about_seat.seat, said.format(name=name), tag, now
         )

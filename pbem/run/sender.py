@@ -120,7 +120,10 @@ class OutboxSender:
         self._clocks: dict[int, tuple[int, datetime]] = {}
         # (game id, address) of the claimed rows' seats whose mail had failed for good.
         self._held: set[tuple[int, str]] = set()
-        self._transport_failing = False
+        # Whether the outbox transport is failing, as last recorded; None: not known
+        # yet in this process (the record may say failing from before a restart), so
+        # the first success records that it works.
+        self._transport_failing: bool | None = None
         self._runner: asyncio.Runner | None = None
 
     @property
@@ -206,7 +209,7 @@ class OutboxSender:
                         clear_failed(connection, game_id, result.recipient)
                         self._held.discard(held)
                 delivered += 1
-                if self._transport_failing:
+                if self._transport_failing is not False:
                     self._note_transport(None)
                 self._log_delivery(row_id, result.recipient, "sent")
                 return

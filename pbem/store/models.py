@@ -490,6 +490,5 @@ class EventCount(SQLModel, table=True):
     """A counter of the monitoring over the installation's life (`pbem.store.counts`)."""
 
     __tablename__ = "event_count"
-
     name: str = Field(primary_key=True)
     value: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})

@@ -13,13 +13,19 @@ there, so the command line does not pay for it. Each worker process counts its o
 - ``deliveries``: delivery attempts, by result (sent, deferred, failed, bounced);
 - ``transport_errors``: failures of the inbox or the outbox transport;
 - ``wait``: seconds from a message's arrival to the end of its processing, as a
-  histogram over `WAIT_BUCKETS`.
+  histogram over `WAIT_BUCKETS`;
+- ``start_time``: when this process started serving (`Metrics.started`), and the
+  package's `version`.
+
+What must survive a restart (failed delivery attempts, reminders, timeouts, aborts) is
+counted in the database instead (`pbem.store.counts`).
 """
 
 from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -37,6 +43,7 @@ class Snapshot:
     transport_errors: dict[str, int]
     wait_buckets: list[int]  # per bound of WAIT_BUCKETS, then +Inf (not cumulative)
     wait_sum: float
+    start_time: float = 0.0  # seconds since the epoch
 
 
 @dataclass
@@ -50,6 +57,12 @@ class Metrics:
     _errors: Counter[str] = field(default_factory=Counter)
     _wait: list[int] = field(default_factory=lambda: [0] * (len(WAIT_BUCKETS) + 1))
     _wait_sum: float = 0.0
+    _start_time: float = field(default_factory=time.time)
+
+    def started(self, when: float) -> None:
+        """This process started serving at ``when`` (seconds since the epoch)."""
+        with self._lock:
+            self._start_time = when
 
     def message(self, outcome: str, moves: int, wait: float | None) -> None:
         """One inbound message processed: its outcome, the commands it applied, and how
@@ -81,8 +94,20 @@ class Metrics:
                 dict(self._errors),
                 list(self._wait),
                 self._wait_sum,
+                self._start_time,
             )
 
 
 METRICS = Metrics()
 """The counters of this process."""
+
+
+def version() -> str:
+    """The installed package's version (``unknown`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("pbem-cribbage")
+    except PackageNotFoundError:
+        return "unknown"

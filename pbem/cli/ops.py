@@ -70,7 +70,7 @@ def restore(
     ):
         fail("nothing restored")
     try:
-        lock.acquire()  # no daemon may run on it meanwhile
+        lock.acquire(doing="restore")  # no daemon may run on it meanwhile
     except DaemonError as exc:
         fail(str(exc))
     try:

@@ -1,6 +1,7 @@
 """``/metrics`` on the HTTP listener (`pbem.listen.web`), when the ``metrics`` setting is
-on: the Prometheus text of this process's counters (`pbem.metrics`) and of the queues
-read from the database at each scrape (`pbem.store.gauges`).
+on: the Prometheus text of this process's counters (`pbem.metrics`), of the counters
+kept in the database across restarts (`pbem.store.counts`) and of the queues read from
+the database at each scrape (`pbem.store.gauges`).
 
 Who is answered: the ``metrics_token`` as a bearer token, or (without one) a loopback
 client whose request no proxy forwarded; anyone else 403. A ``POST`` is 405. The
@@ -71,12 +72,14 @@ def metrics_text(service: Service) -> str:
     from prometheus_client.registry import Collector
     from sqlmodel import Session
 
-    from pbem.metrics import METRICS, WAIT_BUCKETS
+    from pbem.metrics import METRICS, WAIT_BUCKETS, version
+    from pbem.store import counts
     from pbem.store.gauges import queues
 
     snap = METRICS.snapshot()
     with Session(service.db) as session:
         queue = queues(session, service.clock())
+        counted = counts.event_counts(session)
 
     def labelled(
         name: str, doc: str, label: str, values: dict[str, int], known: tuple[str, ...]
@@ -135,9 +138,52 @@ def metrics_text(service: Service) -> str:
                 value=queue.oldest_due_seconds,
             )
             yield GaugeMetricFamily(
+                "pbem_outbox_oldest_queued_seconds",
+                "Seconds since the oldest undelivered outgoing mail was queued (0: none waits).",
+                value=queue.oldest_queued_seconds,
+            )
+            yield GaugeMetricFamily(
                 "pbem_inbound_pending",
                 "Inbound messages stored and not yet processed.",
                 value=queue.inbound_pending,
+            )
+            failing = GaugeMetricFamily(
+                "pbem_transport_failing",
+                "1 while a mail transport's last error is later than its last success.",
+                labels=["transport"],
+            )
+            for name in sorted({"inbox", "outbox", *queue.failing}):
+                failing.add_metric([name], int(queue.failing.get(name, False)))
+            yield failing
+            # Counted in the database: the installation's, across restarts and workers.
+            yield labelled(
+                "pbem_delivery_failures",
+                "Failed delivery attempts of outgoing mail, by result (the installation's).",
+                "result",
+                {
+                    "deferred": counted[counts.DEFERRED],
+                    "failed": counted[counts.FAILED],
+                    "bounced": counted[counts.BOUNCED],
+                },
+                (),
+            )
+            for name, counter, doc in (
+                ("pbem_reminders", counts.REMINDERS, "Reminder rounds sent, one per game."),
+                ("pbem_timeouts", counts.TIMEOUTS, "Deadlines passed: the timeout rule applied."),
+                ("pbem_games_aborted", counts.ABORTS, "Games aborted, by anyone or anything."),
+            ):
+                yield CounterMetricFamily(
+                    name, doc + " (the installation's)", value=counted[counter]
+                )
+            info = GaugeMetricFamily(
+                "pbem_build_info", "The running pbem's version (always 1).", labels=["version"]
+            )
+            info.add_metric([version()], 1)
+            yield info
+            yield GaugeMetricFamily(
+                "pbem_start_time_seconds",
+                "When this process started serving, in seconds since the epoch.",
+                value=snap.start_time,
             )
 
     registry = CollectorRegistry(auto_describe=False)

@@ -87,6 +87,7 @@ class Daemon:
         self._reader_conn: Connection | None = None
         self._reader = False
         self.wakeup = Wakeup(service.db)
+        METRICS.started(service.clock().timestamp())
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,

@@ -10,13 +10,23 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from sqlalchemy.engine import make_url
 
 
 class DaemonError(RuntimeError):
     """The daemon cannot run (another one holds the database, a bad transport)."""
+
+
+_RUNNING = "another pbem serve is already running on this SQLite database (pid {pid})"
+_REFUSALS = {
+    # A second daemon: several processes serving one installation need PostgreSQL.
+    "serve": _RUNNING + "; stop it first, or use PostgreSQL to run several workers",
+    # A restore would replace the database under the running daemon.
+    "restore": _RUNNING + ": stop it first (systemctl stop pbem, or end pbem serve), then "
+    "run pbem restore again",
+}
 
 
 class SingleProcessLock:
@@ -26,7 +36,10 @@ class SingleProcessLock:
         self.path = path
         self._fh: IO[str] | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, doing: Literal["serve", "restore"] = "serve") -> None:
+        """Hold the lock, for ``doing`` (``"serve"``: the daemon; ``"restore"``: a
+        restore, which must not replace the database under a daemon). Raises
+        `DaemonError`, worded for ``doing``, when another process holds it."""
         if self._fh is not None:
             return  # held already
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,10 +50,7 @@ class SingleProcessLock:
             fh.seek(0)
             holder = fh.read().strip() or "another process"
             fh.close()
-            raise DaemonError(
-                f"another pbem serve is already running on this SQLite database (pid {holder}); "
-                "stop it first, or use PostgreSQL to run several workers"
-            ) from None
+            raise DaemonError(_REFUSALS[doing].format(pid=holder)) from None
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

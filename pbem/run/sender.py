@@ -50,6 +50,7 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.store import models as m
+from pbem.store.counts import BOUNCED, DEFERRED, FAILED, count_event
 from pbem.store.db import session_scope
 from pbem.store.delivery import (
     CLOCK_SLACK,
@@ -73,6 +74,8 @@ from pbem.store.players import record_bounce
 from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail, reports_each_result
 
 log = logging.getLogger("pbem.outbox")
+
+_FAILURE_COUNTERS = {"deferred": DEFERRED, "failed": FAILED, "bounced": BOUNCED}
 
 # A batch opens one more connection (lane) for every this many messages, up to ``lanes``
 # (a sender that keeps its connections open: one for every message).
@@ -117,7 +120,10 @@ class OutboxSender:
         self._clocks: dict[int, tuple[int, datetime]] = {}
         # (game id, address) of the claimed rows' seats whose mail had failed for good.
         self._held: set[tuple[int, str]] = set()
-        self._transport_failing = False
+        # Whether the outbox transport is failing, as last recorded; None: not known
+        # yet in this process (the record may say failing from before a restart), so
+        # the first success records that it works.
+        self._transport_failing: bool | None = None
         self._runner: asyncio.Runner | None = None
 
     @property
@@ -203,7 +209,7 @@ class OutboxSender:
                         clear_failed(connection, game_id, result.recipient)
                         self._held.discard(held)
                 delivered += 1
-                if self._transport_failing:
+                if self._transport_failing is not False:
                     self._note_transport(None)
                 self._log_delivery(row_id, result.recipient, "sent")
                 return
@@ -239,6 +245,8 @@ class OutboxSender:
                     if failed.status == m.OutboxStatus.PENDING.value
                     else "failed"
                 )
+                # Counted with the attempt's record, for /metrics across restarts.
+                count_event(session, _FAILURE_COUNTERS[outcome])
             self._log_delivery(row_id, result.recipient, outcome, result.error or "delivery failed")
 
         async def send_lane(lane: list[OutgoingMail]) -> None:

@@ -14,9 +14,9 @@ What needs attention (exit code 1), each with its line in ``problems``:
   raised; ``pbem inbox list --status failed``), or outbox mail that failed for good
   (``pbem outbox retry``);
 - a transport's last error is more recent than its last success;
-- a game waits because the turn mail of one of its players failed for good (its clocks
-  stopped until a mail to that player is delivered: fix the address, then
-  ``pbem outbox retry``).
+- a game waits because the turn mail (or, before its deal, the cut request) of one of
+  its players failed for good (its clocks stopped until a mail to that player is
+  delivered: fix the address, then ``pbem outbox retry``).
 
 Bounced players and stalled games are listed but are the players' business, not the
 operator's: they do not make the status 1.
@@ -36,7 +36,7 @@ from sqlmodel import Session, col, func, select
 from pbem.config import Settings
 from pbem.run.lock import lock_for
 from pbem.store import models as m
-from pbem.store.health import transport_states
+from pbem.store.health import failing, transport_states
 
 PENDING_LATE = timedelta(minutes=5)
 QUEUED_LATE = timedelta(minutes=15)
@@ -162,14 +162,21 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
                 "seat": seat.seat,
                 "email": email,
                 "since": seat.mail_failed_at.isoformat() if seat.mail_failed_at else None,
+                "mail": "cut request" if seed is None else "turn mail",  # not dealt yet
             }
-            for seat, email in session.exec(
-                select(m.Seat, m.Player.email)
+            for seat, email, seed in session.exec(
+                select(m.Seat, m.Player.email, m.Game.seed)
                 .join(m.Player, col(m.Player.id) == col(m.Seat.player_id))
                 .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
                 .where(
                     col(m.Seat.mail_failed_at).is_not(None),
-                    col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)),
+                    col(m.Game.status).in_(
+                        (
+                            m.GameStatus.ACTIVE.value,
+                            m.GameStatus.PAUSED.value,
+                            m.GameStatus.CUTTING.value,
+                        )
+                    ),
                 )
                 .order_by(col(m.Seat.mail_failed_at))
             )
@@ -180,7 +187,7 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
                 "last_error": t.last_error,
                 "last_error_at": t.last_error_at.isoformat() if t.last_error_at else None,
                 "last_ok_at": t.last_ok_at.isoformat() if t.last_ok_at else None,
-                "failing": _failing(t),
+                "failing": failing(t),
             }
             for t in transport_states(session)
         ]
@@ -206,12 +213,6 @@ def gather(settings: Settings, db: Engine, now: datetime) -> Status:
     )
     status.problems = _problems(status)
     return status
-
-
-def _failing(state: m.TransportState) -> bool:
-    if state.last_error_at is None:
-        return False
-    return state.last_ok_at is None or state.last_ok_at < state.last_error_at
 
 
 def _problems(s: Status) -> list[str]:
@@ -247,7 +248,7 @@ def _problems(s: Status) -> list[str]:
             problems.append(f"the {t['name']} transport is failing: {t['last_error']}")
     for w in s.waiting_games:
         problems.append(
-            f"game {w['game']} waits: the turn mail to {w['email']} failed for good "
+            f"game {w['game']} waits: the {w['mail']} to {w['email']} failed for good "
             f"(since {w['since']}); its clocks are stopped. Fix the address, then "
             "pbem outbox retry"
         )

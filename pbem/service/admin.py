@@ -27,6 +27,7 @@ from pbem.service.ops import cutting, play
 from pbem.service.ops.start import get_game, start_game
 from pbem.service.send import archive, envelope, turns
 from pbem.store import models as m
+from pbem.store.counts import ABORTS, count_event
 from pbem.store.db import session_scope
 from pbem.store.games import append_actions, create_game
 from pbem.store.outbox import cancel_game_mail
@@ -183,6 +184,7 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
         elif status == "aborted":
             game_row.next_reminder_at = game_row.deadline_at = None
             cancel_game_mail(session, game_id, f"game {game_id} was aborted")
+            count_event(session, ABORTS)
             if game_row.match_id is not None:
                 # The match ends with its aborted game, without a winner.
                 match = session.get(m.Match, game_row.match_id, with_for_update=True)

@@ -4,11 +4,13 @@ away (``away 5 days``): their clocks then run from their return — the expiry o
 invitations nobody answered (the lobby's challenges), and the daily digests
 (`pbem.service.send.digest`).
 
-A player's clocks run from the delivery of their turn mail: while it is not delivered
-(the relay refuses it for now), or once it failed for good, no reminder or timeout falls
-due — the clocks move along (`pbem.store.delivery`). A seat whose turn mail failed for
-good makes its game wait, and the other players are told once (`tell_waiting`);
-``pbem status`` tells the admin."""
+A player's clocks run from the delivery of their turn mail (in a fair game's cut phase,
+of their cut request): while it is not delivered (the relay refuses it for now), or once
+it failed for good, no reminder, timeout or cut abort falls due — the clocks move along
+(`pbem.store.delivery`). A seat whose mail failed for good makes its game wait, and the
+other players are told once (`tell_waiting`); ``pbem status`` tells the admin.
+
+Reminders and timeouts are counted for the monitoring (`pbem.store.counts`)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from pbem.service.send import answers, envelope, turns
 from pbem.service.send.digest import send_digests
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.counts import REMINDERS, TIMEOUTS, count_event
 from pbem.store.db import session_scope
 from pbem.store.delivery import postpone_clocks, waiting_mail
 from pbem.store.games import mark_aborted
@@ -57,6 +60,12 @@ def run_timers(ctx: Context) -> int:
         touched += tell_waiting(ctx, session, now)
         for game_row in stalled_games(session, now):
             if game_row.status == m.GameStatus.CUTTING.value and game_row.id is not None:
+                if waiting_for_cut_requests(session, game_row):
+                    # A cut request to a player who has not cut is not delivered (or
+                    # failed for good): the cut clocks start when it is.
+                    postpone_clocks(session, game_row, now)
+                    touched += 1
+                    continue
                 touched += cut_timers(ctx, session, game_row, now)
                 continue
             if game_row.status != m.GameStatus.ACTIVE.value or game_row.id is None:
@@ -107,8 +116,20 @@ def run_timers(ctx: Context) -> int:
                 game_row.reminders_sent += 1
                 game_row.next_reminder_at = now + timedelta(hours=ctx.settings.reminder_hours)
                 session.add(game_row)
+                count_event(session, REMINDERS)
                 touched += 1
     return touched
+
+
+def waiting_for_cut_requests(session: Session, game_row: m.Game) -> bool:
+    """Whether a fair game waiting for its cuts waits for the cut request of a player who
+    has not cut: not delivered yet, or failed for good (`pbem.store.delivery`)."""
+    assert game_row.id is not None
+    seats = seats_of(session, game_row.id)
+    pending = [seats[s] for s in cutting.waiting(game_row) if s < len(seats)]
+    return waiting_mail(
+        session, game_row, [s.seat for s in pending], {s.player.email for s in pending}
+    )
 
 
 def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) -> int:
@@ -123,6 +144,7 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
             update_row(session, game_row, deadline_at=None)
             return 0
         cutting.time_out(ctx, session, game_row, seats, now)
+        count_event(session, TIMEOUTS)
         return 1
     if game_row.next_reminder_at is not None and game_row.next_reminder_at <= now:
         cutting.remind(ctx, session, game_row, seats, duration(now - game_row.last_move_at), now)
@@ -132,6 +154,7 @@ def cut_timers(ctx: Context, session: Session, game_row: m.Game, now: datetime) 
             reminders_sent=game_row.reminders_sent + 1,
             next_reminder_at=now + timedelta(hours=ctx.settings.reminder_hours),
         )
+        count_event(session, REMINDERS)
         return 1
     return 0
 
@@ -149,19 +172,25 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
         session, col(m.Seat.mail_failed_told).is_(True), col(m.Seat.mail_failed_at).is_(None)
     )
     for seat in failed:
+        cut = _cutting(session, seat)
         log.warning(
-            "game %s waits: the turn mail to seat %s failed for good (pbem outbox list "
+            "game %s waits: the %s to seat %s failed for good (pbem outbox list "
             "--status failed; pbem outbox retry once the address is fixed)",
             seat.game_id,
+            "cut request" if cut else "turn mail",
             seat.seat,
         )
         told = tell_others(
             ctx,
             session,
             seat,
-            "The mail telling {name} it is their turn could not be delivered: the game "
-            "waits for them, with their clock stopped, until their mail gets through. The "
-            "service's admin has been told.",
+            (
+                "The mail asking {name} to cut for the deal"
+                if cut
+                else "The mail telling {name} it is their turn"
+            )
+            + " could not be delivered: the game waits for them, with their clock stopped, "
+            "until their mail gets through. The service's admin has been told.",
             f"f{seat.seat}-{now:%Y%m%d%H%M%S%f}",
             now,
         )
@@ -181,9 +210,21 @@ def tell_waiting(ctx: Context, session: Session, now: datetime) -> int:
     return len(failed) + len(through)
 
 
+def _cutting(session: Session, seat: m.Seat) -> bool:
+    """Whether ``seat``'s game is not dealt yet (it waits for its cuts)."""
+    game_row = session.get(m.Game, seat.game_id)
+    return game_row is not None and game_row.seed is None
+
+
+IN_PROGRESS = (m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value, m.GameStatus.CUTTING.value)
+"""The games that wait for a seat whose mail failed for good: in play, paused, or
+waiting for their cuts."""
+
+
 def _seats_of_games_in_progress(session: Session, *where: Any) -> Sequence[m.Seat]:
-    """The seats meeting ``where`` of games active or paused, in seat id order."""
-    in_progress = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+    """The seats meeting ``where`` of games in progress (`IN_PROGRESS`), in seat id
+    order."""
+    in_progress = col(m.Game.status).in_(IN_PROGRESS)
     return session.exec(
         select(m.Seat)
         .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
@@ -200,9 +241,13 @@ def tell_others(
     may be mailed: `envelope.enqueue`); returns how many were queued."""
     game_row = session.get(m.Game, about_seat.game_id)
     assert game_row is not None and game_row.id is not None
-    game = load_game(ctx, session, game_row)
     seats = seats_of(session, game_row.id)
     name = public_name(seats[about_seat.seat].player)
+    if game_row.seed is None:  # not dealt yet (cutting): no game to show
+        return cutting.tell_others(
+            ctx, session, game_row, seats, about_seat.seat, said.format(name=name), tag, now
+        )
+    game = load_game(ctx, session, game_row)
     return answers.tell_others(
         ctx, session, game_row, game, seats, about_seat.seat, [said.format(name=name)], tag, now
     )
@@ -230,6 +275,7 @@ def timeout(
         # be forged): dropped quietly, nobody mailed.
         reason = "nobody joined the game: its player never answered its mail"
         mark_aborted(session, game_row, reason, now)
+        count_event(session, TIMEOUTS)
         return 1
     action_kind = ctx.settings.timeout_action
     if action_kind == "none":
@@ -251,6 +297,7 @@ def timeout(
     if not new_actions:
         return 0
     play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
+    count_event(session, TIMEOUTS)
     note = Notice(
         "info",
         "",

@@ -1,5 +1,8 @@
 """A player's clock runs from the delivery of their turn mail, and a game waits for a
-seat whose turn mail failed for good.
+seat whose turn mail failed for good. The same holds for the cut phase of a fair game:
+its first cut requests are queued with ``starts_clock`` (`pbem.service.ops.cutting`), the
+cut clocks run from their delivery, and a seat whose cut request failed for good makes
+the game wait.
 
 A turn mail to a player to move is queued with ``starts_clock`` (the move's
 transaction, `pbem.service.send.answers`). The game's clocks (``next_reminder_at``,
@@ -20,7 +23,7 @@ others that the game goes on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,6 +42,9 @@ _SEAT = Seat.__table__  # type: ignore[attr-defined]
 _PLAYER = Player.__table__  # type: ignore[attr-defined]
 _OUTBOX = Outbox.__table__  # type: ignore[attr-defined]
 
+# The games whose clocks a delivery starts: in play, or waiting for their cuts.
+_CLOCKED = (GameStatus.ACTIVE.value, GameStatus.CUTTING.value)
+
 
 def _shifted(
     reminder: datetime | None, deadline: datetime | None, start: datetime, now: datetime
@@ -54,10 +60,11 @@ def _shifted(
 
 
 def start_clock(connection: Connection, game_id: int, queued_at: datetime, now: datetime) -> bool:
-    """A turn mail queued at ``queued_at`` for a player to move in game ``game_id`` was
-    delivered at ``now``: the game's clocks now run from ``now`` (moved by the delay)
-    unless they already run from later (the player is away), the mail is an older
-    move's, or the game is not active. Whether the clocks moved."""
+    """A turn mail (or cut request) queued at ``queued_at`` for a player to move (to
+    cut) in game ``game_id`` was delivered at ``now``: the game's clocks now run from
+    ``now`` (moved by the delay) unless they already run from later (the player is
+    away), the mail is an older move's, or the game is neither active nor cutting.
+    Whether the clocks moved."""
     row = connection.execute(
         select(
             _GAME.c.status,
@@ -67,7 +74,7 @@ def start_clock(connection: Connection, game_id: int, queued_at: datetime, now: 
             _GAME.c.deadline_at,
         ).where(_GAME.c.id == game_id)
     ).first()
-    if row is None or row.status != GameStatus.ACTIVE.value or queued_at < row.last_move_at:
+    if row is None or row.status not in _CLOCKED or queued_at < row.last_move_at:
         return False
     start = row.clock_from or row.last_move_at
     if now <= start:
@@ -88,24 +95,32 @@ def postpone_clocks(session: Session, game: Game, now: datetime) -> None:
     session.add(game)
 
 
-def waiting_mail(session: Session, game: Game, seats: Iterable[Seat]) -> bool:
-    """Whether ``game`` waits for mail to one of ``seats`` (the players to move): a seat
-    whose turn mail failed for good, or a turn mail of the current move not delivered."""
+def waiting_mail(
+    session: Session,
+    game: Game,
+    seats: Iterable[Seat],
+    recipients: Collection[str] | None = None,
+) -> bool:
+    """Whether ``game`` waits for mail to one of ``seats`` (the players to move, or to
+    cut): a seat whose turn mail failed for good, or a turn mail (cut request) of the
+    current move not delivered — to one of ``recipients`` if given (the players who have
+    not cut: a cut request to one who cut already holds nothing)."""
     if any(seat.mail_failed_at is not None for seat in seats):
         return True
     assert game.id is not None
-    pending = session.exec(
-        select_rows(Outbox.id)
-        .where(
-            col(Outbox.game_id) == game.id,
-            col(Outbox.starts_clock).is_(True),
-            col(Outbox.created_at) >= game.last_move_at,
-            col(Outbox.status).in_(
-                [OutboxStatus.PENDING.value, OutboxStatus.SENDING.value, OutboxStatus.FAILED.value]
-            ),
-        )
-        .limit(1)
-    ).first()
+    if recipients is not None and not recipients:
+        return False
+    where = [
+        col(Outbox.game_id) == game.id,
+        col(Outbox.starts_clock).is_(True),
+        col(Outbox.created_at) >= game.last_move_at,
+        col(Outbox.status).in_(
+            [OutboxStatus.PENDING.value, OutboxStatus.SENDING.value, OutboxStatus.FAILED.value]
+        ),
+    ]
+    if recipients is not None:
+        where.append(col(Outbox.recipient).in_(sorted(recipients)))
+    pending = session.exec(select_rows(Outbox.id).where(*where).limit(1)).first()
     return pending is not None
 
 

@@ -385,10 +385,12 @@ def mark_aborted(session: Session, game_row: Game, reason: str, now: datetime) -
     """Abort ``game_row`` for ``reason``: its clocks stop, and its mail not yet sent is
     cancelled (whoever tells the players queues their mail after this)."""
     from pbem.store._sql import update_row
+    from pbem.store.counts import ABORTS, count_event
     from pbem.store.outbox import cancel_game_mail
 
     assert game_row.id is not None
     cancel_game_mail(session, game_row.id, f"game {game_row.id}: {reason}")
+    count_event(session, ABORTS)
     update_row(
         session,
         game_row,

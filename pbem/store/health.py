@@ -41,3 +41,11 @@ def _write(db: Engine, name: str, values: dict[str, object]) -> None:
 
 def transport_states(session: Session) -> list[TransportState]:
     return list(session.exec(select(TransportState).order_by(col(TransportState.name))))
+
+
+def failing(state: TransportState) -> bool:
+    """Whether the transport of ``state`` is failing: its last error came after its last
+    success (or it never worked since its first error)."""
+    if state.last_error_at is None:
+        return False
+    return state.last_ok_at is None or state.last_ok_at < state.last_error_at

@@ -489,3 +489,11 @@ class RatingTotal(SQLModel, table=True):
 
     id: int = Field(default=1, primary_key=True, sa_type=ID_TYPE)
     games: int = 0
+
+
+class EventCount(SQLModel, table=True):
+    """A counter of the monitoring over the installation's life (`pbem.store.counts`)."""
+
+    __tablename__ = "event_count"
+    name: str = Field(primary_key=True)
+    value: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})

@@ -47,6 +47,14 @@ NAMES = {
     "pbem_outbox_queue_depth",
     "pbem_outbox_oldest_due_seconds",
     "pbem_inbound_pending",
+    "pbem_outbox_oldest_queued_seconds",
+    "pbem_transport_failing",
+    "pbem_delivery_failures_total",
+    "pbem_reminders_total",
+    "pbem_timeouts_total",
+    "pbem_games_aborted_total",
+    "pbem_build_info",
+    "pbem_start_time_seconds",
 }
 
 

@@ -111,6 +111,10 @@ def test_restore_asks_first_and_refuses_while_the_daemon_runs(harness: Harness) 
     result = run_cli(env, "restore", str(dest), "--yes")
     assert result.exit_code == 1
     assert "another pbem serve is already running" in result.stderr
+    # Worded for a restore on SQLite: stop the daemon, then restore (a second daemon's
+    # refusal speaks of PostgreSQL's workers; a restore has nothing to do with them).
+    assert "stop it first" in result.stderr and "run pbem restore again" in result.stderr
+    assert "PostgreSQL" not in result.stderr and "workers" not in result.stderr
     harness.daemon._lock.release()  # type: ignore[union-attr]
     result = run_cli(env, "restore", str(dest), input="y\n")
     assert result.exit_code == 0, result.output

@@ -100,9 +100,12 @@ def send_cut_mail(
     reminder: str | None = None,
     unsolicited: bool = False,
     closing: bool = False,
-) -> None:
+    starts_clock: bool = False,
+) -> bool:
     """The cut request (or "your cut is in") to one human seat; ``closing``: the game
-    will not be dealt (the notices say why), nothing is asked."""
+    will not be dealt (the notices say why), nothing is asked; ``starts_clock``: the
+    game's cut clocks run from its delivery (the game's first cut requests). Whether it
+    was queued (`envelope.enqueue`)."""
     pending = [] if closing else waiting(game_row)
     mail = render_cut(
         cut_context(game_row, seats, seat, notices, envelope.seat_reply_to(ctx, seats[seat])),
@@ -111,7 +114,7 @@ def send_cut_mail(
         reminder=reminder,
         closing=closing,
     )
-    envelope.enqueue(
+    return envelope.enqueue(
         ctx,
         session,
         game_row,
@@ -122,6 +125,7 @@ def send_cut_mail(
         now,
         view_json=cut_attachment(game_row) if seat in pending else None,
         unsolicited=unsolicited,
+        starts_clock=starts_clock,
     )
 
 
@@ -137,15 +141,31 @@ def begin(
     """A new fair game: ask every human seat that has not cut yet to cut, and tell those
     who have that their cut is in (its first mail; ``ask`` False: the mail that showed
     the commitment asked for the cuts already), and start the clocks. A game whose
-    humans have all cut (or that has none) is dealt at once."""
-    if not waiting(game_row):
+    humans have all cut (or that has none) is dealt at once.
+
+    The cut clocks, as a turn's, run from the delivery of the mail they wait for: each
+    cut request is queued with ``starts_clock`` (`pbem.store.delivery`), so a game made
+    while the relay is down neither reminds nor aborts anyone who was never asked."""
+    pending = waiting(game_row)
+    if not pending:
         return deal(ctx, session, game_row, now)[0]
     update_row(session, game_row, **play.clock_values(ctx, None, now))
     if ask:
         made = receipts(game_row)
         for seat in humans(game_row):
             notices = made.get(seat, [])
-            send_cut_mail(ctx, session, game_row, seats, seat, "cut", "c0", now, notices=notices)
+            send_cut_mail(
+                ctx,
+                session,
+                game_row,
+                seats,
+                seat,
+                "cut",
+                "c0",
+                now,
+                notices=notices,
+                starts_clock=seat in pending,
+            )
     return None
 
 
@@ -303,6 +323,39 @@ def remind(
             reminder=waited,
             unsolicited=True,
         )
+
+
+def tell_others(
+    ctx: Context,
+    session: Session,
+    game_row: m.Game,
+    seats: Sequence[Seated],
+    seat: int,
+    said: str,
+    tag: str,
+    now: datetime,
+) -> int:
+    """Tell the other human seats of a game waiting for its cuts what ``said`` (the cut
+    request of ``seat`` failed for good, or gets through again), each in the mail that
+    asks them to cut (or says their cut is in); nobody whose own mail failed for good.
+    Returns how many mails were queued."""
+    told = 0
+    for other in humans(game_row):
+        if other == seat or seats[other].seat.mail_failed_at is not None:
+            continue
+        told += send_cut_mail(
+            ctx,
+            session,
+            game_row,
+            seats,
+            other,
+            "status",
+            tag,
+            now,
+            notices=[Notice("info", "", said)],
+            unsolicited=True,
+        )
+    return told
 
 
 def time_out(

@@ -56,10 +56,14 @@ def enqueue(
     now: datetime,
     view_json: dict[str, Any] | None = None,
     unsolicited: bool = False,
+    *,
+    starts_clock: bool = False,
 ) -> bool:
     """Queue ``mail`` to ``seated``, threaded after the seat's last mail. An
     ``unsolicited`` mail (a reminder, a status change: not an answer to the player's
-    own mail) is not sent to a player who sent ``stop``. Whether it was queued."""
+    own mail) is not sent to a player who sent ``stop``; ``starts_clock``: the game's
+    clocks run from its delivery (`pbem.store.delivery`: a cut request). Whether it was
+    queued."""
     if is_computer(game_row, seated.seat.seat):
         return False  # the computer plays in-process; it has no mailbox
     if unsolicited and seated.player.stopped:
@@ -68,7 +72,7 @@ def enqueue(
         return False
     envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, view_json)
     raw = compose(subject=mail.subject, text=mail.text, html=mail.html, **envelope)
-    queue(ctx, session, envelope, kind, game_row.id, raw, now)
+    queue(ctx, session, envelope, kind, game_row.id, raw, now, starts_clock=starts_clock)
     return True
 
 

@@ -91,7 +91,8 @@ class PlayDecision:
     values: tuple[tuple[Card, float], ...]  # each card the seat could play, best first
     made_points: int  # what the card played scored at once (the go aside)
     computer_points: int
-    threat: Threat | None  # the next opponent's likeliest-costly answer to the card played
+    answering: int | None  # the next opponent to play, when one can
+    threat: Threat | None  # that opponent's costliest answer on average to the card played
 
     def value_of(self, card: Card) -> float:
         return next(v for c, v in self.values if c == card)
@@ -240,6 +241,7 @@ def review_play(view: PlayerView, card: Card, level: str = LEVEL) -> PlayDecisio
         values=ranked,
         made_points=sum(i.points for i in score_play(after)),
         computer_points=sum(i.points for i in score_play([*sequence, chosen.card])),
+        answering=answering,
         threat=max(found, key=lambda t: t.points * t.chance) if found else None,
     )
 

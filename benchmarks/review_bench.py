@@ -1,0 +1,116 @@
+"""What the review after a game costs: `engine.review.review_game` for one seat of a
+whole game to 121 against the ``hard`` computer, beside the rest of that seat's
+game-over mail (its replay page — the game replayed, the computer's moves audited — and
+the mail rendered) made without and with the review.
+
+    PYTHONPATH=. python benchmarks/review_bench.py [--games 10] [--players 2]
+
+The reviewed seat is played by ``medium`` (a careful player who still gives points
+away), the others by ``hard``; each game is dealt from its own seed (``review-N``).
+Times are CPU seconds of this process (``time.process_time``), so other work on the
+machine does not count; the first review of the process, which loads the hard player's
+tables, is reported apart and left out of the figures per game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from engine import Game, Settings, player_view
+from engine.archive import to_archive
+from engine.audit import computer_entries
+from engine.computer import computer_move, computer_view
+from engine.review import review_game
+from pbem import engine_version
+from pbem.render import MailContext
+from pbem.render.mail import render_turn
+from pbem.render.replay import render_page, replay_data
+
+NAMES = ("Nia", "Computer", "Otto", "Pia")
+
+
+def play(seed: str, players: int) -> Game:
+    """A whole game to 121: seat 0 ``medium``, the other seats ``hard``."""
+    game = Game(Settings(players=players, target=121), seed)
+    while not game.is_over:
+        seat = game.to_act()[0]
+        game.apply(computer_move(computer_view(game, seat), "medium" if seat == 0 else "hard"))
+    return game
+
+
+def cpu(work: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.process_time()
+    out = work()
+    return time.process_time() - start, out
+
+
+def game_over_mail(game: Game, review: Any) -> None:
+    """Seat 0's game-over mail as `pbem.service.send.turns` makes it: the replay page
+    (with the server's audit of the computer's moves) and the rendered mail."""
+    levels = {seat: "hard" for seat in range(1, game.players)}
+    archive = to_archive(
+        game,
+        game_id=1,
+        players=[{"email": f"p{s}@example.org", "name": NAMES[s]} for s in range(game.players)],
+        status="finished",
+        computer=computer_entries(levels, engine_version()),
+    )
+    data = replay_data(archive)
+    render_page({**data, "seat": 0}, review=review)
+    ctx = MailContext(
+        game_id=1,
+        names=NAMES[: game.players],
+        recipient_seat=0,
+        reply_hint="",
+        review=review,
+    )
+    render_turn(player_view(game, 0, len(game.events) - 3), ctx)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10)
+    parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    args = parser.parse_args()
+    games = [play(f"review-{i}", args.players) for i in range(args.games + 1)]
+    first, warm = cpu(partial(review_game, games[0], 0))
+    game_over_mail(games[0], warm)  # the audit's and the templates' first use, not timed
+    reviews: list[float] = []
+    without: list[float] = []
+    with_review: list[float] = []
+    decisions: list[int] = []
+    given: list[float] = []
+    for game in games[1:]:
+        spent, review = cpu(partial(review_game, game, 0))
+        reviews.append(spent)
+        decisions.append(len(review.decisions))
+        given.append(review.total)
+        without.append(cpu(partial(game_over_mail, game, None))[0])
+        with_review.append(cpu(partial(game_over_mail, game, review))[0])
+    print(f"machine: {platform.machine()}, Python {platform.python_version()}")
+    print(
+        f"{args.games} games to 121, {args.players} players, seat 0 medium vs hard; "
+        f"{statistics.mean(len(g.actions) for g in games[1:]):.0f} actions a game, "
+        f"{statistics.mean(decisions):.1f} decisions reviewed a game, "
+        f"{statistics.mean(given):.1f} points given away on average"
+    )
+    print(f"first review of the process (the hard tables loaded): {first * 1000:.0f} ms")
+    for label, times in (
+        ("review_game, per game", reviews),
+        ("game-over mail without the review (replay page + mail)", without),
+        ("game-over mail with the review (page + mail; the review made apart)", with_review),
+    ):
+        print(
+            f"{label}: median {statistics.median(times) * 1000:.0f} ms, "
+            f"mean {statistics.mean(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -13,11 +13,12 @@ Discards
     cards laid away lead to, + the small pegging estimate). Given away: the value of the
     hard player's discard less the value of the one made (never below 0).
 Plays
-    Every card the seat could play valued by the hard player's pegging search
+    Every card the seat could play valued as the hard player values it when it chooses
     (`engine.strategy.hard.peg_values`: points won less lost to the end of the hand's
-    play, over sampled deals of the cards the seat has not seen). Given away: the value
-    of the hard player's card less that of the card played (never below 0). A play
-    with one choice (one card, or cards of one rank) and a go are no decisions.
+    play, by its search over sampled deals of the cards the seat has not seen; a
+    2-player lead, which it makes by medium's rules, by medium's values). Given away:
+    the value of the hard player's card less that of the card played (never below 0).
+    A play with one choice (one card, or cards of one rank) and a go are no decisions.
 
 The hard player's choice is `engine.computer.computer_move` on the same view: what it
 would have done in the seat, tie-breaks and all. Near the end of a game it chooses by

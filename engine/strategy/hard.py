@@ -372,17 +372,21 @@ def _deals_2p(view: PlayerView, rng: random.Random) -> list[tuple[pegsearch.Rank
 
 def peg_values(view: PlayerView, rng: random.Random) -> dict[Card, float]:
     """Each card the seat may play now, with the points it is worth to the end of the
-    hand's play (the seat's side's points less the others'), as this player's search
-    reckons them — in points even near the end, where the play is chosen by the chance
+    hand's play (the seat's side's points less the others'), as this player reckons
+    them when it chooses — in points even near the end, where it chooses by the chance
     of winning. 2 players: the deals `play_2p` would sample from ``rng`` (the same
     deals, given a generator in the same state), each solved against the modelled
-    opponent; 3 players: the ``multi`` search over sampled deals; 4 players: the
-    lookahead round the table (``partners``). Raises ValueError when the seat may play
-    no card."""
+    opponent; but the hand's first card, which it leads by medium's rules
+    (``LEAD_POLICY``), as medium values it. 3 players: the ``multi`` search over
+    sampled deals; 4 players: the lookahead round the table (``partners``). Raises
+    ValueError when the seat may play no card."""
     if view.phase != PEGGING or not view.playable:
         raise ValueError(f"seat {view.seat} has no card to play now")
     mine = tuple(sorted(c.rank for c in view.holding))
     seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
+    if view.players == 2 and LEAD_POLICY == "medium" and not view.plays:
+        # The pone's lead: chosen by medium's rules, so valued as medium values it.
+        return {a.card: v for v, a in medium.play_values(view) if isinstance(a, Play)}
     if view.players == 2:
         solver = pegsearch.card_values_model if PEG_MODEL else pegsearch.card_values
         by_rank = solver(mine, _deals_2p(view, rng), seq, view.count)

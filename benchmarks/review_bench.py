@@ -26,7 +26,7 @@ from engine import Game, Settings, player_view
 from engine.archive import to_archive
 from engine.audit import computer_entries
 from engine.computer import computer_move, computer_view
-from engine.review import review_game
+from engine.review import GameReview, review_game
 from engine.strategy import multi, pegsearch
 from pbem import engine_version
 from pbem.render import MailContext
@@ -55,27 +55,37 @@ def cpu(work: Callable[[], Any]) -> tuple[float, Any]:
     return time.process_time() - start, out
 
 
-def game_over_mail(game: Game, review: Any) -> None:
-    """Seat 0's game-over mail as `pbem.service.send.turns` makes it: the replay page
-    (with the server's audit of the computer's moves) and the rendered mail."""
+def archive_of(game: Game) -> dict[str, Any]:
     levels = {seat: "hard" for seat in range(1, game.players)}
-    archive = to_archive(
+    return to_archive(
         game,
         game_id=1,
         players=[{"email": f"p{s}@example.org", "name": NAMES[s]} for s in range(game.players)],
         status="finished",
         computer=computer_entries(levels, engine_version()),
     )
-    data = replay_data(archive)
+
+
+def game_over_mail(game: Game) -> dict[str, Any]:
+    """What seat 0's game-over mail costs now: its replay page's data (the game replayed,
+    the computer's moves audited), the page and the mail rendered."""
+    data = replay_data(archive_of(game))
+    render(game, data, None)
+    return data
+
+
+def render(game: Game, data: dict[str, Any], review: GameReview | None) -> None:
+    """Seat 0's replay page and game-over mail rendered (with ``review``, if any)."""
     render_page({**data, "seat": 0}, review=review)
     ctx = MailContext(
-        game_id=1,
-        names=NAMES[: game.players],
-        recipient_seat=0,
-        reply_hint="",
-        review=review,
+        game_id=1, names=NAMES[: game.players], recipient_seat=0, reply_hint="", review=review
     )
     render_turn(player_view(game, 0, len(game.events) - 3), ctx)
+
+
+def rendering(game: Game, data: dict[str, Any], review: GameReview | None) -> float:
+    """The CPU of `render`, the best of 5."""
+    return min(cpu(partial(render, game, data, review))[0] for _ in range(5))
 
 
 def main() -> None:
@@ -84,20 +94,21 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     args = parser.parse_args()
     games = [play(f"review-{i}", args.players) for i in range(args.games + 1)]
-    first, warm = cpu(partial(review_game, games[0], 0))
-    game_over_mail(games[0], warm)  # the audit's and the templates' first use, not timed
+    first, _ = cpu(partial(review_game, games[0], 0))
+    game_over_mail(games[0])  # the audit's and the templates' first use, not timed
     reviews: list[float] = []
-    without: list[float] = []
-    with_review: list[float] = []
+    mails: list[float] = []
+    words: list[float] = []
     decisions: list[int] = []
     given: list[float] = []
     for game in games[1:]:
+        spent, data = cpu(partial(game_over_mail, game))
+        mails.append(spent)
         spent, review = cpu(partial(review_game, game, 0))
         reviews.append(spent)
         decisions.append(len(review.decisions))
         given.append(review.total)
-        without.append(cpu(partial(game_over_mail, game, None))[0])
-        with_review.append(cpu(partial(game_over_mail, game, review))[0])
+        words.append(rendering(game, data, review) - rendering(game, data, None))
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
     print(
         f"{args.games} games to 121, {args.players} players, seat 0 medium vs hard; "
@@ -107,9 +118,9 @@ def main() -> None:
     )
     print(f"first review of the process (the hard tables loaded): {first * 1000:.0f} ms")
     for label, times in (
+        ("the game-over mail without a review (replay data, page, mail)", mails),
         ("review_game, per game", reviews),
-        ("game-over mail without the review (replay page + mail)", without),
-        ("game-over mail with the review (page + mail; the review made apart)", with_review),
+        ("the review's words in the page and the mail (rendering)", words),
     ):
         print(
             f"{label}: median {statistics.median(times) * 1000:.0f} ms, "

@@ -264,5 +264,7 @@ def test_reachable_counts_nothing(desk: Desk) -> None:
 def test_a_review_follows_the_games_hint_setting(hints: bool) -> None:
     """The game-over mail reviews the players' decisions exactly when the game gives
     hints (against the computer unless turned off; between people once all agreed)."""
-    row = m.Game(settings={}, seed="s", hints=hints)
+    row = m.Game(
+        settings={}, seed="s", hints=hints, created_at=NOW, updated_at=NOW, last_move_at=NOW
+    )
     assert policy.may_review(row) is hints

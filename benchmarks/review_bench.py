@@ -74,13 +74,15 @@ def game_over_mail(game: Game) -> dict[str, Any]:
     return data
 
 
-def render(game: Game, data: dict[str, Any], review: GameReview | None) -> None:
-    """Seat 0's replay page and game-over mail rendered (with ``review``, if any)."""
-    render_page({**data, "seat": 0}, review=review)
+def render(game: Game, data: dict[str, Any], review: GameReview | None) -> tuple[int, int]:
+    """Seat 0's replay page and game-over mail rendered (with ``review``, if any): the
+    bytes of the page and of the mail's text and HTML parts."""
+    page = render_page({**data, "seat": 0}, review=review)
     ctx = MailContext(
         game_id=1, names=NAMES[: game.players], recipient_seat=0, reply_hint="", review=review
     )
-    render_turn(player_view(game, 0, len(game.events) - 3), ctx)
+    mail = render_turn(player_view(game, 0, len(game.events) - 3), ctx)
+    return len(page.encode()), len(mail.text.encode()) + len(mail.html.encode())
 
 
 def rendering(game: Game, data: dict[str, Any], review: GameReview | None) -> float:
@@ -101,6 +103,7 @@ def main() -> None:
     words: list[float] = []
     decisions: list[int] = []
     given: list[float] = []
+    sizes: list[tuple[int, int]] = []  # what the review adds to the page and to the mail
     for game in games[1:]:
         spent, data = cpu(partial(game_over_mail, game))
         mails.append(spent)
@@ -109,6 +112,8 @@ def main() -> None:
         decisions.append(len(review.decisions))
         given.append(review.total)
         words.append(rendering(game, data, review) - rendering(game, data, None))
+        (page, mail), (bare_page, bare_mail) = render(game, data, review), render(game, data, None)
+        sizes.append((page - bare_page, mail - bare_mail))
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
     print(
         f"{args.games} games to 121, {args.players} players, seat 0 medium vs hard; "
@@ -125,6 +130,12 @@ def main() -> None:
         print(
             f"{label}: median {statistics.median(times) * 1000:.0f} ms, "
             f"mean {statistics.mean(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+        )
+    for label, column in (("the replay page", 0), ("the mail's text and HTML parts", 1)):
+        added = [s[column] for s in sizes]
+        print(
+            f"bytes the review adds to {label}: median {statistics.median(added):,.0f}, "
+            f"max {max(added):,}"
         )
 
 

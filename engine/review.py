@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from engine.actions import Discard, Play
 from engine.analysis import (
@@ -146,44 +145,6 @@ class GameReview:
             key=lambda i: (-self.decisions[i].given_away, i),
         )
         return tuple(self.decisions[i] for i in order[:n])
-
-    def to_json(self) -> dict[str, Any]:
-        """The review as plain data (cards in their ASCII form, points to 2 places)."""
-        out: list[dict[str, Any]] = []
-        for d in self.decisions:
-            if isinstance(d, DiscardDecision):
-                out.append(
-                    {
-                        "type": "discard",
-                        "hand": d.hand_no,
-                        "own_crib": d.own_crib,
-                        "holding": [c.ascii for c in d.holding],
-                        "laid_away": [c.ascii for c in d.made.laid_away],
-                        "computer": [c.ascii for c in d.computer.laid_away],
-                        "value": round(d.made.total, 2),
-                        "computer_value": round(d.computer.total, 2),
-                        "given_away": round(d.given_away, 2),
-                    }
-                )
-            else:
-                out.append(
-                    {
-                        "type": "play",
-                        "hand": d.hand_no,
-                        "count": d.count,
-                        "card": d.made.ascii,
-                        "computer": d.computer.ascii,
-                        "value": round(d.value_of(d.made), 2),
-                        "computer_value": round(d.value_of(d.computer), 2),
-                        "given_away": round(d.given_away, 2),
-                    }
-                )
-        return {
-            "seat": self.seat,
-            "level": self.level,
-            "total": round(self.total, 2),
-            "decisions": out,
-        }
 
 
 def review_discard(

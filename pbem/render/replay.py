@@ -449,14 +449,12 @@ def render_page(
 ) -> str:
     """The HTML of a page holding ``data`` (`replay_data`'s); with ``review`` (one
     seat's, `engine.review`: that seat's page, in a game that gives reviews) the page
-    shows it in words under the result, and its numbers go in the data (``review``)."""
+    shows it in words under the result (the script does not need it: it is not in the
+    embedded data, which keeps the page small)."""
     folder = templates or TEMPLATES
     env = _environment(str(folder))
     script = _compact((Path(folder) / "replay.js").read_text(encoding="utf-8"))
-    words = None
-    if review is not None:
-        data = {**data, "review": review.to_json()}
-        words = review_text(review, data["names"])
+    words = review_text(review, data["names"]) if review is not None else None
     return env.get_template("replay.html").render(
         data=data, data_json=_json_for_script(data), script=script, review=words
     )

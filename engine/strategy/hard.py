@@ -346,13 +346,7 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
     seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
     played = [c.index for s, c, _ in view.plays if s == opp]
     late = endgame(view, ENDGAME_PLAY) and view.starter is not None
-    left = len(mine) + view.cards_left[opp]
-    samples = SAMPLES.get(left, FEW_SAMPLES)
-    if late:
-        samples //= ENDGAME_SHARE
-    deals = pegsearch.sample_holdings(
-        _unseen(view), view.cards_left[opp], _go_floor(view, opp), played, samples, rng
-    )
+    deals = _deals_2p(view, rng)
     solver = pegsearch.card_values_model if PEG_MODEL else pegsearch.card_values
     values = solver(mine, deals, seq, view.count)
     if late:
@@ -362,6 +356,57 @@ def play_2p(view: PlayerView, rng: random.Random) -> Action:
         values = {r: chances[r] + 1e-4 * v for r, v in values.items()}
     scored = [(values[card.rank], Play(view.seat, card)) for card in view.playable]
     return _pick(scored, rng)
+
+
+def _deals_2p(view: PlayerView, rng: random.Random) -> list[tuple[pegsearch.Ranks, float]]:
+    """The sampled deals of the opponent's unplayed cards that `play_2p` searches."""
+    opp = 1 - view.seat
+    played = [c.index for s, c, _ in view.plays if s == opp]
+    samples = SAMPLES.get(len(view.holding) + view.cards_left[opp], FEW_SAMPLES)
+    if endgame(view, ENDGAME_PLAY) and view.starter is not None:
+        samples //= ENDGAME_SHARE
+    return pegsearch.sample_holdings(
+        _unseen(view), view.cards_left[opp], _go_floor(view, opp), played, samples, rng
+    )
+
+
+def peg_values(view: PlayerView, rng: random.Random) -> dict[Card, float]:
+    """Each card the seat may play now, with the points it is worth to the end of the
+    hand's play (the seat's side's points less the others'), as this player reckons
+    them when it chooses — in points even near the end, where it chooses by the chance
+    of winning. 2 players: the deals `play_2p` would sample from ``rng`` (the same
+    deals, given a generator in the same state), each solved against the modelled
+    opponent; but the hand's first card, which it leads by medium's rules
+    (``LEAD_POLICY``), as medium values it. 3 players: the ``multi`` search over
+    sampled deals; 4 players: the lookahead round the table (``partners``). Raises
+    ValueError when the seat may play no card."""
+    if view.phase != PEGGING or not view.playable:
+        raise ValueError(f"seat {view.seat} has no card to play now")
+    mine = tuple(sorted(c.rank for c in view.holding))
+    seq = pegsearch.trim(tuple(c.rank for _, c in view.count_cards))
+    if view.players == 2 and LEAD_POLICY == "medium" and not view.plays:
+        # The pone's lead: chosen by medium's rules, so valued as medium values it.
+        return {a.card: v for v, a in medium.play_values(view) if isinstance(a, Play)}
+    if view.players == 2:
+        solver = pegsearch.card_values_model if PEG_MODEL else pegsearch.card_values
+        by_rank = solver(mine, _deals_2p(view, rng), seq, view.count)
+    elif view.players in MULTI_PEG:
+        n = view.players
+        others = [(view.seat + k) % n for k in range(1, n)]
+        deals = multi.sample_hands(
+            _unseen(view),
+            [view.cards_left[s] for s in others],
+            [_go_floor(view, s) for s in others],
+            [[c.index for p, c, _ in view.plays if p == s] for s in others],
+            multi_samples(view),
+            rng,
+            MULTI_SAMPLE_KEEP,
+        )
+        by_rank = multi.card_values(mine, deals, seq, view.count, multi.weights_for(n), MULTI_DEPTH)
+    else:
+        scored = partners.play_values(view) if FOUR_LOOKAHEAD else medium.play_values(view)
+        return {a.card: v for v, a in scored if isinstance(a, Play)}
+    return {card: float(by_rank[card.rank]) for card in view.playable}
 
 
 def play_multi(view: PlayerView, rng: random.Random) -> Action:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.review import GameReview
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,9 @@ class MailContext:
     ``suggest``: the reply line offers the computer's move (the game gives hints);
     otherwise it lists the legal choices, so a game between people without hints gives
     no free hint to either side.
+    ``review``: in a game-over mail, the recipient's own decisions beside the hard
+    computer's (`engine.review`, built from the recipient's views alone), when the game
+    gives one (`pbem.service.policy.may_review`).
     """
 
     game_id: int
@@ -84,6 +91,7 @@ class MailContext:
     # is a rematch of), so the player knows at once they were understood.
     opening: str = ""
     suggest: bool = False
+    review: GameReview | None = None
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from engine.analysis import (
     DiscardReview,
     PlayAnalysis,
     PlayOption,
-    Threat,
 )
-from engine.scoring import DOUBLE_PAIR_ROYAL, FIFTEEN, PAIR, PAIR_ROYAL, RUN, THIRTY_ONE
+from engine.scoring import RUN
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.links import Link, discard_link
 from pbem.render.mail import _render
 from pbem.render.page import build_page, subject_tag
+from pbem.render.scorewords import run_length, score_words, threat_words
 from pbem.render.words import People, Phrase, phrase, plain
 
 SHOWN = 6
@@ -74,49 +74,6 @@ class HintSection:
 
 
 # -- words --------------------------------------------------------------------------
-
-_KIND_WORDS = {
-    FIFTEEN: "fifteen",
-    THIRTY_ONE: "31",
-    PAIR: "a pair",
-    PAIR_ROYAL: "a pair royal",
-    DOUBLE_PAIR_ROYAL: "a double pair royal",
-}
-
-
-def score_words(kinds: Sequence[str], points: int, run: int = 0) -> str:
-    """``fifteen and a pair for 4`` (``run``: the length of a run among the kinds)."""
-    words = [f"a run of {run or 3}" if k == RUN else _KIND_WORDS.get(k, k) for k in kinds]
-    joined = " and ".join(words)
-    return f"{joined} for {points}"
-
-
-def _run_length(kinds: Sequence[str], points: int) -> int:
-    """The run's length among scores of ``kinds`` worth ``points`` in all."""
-    other = {FIFTEEN: 2, THIRTY_ONE: 2, PAIR: 2, PAIR_ROYAL: 6, DOUBLE_PAIR_ROYAL: 12}
-    return points - sum(other.get(k, 0) for k in kinds if k != RUN)
-
-
-_RANK_WORDS = {1: "an ace", 8: "an 8", 11: "a jack", 12: "a queen", 13: "a king"}
-
-
-def rank_words(ranks: Sequence[int]) -> str:
-    """``a ten card``, ``a 7``, ``an ace``, ``an 8``, ``a king``, ``a 10, queen or king``."""
-    if len(ranks) == 4:
-        return "a ten card"
-    names = [_RANK_WORDS.get(r, f"a {r}") for r in ranks]
-    if len(names) == 1:
-        return names[0]
-    article = names[0].split(" ", 1)[0]
-    bare = [n.split(" ", 1)[1] for n in names]
-    return f"{article} {', '.join(bare[:-1])} or {bare[-1]}"
-
-
-def threat_words(threat: Threat, who: str) -> str:
-    """``a ten card makes 31 for 2 (Bob holds one: about 62%)``."""
-    run = _run_length(threat.kinds, threat.points) if RUN in threat.kinds else 0
-    scores = score_words(threat.kinds, threat.points, run)
-    return f"{rank_words(threat.ranks)} makes {scores} ({who} holds one: about {threat.chance:.0%})"
 
 
 def _signed(value: float) -> str:
@@ -307,7 +264,7 @@ def play_line(option: PlayOption, answering: str | None) -> Phrase:
     """``7♣: count 22; leaves the count at 22: an 9 makes 31 for 2 (…)``."""
     parts: list[str] = []
     if option.points:
-        run = _run_length(option.kinds, option.points) if RUN in option.kinds else 0
+        run = run_length(option.kinds, option.points) if RUN in option.kinds else 0
         parts.append(f"makes {score_words(option.kinds, option.points, run)}")
     if option.count == 31:
         parts.append("ends the count at 31: a new count starts")

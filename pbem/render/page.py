@@ -14,6 +14,7 @@ from pbem.render.context import MailContext, MatchInfo, Said
 from pbem.render.links import Link, link, move_links
 from pbem.render.narrate import Line, Narrator
 from pbem.render.prompt import Prompt, build_prompt
+from pbem.render.review import ReviewText, review_text
 from pbem.render.words import (
     Part,
     People,
@@ -66,6 +67,8 @@ class Page:
     board: Board | None = None
     footer: tuple[str, ...] = ()
     rematch: Link | None = None
+    # A game-over mail's review of the recipient's decisions (`pbem.render.review`).
+    review: ReviewText | None = None
     # The answers a mail outside any game asks for (a confirmation request's), one click
     # each.
     answers: tuple[Link, ...] = ()
@@ -408,4 +411,7 @@ def build_page(
         board=build_board(view, p),
         footer=(*ctx.deal_lines, *footer_lines(view.outcome is not None)),
         rematch=rematch_link(view, p, ctx, subject),
+        review=review_text(ctx.review, p.names)
+        if ctx.review is not None and view.outcome is not None
+        else None,
     )

@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import (
     PEGGING,
@@ -48,7 +48,11 @@ from engine import (
 )
 from pbem.render.mail import TEMPLATES, _environment
 from pbem.render.narrate import peg_words
+from pbem.render.review import review_text
 from pbem.render.words import clean_name
+
+if TYPE_CHECKING:
+    from engine.review import GameReview
 
 # The colours of the sides (a partnership shares one).
 SIDE_COLOURS = ("#c0392b", "#1f5fbf", "#23824a")
@@ -440,11 +444,17 @@ def _compact(script: str) -> str:
     return "\n".join(line for line in lines if line and not line.startswith("//"))
 
 
-def render_page(data: dict[str, Any], templates: Path | None = None) -> str:
-    """The HTML of a page holding ``data`` (`replay_data`'s)."""
+def render_page(
+    data: dict[str, Any], templates: Path | None = None, review: GameReview | None = None
+) -> str:
+    """The HTML of a page holding ``data`` (`replay_data`'s); with ``review`` (one
+    seat's, `engine.review`: that seat's page, in a game that gives reviews) the page
+    shows it in words under the result (the script does not need it: it is not in the
+    embedded data, which keeps the page small)."""
     folder = templates or TEMPLATES
     env = _environment(str(folder))
     script = _compact((Path(folder) / "replay.js").read_text(encoding="utf-8"))
+    words = review_text(review, data["names"]) if review is not None else None
     return env.get_template("replay.html").render(
-        data=data, data_json=_json_for_script(data), script=script
+        data=data, data_json=_json_for_script(data), script=script, review=words
     )

@@ -37,14 +37,18 @@ path that acts on a mail or sends one asks this module, and nothing else decides
 What a refusal says lands in the inbound row's reason (``pbem inbox list``); a mail not
 sent is logged at debug level with the reason.
 
-The policy lives in three modules, re-exported here (every path asks ``policy.X``):
-`proof` (who may do what), `consent` (whom the service may mail) and `mailboxes` (how
-a mailbox is named, and which are the service's own).
+3. **Who is told how they played?** (`may_review`): a finished game's review of each
+   player's decisions follows the game's hint setting (`advice`).
+
+The policy lives in four modules, re-exported here (every path asks ``policy.X``):
+`proof` (who may do what), `consent` (whom the service may mail), `mailboxes` (how
+a mailbox is named, and which are the service's own) and `advice` (who gets a review).
 """
 
 from __future__ import annotations
 
 from pbem.service.context import Proof, Sender
+from pbem.service.policy.advice import may_review
 from pbem.service.policy.consent import (
     QUIETEN_VERBS,
     Why,
@@ -108,6 +112,7 @@ __all__ = [
     "may_hand_over",
     "may_invite",
     "may_mail",
+    "may_review",
     "prove",
     "quiet_word",
     "reachable",

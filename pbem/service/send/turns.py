@@ -19,6 +19,7 @@ from sqlmodel import Session
 from engine import Game, player_view
 from engine import Settings as GameSettings
 from engine.match import MatchScore
+from engine.review import GameReview, review_game
 from pbem.render import (
     MailContext,
     MatchInfo,
@@ -30,6 +31,7 @@ from pbem.render.mail import DEALS_CHECK
 from pbem.render.news import mail_state, worth_mailing
 from pbem.render.turnmail import TurnMailJob, make_turn_mail
 from pbem.render.words import join_words
+from pbem.service import policy
 from pbem.service.context import (
     Context,
     Seated,
@@ -295,9 +297,12 @@ def turn_mails(
         said = with_talk(session, game_row, seats, seated, unheard)
         first = first_in_game(seated)  # (before the envelope makes this mail its last)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
+        # The game-over mail reviews the player's own decisions (from their own views,
+        # `engine.review`), when the game gives one.
+        review = review_game(game, seat) if game.is_over and policy.may_review(game_row) else None
         attached: str | None = None
         if replay is not None and wants_replay(ctx, seated.player):
-            attached, page = replay.page(seat)
+            attached, page = replay.page(seat, review)
             envelope["attachments"].append((attached, "text/html", page))
         about = mail_context(
             game_row,
@@ -311,6 +316,8 @@ def turn_mails(
             ending=game_ending(ctx, game_row, game, attached),
             following=next_answer(ctx, game_row, game),
         )
+        if review is not None:
+            about = replace(about, review=review)
         if first:
             # Dealt at once (a rematch, a match's next game, an admin's game): this first
             # mail says what the game is, as the cut request would have.
@@ -340,11 +347,12 @@ class ReplayAttachment:
         self.game_row, self.game, self.seats = game_row, game, seats
         self._data: dict[str, Any] | None = None
 
-    def page(self, seat: int) -> tuple[str, bytes]:
-        """The attachment's file name and bytes for ``seat``."""
+    def page(self, seat: int, review: GameReview | None = None) -> tuple[str, bytes]:
+        """The attachment's file name and bytes for ``seat``, with ``review`` (the seat's
+        own review, `engine.review`) on the page when given."""
         from pbem.render.replay import render_page, replay_data
 
         if self._data is None:
             self._data = replay_data(game_archive(self.game_row, self.game, self.seats))
-        html = render_page({**self._data, "seat": seat})
+        html = render_page({**self._data, "seat": seat}, review=review)
         return f"cribbage-{self.game_row.id}.html", html.encode("utf-8")

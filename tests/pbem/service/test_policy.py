@@ -255,3 +255,16 @@ def test_reachable_counts_nothing(desk: Desk) -> None:
         assert policy.may_mail(ctx, session, "new@victim.test", Why.NOTE, NOW)
         assert not policy.reachable(ctx, session, "new@victim.test", NOW)
         assert policy.reachable(ctx, session, "new@victim.test", NOW + timedelta(days=31))
+
+
+# -- who gets a finished game's review -------------------------------------------------
+
+
+@pytest.mark.parametrize("hints", [True, False])
+def test_a_review_follows_the_games_hint_setting(hints: bool) -> None:
+    """The game-over mail reviews the players' decisions exactly when the game gives
+    hints (against the computer unless turned off; between people once all agreed)."""
+    row = m.Game(
+        settings={}, seed="s", hints=hints, created_at=NOW, updated_at=NOW, last_move_at=NOW
+    )
+    assert policy.may_review(row) is hints

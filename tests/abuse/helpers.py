@@ -25,7 +25,7 @@ from sqlmodel import Session, col, func, select
 from pbem.service import Service
 from pbem.service.policy import mailbox_of
 from pbem.store import models as m
-from tests.e2e.helpers import DOMAIN, SERVICE_ADDRESS, Harness, parse, plain_mail, reply
+from tests.e2e.helpers import DOMAIN, SERVICE_ADDRESS, Harness, parse, plain_mail
 
 VICTIM = "v@victim.test"
 """The mailbox the attacks aim at (a stranger to the service, unless a test seats it)."""
@@ -84,16 +84,7 @@ def latest_to(h: Harness, address: str) -> EmailMessage:
 def confirm_latest(h: Harness, address: str, answer: str = "yes") -> None:
     """Answer the newest confirmation request to ``address`` as its owner does (one
     click: a reply to its token), and check the answer was taken."""
-    with Session(h.db) as session:
-        row = session.exec(
-            select(m.Outbox)
-            .where(m.Outbox.recipient == address, m.Outbox.kind == "confirm")
-            .order_by(col(m.Outbox.id).desc())
-        ).first()
-        assert row is not None, f"no confirmation request went to {address}"
-        request = parse(row.raw)
-    h.deliver(reply(request, address, "", answer))
-    row = h.last_inbound()
+    row = h.confirm(address, answer)
     assert row.status == "applied", row.reason
 
 

@@ -315,6 +315,21 @@ class Harness:
         raw = reply(self.latest(address), address, name, body, style=style, **options)
         return self.deliver(raw)
 
+    def confirm(self, address: str, answer: str = "yes") -> m.Inbound:
+        """``address`` answers the newest "Did you send this?" request it got (one click:
+        a reply to its token); one daemon step. The answer's inbound row."""
+        with Session(self.db) as session:
+            row = session.exec(
+                select(m.Outbox)
+                .where(m.Outbox.recipient == address, m.Outbox.kind == "confirm")
+                .order_by(col(m.Outbox.id).desc())
+            ).first()
+            assert row is not None, f"no confirmation request went to {address}"
+            request = parse(row.raw)
+        name = next((n for a, n in PEOPLE if a == address), address.split("@")[0].title())
+        self.deliver(reply(request, address, name, answer))
+        return self.last_inbound()
+
     def move(self, game_id: int, action: Action, *, style: str = "gmail") -> StepStats:
         """The player of ``action.seat`` asks for it by mail."""
         return self.answer(self.address_of(game_id, action.seat), command_for(action), style=style)

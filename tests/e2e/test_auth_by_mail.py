@@ -195,8 +195,9 @@ def test_a_plain_mail_passes_the_same_from_checks(harness: Harness) -> None:
     assert row.status == "rejected" and "DMARC" in (row.reason or ""), row.reason
     assert h.log(game) == []
     assert_only(h, before)
-    vouched = b"Authentication-Results: mx.pbem.test; dmarc=pass\r\n" + plain_mail(
-        A, SERVICE_ADDRESS, move
+    vouched = (
+        b"Authentication-Results: mx.pbem.test; dmarc=pass header.from=example.com\r\n"
+        + plain_mail(A, SERVICE_ADDRESS, move)
     )
     h.deliver(vouched)
     assert h.last_inbound().status == "applied", h.last_inbound().reason

@@ -118,7 +118,7 @@ def test_from_verdict() -> None:
     assert not verdict(f"{TRUSTED}; " + "(" * 5000)
     # Only the topmost header of the trusted server counts: one below may be forged.
     assert not verdict(f"{TRUSTED}; dmarc=none", f"{TRUSTED}; dmarc=pass header.from=x")
-    assert verdict("relay.internal; dmarc=fail", f"{TRUSTED}; dmarc=pass")
+    assert verdict("relay.internal; dmarc=fail", f"{TRUSTED}; dmarc=pass header.from=example.com")
     assert not verdict(f"{TRUSTED.upper()}; dmarc=fail", f"{TRUSTED}; dmarc=pass")
 
 

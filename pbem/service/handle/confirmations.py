@@ -65,6 +65,7 @@ def request(
     now: datetime,
     *,
     asked: str = "",
+    game_id: int | None = None,
 ) -> Outcome:
     """Hold ``row``'s request (``action``; ``asked``: what it said, in the service's
     words, quoted to the mailbox) until its sender confirms; mail them one confirmation
@@ -86,6 +87,7 @@ def request(
             "ignored",
             f"{action}: a confirmation request to {writer.mailbox} waits already; no mail",
             sender=mail.sender,
+            game_id=game_id,
         )
     token = new_token()
     session.add(
@@ -116,6 +118,7 @@ def request(
             f"{action}: held for confirmation, but {writer.mailbox} may get no "
             "confirmation request now (see the policy); no mail",
             sender=mail.sender,
+            game_id=game_id,
         )
     return finish(
         ctx,
@@ -124,6 +127,7 @@ def request(
         "applied",
         f"{action}: held until {writer.mailbox} confirms (confirmation request sent)",
         sender=mail.sender,
+        game_id=game_id,
     )
 
 

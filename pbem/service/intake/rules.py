@@ -374,7 +374,14 @@ def seat(a: Arrival) -> Known | Outcome:
         log_stray_cut(session, mail, game_row, seat, now, decision.reason)
         asked = "; ".join(str(c) for c in parsed.commands) or "(no command)"
         return confirmations.request(
-            ctx, session, row, mail, "move", now, asked=f"game {game_row.id}: {asked}"
+            ctx,
+            session,
+            row,
+            mail,
+            "move",
+            now,
+            asked=f"game {game_row.id}: {asked}",
+            game_id=game_row.id,
         )
     if not decision.allowed:
         # Not answered: its From may be forged.

@@ -66,13 +66,16 @@ def test_what_each_proof_may_do(desk: Desk) -> None:
             # A token: everything.
             assert policy.decide(ctx, session, sender("x@y.test", Proof.TOKEN), action).allowed
         assert not policy.decide(ctx, session, stranger, "resign").allowed
-        assert policy.decide(ctx, session, stranger, "watch").verdict == Verdict.CONFIRM
-        assert policy.decide(ctx, session, stranger, "challenge").verdict == Verdict.CONFIRM
         assert policy.decide(ctx, session, stranger, "new").allowed
-        assert policy.decide(ctx, session, stranger, "quieten").allowed
-        # A mailbox that confirmed may invite by its From.
+        assert policy.decide(ctx, session, stranger, "query").allowed
+        # Every change to a game or to anyone's settings: one confirmation request.
+        changes = ("move", "settings", "challenge", "rematch", "cancel", "watch", "unwatch")
+        for action in (*changes, "quieten", "unquieten"):
+            assert policy.decide(ctx, session, stranger, action).verdict == Verdict.CONFIRM
+        # Even from a mailbox that confirmed: its From alone may be anyone's.
         policy.confirm(ctx, session, sender("s+x@Stranger.test", Proof.TOKEN), NOW)
-        assert policy.decide(ctx, session, stranger, "challenge").allowed
+        for action in (*changes, "quieten"):
+            assert policy.decide(ctx, session, stranger, action).verdict == Verdict.CONFIRM
 
 
 def test_a_seat_not_joined_moves_only_with_its_token(desk: Desk) -> None:
@@ -83,7 +86,8 @@ def test_a_seat_not_joined_moves_only_with_its_token(desk: Desk) -> None:
         assert not policy.decide(ctx, session, sender(who, Proof.FROM), "move", seat=seat).allowed
         assert policy.decide(ctx, session, sender(who, Proof.TOKEN), "move", seat=seat).allowed
         seat.joined = True
-        assert policy.decide(ctx, session, sender(who, Proof.FROM), "move", seat=seat).allowed
+        joined = policy.decide(ctx, session, sender(who, Proof.FROM), "move", seat=seat)
+        assert joined.verdict == Verdict.CONFIRM  # a joined seat's From: asked to confirm
 
 
 def test_a_mailbox_that_never_confirmed_gets_one_unasked_mail_per_quiet_period(
@@ -215,7 +219,9 @@ def test_a_seat_not_joined_gets_its_first_game_mail_only(desk: Desk) -> None:
 def test_the_trusted_server_decides_for_every_mail(desk: Desk) -> None:
     ctx = with_settings(desk, trusted_authserv_id="mx.stage.example")
     raw = b"From: ann@play.example\nTo: x@stage.example\nSubject: hi\n\nnew\n"
-    forged = read_message(b"Authentication-Results: mx.stage.example; dmarc=pass\n" + raw)
+    forged = read_message(
+        b"Authentication-Results: mx.stage.example; dmarc=pass header.from=play.example\n" + raw
+    )
     assert policy.prove(ctx, forged, None).proof == Proof.TOKEN
     unread = read_message(
         b"Authentication-Results: mx.stage.example; (unclosed\n"
@@ -268,3 +274,34 @@ def test_a_review_follows_the_games_hint_setting(hints: bool) -> None:
         settings={}, seed="s", hints=hints, created_at=NOW, updated_at=NOW, last_move_at=NOW
     )
     assert policy.may_review(row) is hints
+
+
+def test_unproven_mail_earns_a_few_answers_a_day(desk: Desk) -> None:
+    """Answers to mail proven by its From alone — confirmation requests included — are
+    capped per mailbox and day, for a confirmed mailbox too; proven mail is not."""
+    ctx = with_settings(desk, max_unproven_answers_per_day=3)
+    box = "p@player.test"
+    with session_scope(ctx.db) as session:
+        policy.confirm(ctx, session, sender(box, Proof.TOKEN), NOW)
+    for day in range(3):
+        now = NOW + timedelta(days=day)
+        sent = 0
+        for k in range(10):
+            ctx.senders = {k: sender(f"P+{k}@Player.test", Proof.FROM)}
+            why = Why.CONFIRM if k % 2 else Why.ANSWER
+            with session_scope(ctx.db) as session:
+                sent += policy.may_mail(ctx, session, box, why, now, inbound_id=k)
+        assert sent == 3, day
+        ctx.senders = {99: sender(box, Proof.TOKEN)}
+        with session_scope(ctx.db) as session:
+            assert policy.may_mail(ctx, session, box, Why.ANSWER, now, inbound_id=99)
+
+
+def test_proven_mail_is_delayed_never_refused_for_volume(desk: Desk) -> None:
+    ctx = with_settings(desk, max_per_sender_per_hour=5, max_proven_per_hour=50)
+    proven, alone = sender("p@player.test", Proof.TOKEN), sender("p@player.test", Proof.FROM)
+    assert policy.volume(ctx, alone, 4) == Verdict.ALLOW
+    assert policy.volume(ctx, alone, 5) == Verdict.REFUSE
+    assert policy.volume(ctx, proven, 49) == Verdict.ALLOW
+    assert policy.volume(ctx, proven, 50) == Verdict.DELAY
+    assert policy.volume(ctx, proven, 10_000) == Verdict.DELAY

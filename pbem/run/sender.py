@@ -46,7 +46,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.pool import NullPool
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session
 
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
@@ -427,18 +427,6 @@ class OutboxSender:
         if ids:
             log.warning("outbox rows %s were interrupted by a crash; due again", ids)
         return ids
-
-    def seconds_until_due(self) -> float | None:
-        """Seconds until the next pending row is due (0 if one is due now), or None."""
-        with Session(self.db) as session:
-            due = session.exec(
-                select(func.min(col(m.Outbox.next_attempt_at))).where(
-                    m.Outbox.status == m.OutboxStatus.PENDING.value
-                )
-            ).one()
-        if due is None:
-            return None
-        return max(0.0, (due - self.clock()).total_seconds())
 
     def close(self) -> None:
         """Close the connections kept open (``QUIT``) and the lock connection

@@ -29,7 +29,13 @@ offered load (moves per second, all games together); by default players answer a
 The service's own share: from the moment Postfix accepted the player's reply to the
 moment Postfix accepted the service's answer to it (the outbox row's ``sent_at``, the
 later of the two players' mails): ``handed_ms``. The daemon's CPU time is divided by
-the moves made (``daemon_cpu_ms_per_move``).
+the moves made (``daemon_cpu_ms_per_move``, start-up included). ``cpu_ms_per_move``
+gives the CPU of each process group over the measured window (after the ``--warmup``
+share of moves, so without start-up) divided by the moves made in it: the service (its
+``pbem serve`` processes with their rendering helpers), Postfix, Dovecot, the database
+server's backends of the run's database, and the simulated players (this process);
+Postfix, Dovecot and the database server are shared with anything else running on the
+machine. ``load_avg`` is the load average before and after the run.
 
 Moves per second counts the player moves SMTP accepted in the measured window (the first
 ``--warmup`` share of moves is left out), and the latency trend over the window's
@@ -62,7 +68,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
 
+from benchmarks import proc_groups  # noqa: E402
 from pbem.config import load_settings  # noqa: E402
 from pbem.demo.bots import command_for, quoted_reply, view_of  # noqa: E402
 from pbem.mail.tokens import parse_message_id  # noqa: E402
@@ -324,10 +332,16 @@ class Bench:
         ] + [threading.Thread(target=self.sender) for _ in range(args.senders)]
         logs = self.stack_logs()
         marks = {path: path.stat().st_size if path.exists() else 0 for path in logs}
+        load_before = [round(x, 2) for x in os.getloadavg()]
         started = time.monotonic()
         for game in self.games.values():
             game.moved_at = started  # the first mails are on their way
         cpu_start = os.times()
+        database = None if args.db == "sqlite" else make_url(db_url).database
+        warm = int(args.moves * args.warmup)
+        window_start: tuple[int, dict[int, tuple[str, float]]] | None = None
+        groups_cpu: dict[str, float] = {}
+        window_moves = 0
         for worker in workers:
             worker.start()
         for thread in threads:
@@ -337,6 +351,9 @@ class Bench:
             while True:
                 with self.moves_lock:
                     made = len(self.moves)
+                if window_start is None and made >= warm:
+                    pids = [worker.pid for worker in workers if worker.running()]
+                    window_start = (made, proc_groups.snapshot(pids, database))
                 if made >= args.moves or all(g.over for g in self.games.values()):
                     break
                 if time.monotonic() - started > args.seconds:
@@ -346,6 +363,13 @@ class Bench:
             time.sleep(min(5.0, 3 * args.poll + 2.0))  # let the last moves' mails arrive
         finally:
             worker_cpu = [_cpu(worker.pid) for worker in workers if worker.running()]
+            if window_start is not None:
+                pids = [worker.pid for worker in workers if worker.running()]
+                groups_cpu = proc_groups.spent(
+                    window_start[1], proc_groups.snapshot(pids, database)
+                )
+                with self.moves_lock:
+                    window_moves = len(self.moves) - window_start[0]
             self.stop.set()
             for thread in threads:
                 thread.join(timeout=30)
@@ -360,6 +384,16 @@ class Bench:
         self.handed = self.handed_times(db_url)
         bench_cpu = sum(os.times()[:2]) - sum(cpu_start[:2])
         result = self.report(elapsed, worker_cpu, bench_cpu, work)
+        if window_moves:
+            result["cpu_ms_per_move"] = {
+                group: round(seconds / window_moves * 1000, 2)
+                for group, seconds in groups_cpu.items()
+            }
+            result["cpu_window_moves"] = window_moves
+        result["load_avg"] = {
+            "before": load_before,
+            "after": [round(x, 2) for x in os.getloadavg()],
+        }
         result["stack_disruptions"] = self.disruptions(marks)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

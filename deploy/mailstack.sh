@@ -500,6 +500,10 @@ configure_postfix() {
         "smtpd_tls_security_level = none"
         "smtp_tls_security_level = none"
         "lmtp_tls_security_level = none"
+        # LMTP connections to this host (Dovecot, and the services routed here) are kept
+        # in Postfix's connection cache between deliveries, not only under a backlog: a
+        # service pays for a new connection (and aiosmtpd's set-up) once, not per mail.
+        "lmtp_connection_cache_destinations = $HOST"
         "smtpd_banner = \$myhostname ESMTP pbem-mailstack"
         "biff = no"
         "append_dot_mydomain = no"

@@ -68,6 +68,28 @@ SOURCE = "lmtp"
 """The source the inbound rows of this listener are stored under."""
 
 _DATA_REFUSALS = ("552 ", "500 ")
+# Characters that make an envelope address more than a plain ``local@domain`` (quoting,
+# comments, routes, IP literals…): such an address goes to aiosmtpd's full parser.
+_NOT_PLAIN = frozenset(' "\\()<>[],;:\t')
+
+
+def plain_address(arg: str) -> tuple[str, str] | None:
+    """``(address, the rest)`` of a ``MAIL FROM``/``RCPT TO`` argument such as
+    ``<player@example.org> SIZE=1234`` when the address is a plain ``local@domain``
+    (or the null sender, ``<>`` as aiosmtpd gives it), read without the mail header
+    parser; None for anything else."""
+    text = arg.lstrip()
+    if not text.startswith("<"):
+        return None
+    end = text.find(">")
+    if end < 0:
+        return None
+    address = text[1:end]
+    if address and (address.count("@") != 1 or not _NOT_PLAIN.isdisjoint(address)):
+        return None
+    if address and (address.startswith("@") or address.endswith("@")):
+        return None
+    return address or "<>", text[end + 1 :].lstrip()
 
 
 def with_envelope(raw: bytes, mail_from: str | None, recipients: list[str]) -> bytes:
@@ -204,6 +226,18 @@ def _protocol_class() -> type:
         answer to ``DATA``: a mail server waiting for the others would hang."""
 
         line_length_limit = LINE_LENGTH_LIMIT
+
+        def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+            """A plain address (nearly every one a mail server hands over) is read
+            without the mail header parser aiosmtpd uses for every address."""
+            plain = plain_address(arg) if arg else None
+            if plain is None:
+                return super()._getaddr(arg)
+            address, rest = plain
+            local = address.rpartition("@")[0]
+            if self.local_part_limit and len(local) > self.local_part_limit:
+                return None, None
+            return address, rest
 
         async def push(self, status: Any) -> None:
             envelope = getattr(self, "envelope", None)

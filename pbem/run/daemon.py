@@ -5,13 +5,15 @@ processes every pending message (ten to a transaction, each ending as it would a
 the outbox is drained after each transaction, so the first moves of a long batch go
 out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
-Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
+Then it drains the outbox if a retry is due, and runs the timers if one is due (both
+known from one query, `pbem.run.due`, kept until something may have changed them: an
+idle step costs nothing when nothing is due).  ``run`` repeats steps until stopped,
 waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
 happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
 command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
 the inbox is the listener's (``pbem.listen.lmtp``): the listener has stored each message
 before the step, and its "stored" ends the wait at once.  Each message
-processed and each delivery is logged on one line.
+processed is logged on one line, the deliveries of a drain on one.
 
 On SQLite only one daemon may run per database: a second one is refused with a
 clear message (an exclusive lock file beside the database: `pbem.run.lock`).
@@ -26,15 +28,15 @@ import zlib
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
+from pbem.run.due import Dues, ask
 from pbem.run.lock import DaemonError, lock_for
 from pbem.run.sender import OutboxSender
 from pbem.run.wakeup import Wakeup
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
-from pbem.service.send.digest import digest_due
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.health import INBOX, record_transport_error, record_transport_ok
@@ -88,6 +90,8 @@ class Daemon:
         self._reader = False
         self.wakeup = Wakeup(service.db)
         METRICS.started(service.clock().timestamp())
+        # The next outbox retry and timer (`pbem.run.due`), or None when they must be asked.
+        self._dues: Dues | None = None
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
@@ -141,7 +145,11 @@ class Daemon:
 
     def step(self, *, fetch: bool = True) -> StepStats:
         """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
-        process what is pending, send what is due and run the timers."""
+        process what is pending, send what is due and run the timers that are due."""
+        self._dues = None  # asked afresh: the database may have changed since
+        return self._step(fetch)
+
+    def _step(self, fetch: bool) -> StepStats:
         stats = StepStats()
         fetched = self.inbox.fetch() if fetch and (self._listens or self.is_reader()) else []
         stats.fetched = len(fetched)
@@ -165,6 +173,7 @@ class Daemon:
             done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
             stats.processed += done_here
             if done_here:
+                self._dues = None  # a move sets clocks; its intake may hold a seat
                 stats.sent += self.sender.drain()
             if len(outcomes) < PROCESS_CHUNK or not done_here:
                 break
@@ -183,11 +192,27 @@ class Daemon:
             else:
                 for key in done:
                     self.inbox.ack(key)
-        stats.sent += self.sender.drain()
-        stats.timers = self.service.run_timers()
-        if stats.timers:
+        dues = self._known_dues()
+        now = self.service.clock()  # (read after: what the query found due now is due)
+        if dues.outbox_due(now):
+            self._dues = None
             stats.sent += self.sender.drain()
+        if dues.timers_due(now):
+            self._dues = None
+            stats.timers = self.service.run_timers()
+            if stats.timers:
+                stats.sent += self.sender.drain()
         return stats
+
+    def _known_dues(self) -> Dues:
+        """The next outbox retry and timer, asked unless known (on PostgreSQL known for
+        ``RECOVER_SECONDS`` at most: other workers change them too)."""
+        dues = self._dues
+        if dues is None or (self._shared and time.monotonic() - dues.asked > RECOVER_SECONDS):
+            settings = self.service.settings
+            now = self.service.clock()
+            dues = self._dues = ask(self.service.db, settings.digest_hour, now, time.monotonic())
+        return dues
 
     def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:
         """One INFO line per message processed here: id, sender, game, outcome, reason."""
@@ -240,10 +265,11 @@ class Daemon:
             fetch = True
             while not self.stop_event.is_set():
                 if self._shared and time.monotonic() - recovered_at >= RECOVER_SECONDS:
-                    self.sender.recover_interrupted()  # another worker may have died
+                    if self.sender.recover_interrupted():  # another worker may have died
+                        self._dues = None
                     recovered_at = time.monotonic()
                 try:
-                    stats = self.step(fetch=fetch)
+                    stats = self._step(fetch)
                     if failures:
                         self._note_transport(None)
                     failures = 0
@@ -314,6 +340,7 @@ class Daemon:
             news = True
         if self.wakeup.check():
             log.debug("woken up: mail was queued")
+            self._dues = None  # the command line queued mail or changed clocks
         return news or not pushes
 
     def _settled(self, stats: StepStats) -> bool:
@@ -340,40 +367,18 @@ class Daemon:
         """How long to wait for mail: ``longest``, or less when an outbox retry or a timer
         (a reminder, a timeout) is due sooner: a delivery that failed for a moment is
         retried on time, and a reminder goes out on time, not at the next poll."""
-        dues = [
-            self.sender.seconds_until_due(),
-            self._seconds_until_timers(),
-            self.sender.seconds_until_idle_close(),
-            self.service.seconds_until_waiting(),
+        dues = self._known_dues()
+        now = self.service.clock()
+        until: list[float | None] = [
+            (t - now).total_seconds()
+            for t in (dues.outbox, dues.timers, dues.waiting)
+            if t is not None
         ]
-        due = min((d for d in dues if d is not None), default=None)
+        until.append(self.sender.seconds_until_idle_close())
+        due = min((max(0.0, d) for d in until if d is not None), default=None)
         if due is None:
             return longest
         return max(0.05, min(longest, due))
-
-    def _seconds_until_timers(self) -> float | None:
-        """Seconds until the next reminder or timeout of an active game, or an invitation's
-        expiry, or None."""
-        active = col(m.Game.status).in_((m.GameStatus.ACTIVE.value, m.GameStatus.CUTTING.value))
-        with Session(self.service.db) as session:
-            reminder = session.exec(
-                select(func.min(col(m.Game.next_reminder_at))).where(active)
-            ).one()
-            deadline = session.exec(select(func.min(col(m.Game.deadline_at))).where(active)).one()
-            lapse = session.exec(
-                select(func.min(col(m.Invitation.expires_at))).where(
-                    m.Invitation.status == m.InvitationStatus.PENDING.value
-                )
-            ).one()
-            digest = session.exec(
-                select(func.count()).select_from(m.Player).where(col(m.Player.digest).is_(True))
-            ).one()
-        times = [t for t in (reminder, deadline, lapse) if t is not None]
-        if digest:
-            times.append(digest_due(self.service.settings.digest_hour, self.service.clock()))
-        if not times:
-            return None
-        return max(0.0, (min(times) - self.service.clock()).total_seconds())
 
     def stop(self) -> None:
         """Stop after the step under way; a wait ends at once (safe from a signal handler)."""

@@ -1,12 +1,12 @@
 """Drain the outbox through a transport: at least once, stable Message-IDs, retries.
 
 Rows are claimed in one short transaction (marked 'sending' with a lease, so a
-sender that dies leaves them to be claimed again), sent outside any transaction,
-and each per-recipient result is recorded the moment the transport reports it, in
-a short transaction of its own, before the next message of its lane goes out:
-delivered, retried later with capped exponential backoff and jitter (a temporary
-failure, for ``max_age``: 5 days by default, as Postfix), or failed (permanent, or
-temporary for that long).
+sender that dies leaves them to be claimed again, and noted "in flight"), sent outside
+any transaction, and the per-recipient results of each lane are recorded together when
+the lane is done, in one short transaction with one prepared statement for the
+delivered rows: delivered, retried later with capped exponential backoff and jitter (a
+temporary failure, for ``max_age``: 5 days by default, as Postfix), or failed
+(permanent, or temporary for that long).
 
 A turn mail to a player to move starts their clock when it is delivered, and one that
 fails for good makes the game wait for that seat (see ``pbem.store.delivery``): both
@@ -17,13 +17,13 @@ server's round trips for one message overlap another's; all mail to one recipien
 takes one lane, in order. (A sink that reports results only at the end of a batch
 gets the batch whole, over one connection.)
 
-Recording each delivery at once keeps the window in which a crash makes the
-sender transmit a message twice down to the instant between the server's "250
-OK" and that commit. The row in that window carries an "in flight" note, so
-after a crash the one message per lane that may have reached the server is
-known (see ``pbem.store.outbox``). SMTP has no way to ask a server whether it
-already accepted a message, so that instant cannot be closed from this side:
-the stable Message-ID lets the recipient's mail system drop the copy.
+Recording a lane's results together costs one commit per lane rather than one per mail,
+and bounds what a crash can send twice to the one batch on the wire: its rows carry
+the "in flight" note from the claim on, so after a crash the messages that may have
+reached the server are known (see ``pbem.store.outbox``) and go out again with the same
+Message-IDs. SMTP has no way to ask a server whether it already accepted a message, so
+that window cannot be closed from this side: the stable Message-ID lets the recipient's
+mail system drop the copy.
 
 After a crash the rows a dead sender left 'sending' are made due again by
 :meth:`OutboxSender.recover_interrupted` (the daemon calls it), rather than
@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.pool import NullPool
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session
 
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
@@ -66,8 +67,7 @@ from pbem.store.outbox import (
     DEFAULT_MAX_BACKOFF,
     claim_due_outbox,
     mark_failed,
-    note_in_flight,
-    record_sent,
+    record_sent_many,
     release_interrupted,
 )
 from pbem.store.players import record_bounce
@@ -125,6 +125,8 @@ class OutboxSender:
         # the first success records that it works.
         self._transport_failing: bool | None = None
         self._runner: asyncio.Runner | None = None
+        # Delivery results of the current drain, by result ("sent", "deferred", ...).
+        self._tally: Counter[str] = Counter()
 
     @property
     def sink(self) -> OutboundSink:
@@ -156,6 +158,17 @@ class OutboxSender:
         return due() if self.keep_connections and due is not None else None
 
     async def adrain(self, max_batches: int = 100) -> int:
+        """Send what is due, in up to ``max_batches`` batches; one log line says how many
+        went out (each delivery is logged at debug level, each failure as a warning)."""
+        self._tally.clear()
+        try:
+            return await self._drain(max_batches)
+        finally:
+            if self._tally:
+                counts = ", ".join(f"{n} {result}" for result, n in sorted(self._tally.items()))
+                log.info("outbox: %s", counts, extra={"deliveries": dict(self._tally)})
+
+    async def _drain(self, max_batches: int) -> int:
         delivered = 0
         close_idle = getattr(self.sink, "close_idle", None)
         if self.keep_connections and close_idle is not None:
@@ -177,101 +190,115 @@ class OutboxSender:
     # -- one batch ---------------------------------------------------------------------
 
     async def _send(self, items: list[OutgoingMail]) -> tuple[int, bool]:
-        """Send one claimed batch over its lanes, recording each result at once.
+        """Send one claimed batch over its lanes; each lane's results are recorded
+        together, in one transaction, once the lane is done.
 
         Returns (delivered, whether a temporary failure says to stop for now).
         """
-        lanes = self._lanes(items)
         reporting = self._reporting
-        lane_of = {int(item.id): lane for lane in lanes for item in lane}
-        recorded: set[int] = set()
         delivered = 0
         trouble = False
 
-        def record(result: DeliveryResult) -> None:
-            nonlocal delivered, trouble
-            row_id = int(result.id)
-            if row_id in recorded:
-                return
-            recorded.add(row_id)
-            lane = lane_of.get(row_id, [])
-            following = next((int(i.id) for i in lane if int(i.id) not in recorded), None)
-            now = self.clock()
-            if result.ok:
-                clock = self._clocks.pop(row_id, None)
-                with self.db.begin() as connection:
-                    record_sent(connection, row_id, now=now, next_in_flight=following)
-                    if clock is not None and now - clock[1] > CLOCK_SLACK:
-                        start_clock(connection, clock[0], clock[1], now)
-                    game_id = self._claimed.get(row_id, (None, 0))[0]
-                    held = (game_id, result.recipient.lower())
-                    if game_id is not None and held in self._held:
-                        clear_failed(connection, game_id, result.recipient)
-                        self._held.discard(held)
-                delivered += 1
-                if self._transport_failing is not False:
-                    self._note_transport(None)
-                self._log_delivery(row_id, result.recipient, "sent")
-                return
-            trouble = trouble or result.temporary
-            if result.temporary and not self._transport_failing:
-                self._note_transport(result.error or "delivery failed")
-            with session_scope(self.db) as session:
-                failed = mark_failed(
-                    session,
-                    row_id,
-                    result.error or "delivery failed",
-                    temporary=result.temporary,
-                    now=now,
-                    max_age=self.max_age,
-                    max_attempts=self.max_attempts,
-                    backoff=self.backoff,
-                    max_backoff=self.max_backoff,
-                )
-                if failed.status == m.OutboxStatus.FAILED.value:
-                    # A turn mail failed for good: the game waits for its seat.
-                    hold_for_mail(session, failed, now)
-                if following is not None:
-                    note_in_flight(session, following, now=now)
-                if result.address_refused:
-                    # Refused at RCPT TO, so no bounce will come back: this is the bounce.
-                    record_bounce(
-                        session, result.recipient, result.error or "address refused", now=now
-                    )
-                outcome = (
-                    "bounced"
-                    if result.address_refused
-                    else "deferred"
-                    if failed.status == m.OutboxStatus.PENDING.value
-                    else "failed"
-                )
-                # Counted with the attempt's record, for /metrics across restarts.
-                count_event(session, _FAILURE_COUNTERS[outcome])
-            self._log_delivery(row_id, result.recipient, outcome, result.error or "delivery failed")
-
         async def send_lane(lane: list[OutgoingMail]) -> None:
+            nonlocal delivered, trouble
+            got: dict[int, DeliveryResult] = {}
+
+            def keep(result: DeliveryResult) -> None:
+                got.setdefault(int(result.id), result)
+
+            missing = "no result"
             try:
                 if reporting:
-                    results = await self.sink.send_batch(lane, on_result=record)  # type: ignore[call-arg]
+                    results = await self.sink.send_batch(lane, on_result=keep)  # type: ignore[call-arg]
                 else:
                     results = await self.sink.send_batch(lane)
             except Exception as exc:
                 log.warning("sending a batch failed: %s", exc)
-                error = f"{type(exc).__name__}: {exc}"
-                self._note_transport(error)
-                for item in lane:
-                    if int(item.id) not in recorded:
-                        record(DeliveryResult(item.id, item.recipients[0], False, True, error))
-                return
+                missing = f"{type(exc).__name__}: {exc}"
+                self._note_transport(missing)
+                results = []
             for result in results:
-                record(result)
+                keep(result)
             for item in lane:
-                if int(item.id) not in recorded:
-                    recipient = item.recipients[0]
-                    record(DeliveryResult(item.id, recipient, False, True, "no result"))
+                if int(item.id) not in got:
+                    keep(DeliveryResult(item.id, item.recipients[0], False, True, missing))
+            sent, stop = self._record(list(got.values()))
+            delivered += sent
+            trouble = trouble or stop
 
-        await asyncio.gather(*(send_lane(lane) for lane in lanes))
+        await asyncio.gather(*(send_lane(lane) for lane in self._lanes(items)))
         return delivered, trouble
+
+    def _record(self, results: list[DeliveryResult]) -> tuple[int, bool]:
+        """Record one lane's results in one transaction: the delivered rows with one
+        prepared statement (`record_sent_many`), each failure with its backoff. Returns
+        (delivered, whether a temporary failure says to stop for now)."""
+        now = self.clock()
+        sent = [r for r in results if r.ok]
+        failures = [r for r in results if not r.ok]
+        outcomes: list[tuple[DeliveryResult, str]] = []
+        if not failures:
+            with self.db.begin() as connection:
+                self._record_sent(connection, sent, now)
+        else:
+            with session_scope(self.db) as session:
+                self._record_sent(session.connection(), sent, now)
+                for result in failures:
+                    outcomes.append((result, self._record_failure(session, result, now)))
+        if sent and self._transport_failing is not False:
+            # (None: not known in this process; the record may say failing from before.)
+            self._note_transport(None)
+        for result in sent:
+            self._log_delivery(int(result.id), result.recipient, "sent")
+        trouble = False
+        for result, outcome in outcomes:
+            trouble = trouble or result.temporary
+            if result.temporary and not self._transport_failing:
+                self._note_transport(result.error or "delivery failed")
+            error = result.error or "delivery failed"
+            self._log_delivery(int(result.id), result.recipient, outcome, error)
+        return len(sent), trouble
+
+    def _record_sent(
+        self, connection: Connection, sent: list[DeliveryResult], now: datetime
+    ) -> None:
+        record_sent_many(connection, [int(result.id) for result in sent], now=now)
+        for result in sent:
+            row_id = int(result.id)
+            clock = self._clocks.pop(row_id, None)
+            if clock is not None and now - clock[1] > CLOCK_SLACK:
+                start_clock(connection, clock[0], clock[1], now)
+            game_id = self._claimed.get(row_id, (None, 0))[0]
+            held = (game_id, result.recipient.lower())
+            if game_id is not None and held in self._held:
+                clear_failed(connection, game_id, result.recipient)
+                self._held.discard(held)
+
+    def _record_failure(self, session: Session, result: DeliveryResult, now: datetime) -> str:
+        """Record a failed delivery in ``session``; what became of it (for the log)."""
+        failed = mark_failed(
+            session,
+            int(result.id),
+            result.error or "delivery failed",
+            temporary=result.temporary,
+            now=now,
+            max_age=self.max_age,
+            max_attempts=self.max_attempts,
+            backoff=self.backoff,
+            max_backoff=self.max_backoff,
+        )
+        if failed.status == m.OutboxStatus.FAILED.value:
+            # A turn mail failed for good: the game waits for its seat.
+            hold_for_mail(session, failed, now)
+        if result.address_refused:
+            # Refused at RCPT TO, so no bounce will come back: this is the bounce.
+            record_bounce(session, result.recipient, result.error or "address refused", now=now)
+            outcome = "bounced"
+        else:
+            outcome = "deferred" if failed.status == m.OutboxStatus.PENDING.value else "failed"
+        # Counted with the attempt's record, for /metrics across restarts.
+        count_event(session, _FAILURE_COUNTERS[outcome])
+        return outcome
 
     def _note_transport(self, error: str | None) -> None:
         """Record the outbox transport's error (or that it works again) for
@@ -290,8 +317,10 @@ class OutboxSender:
     def _log_delivery(
         self, row_id: int, recipient: str, result: str, error: str | None = None
     ) -> None:
-        """One line per delivery attempt: recipient, game, result, attempt number."""
+        """One line per delivery attempt: recipient, game, result, attempt number (a
+        delivery at debug level: the drain logs how many went out)."""
         METRICS.delivery(result)
+        self._tally[result] += 1
         game_id, attempt = self._claimed.pop(row_id, (None, 0))
         to = mask_address(recipient)
         text = f"outbox {row_id} to {to}, game {game_id if game_id is not None else '-'}: "
@@ -299,7 +328,7 @@ class OutboxSender:
         if error:
             text += f": {error}"
         log.log(
-            logging.INFO if result == "sent" else logging.WARNING,
+            logging.DEBUG if result == "sent" else logging.WARNING,
             "%s",
             text,
             extra={
@@ -332,7 +361,7 @@ class OutboxSender:
         return [lane for lane in split if lane]
 
     def _claim(self) -> list[OutgoingMail]:
-        """Claim up to ``batch`` due rows; the first of each lane is noted in flight.
+        """Claim up to ``batch`` due rows, each noted in flight (in the claim's transaction).
 
         On PostgreSQL the claim runs on this sender's own connection, which holds each
         claimed row's advisory lock until :meth:`_release_locks` (so another worker can
@@ -348,7 +377,9 @@ class OutboxSender:
             return self._claim_in(session, now, lock_rows=False)
 
     def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
-        rows = claim_due_outbox(session, now, self.batch, lease=self.lease, lock_rows=lock_rows)
+        rows = claim_due_outbox(
+            session, now, self.batch, lease=self.lease, lock_rows=lock_rows, in_flight=True
+        )
         self._claimed = {r.id: (r.game_id, r.attempts) for r in rows if r.id is not None}
         self._clocks = {
             r.id: (r.game_id, r.created_at)
@@ -362,8 +393,6 @@ class OutboxSender:
             for r in rows
             if r.id is not None
         ]
-        for lane in self._lanes(items):
-            note_in_flight(session, int(lane[0].id), now=now)
         return items
 
     # -- PostgreSQL row locks and recovery -----------------------------------------------
@@ -409,18 +438,6 @@ class OutboxSender:
         if ids:
             log.warning("outbox rows %s were interrupted by a crash; due again", ids)
         return ids
-
-    def seconds_until_due(self) -> float | None:
-        """Seconds until the next pending row is due (0 if one is due now), or None."""
-        with Session(self.db) as session:
-            due = session.exec(
-                select(func.min(col(m.Outbox.next_attempt_at))).where(
-                    m.Outbox.status == m.OutboxStatus.PENDING.value
-                )
-            ).one()
-        if due is None:
-            return None
-        return max(0.0, (due - self.clock()).total_seconds())
 
     def close(self) -> None:
         """Close the connections kept open (``QUIT``) and the lock connection

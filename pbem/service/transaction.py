@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, or_
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from engine import Game
 from pbem.config import Settings
@@ -92,7 +92,8 @@ class Service:
         return self.receive_many([(raw, oversize)], source)[0]
 
     def pending_ids(self, limit: int = 100) -> list[int]:
-        """The oldest messages to process now (not those that wait: `seconds_until_waiting`)."""
+        """The oldest messages to process now (not a proven mail that waits for the
+        hourly volume: the daemon wakes for it, `pbem.run.due`)."""
         waits = col(m.Inbound.not_before)
         with Session(self.db) as session:
             rows = session.exec(
@@ -105,17 +106,6 @@ class Service:
                 .limit(limit)
             ).all()
         return [r for r in rows if r is not None]
-
-    def seconds_until_waiting(self) -> float | None:
-        """Seconds until a proven mail that waits for the hourly volume may be read, or
-        None when none waits."""
-        with Session(self.db) as session:
-            due = session.exec(
-                select(func.min(col(m.Inbound.not_before))).where(
-                    m.Inbound.status == m.InboundStatus.PENDING.value
-                )
-            ).one()
-        return None if due is None else max(0.0, (due - self.clock()).total_seconds())
 
     def receive_many(
         self, messages: Sequence[tuple[bytes, bool]], source: str

@@ -6,10 +6,12 @@ mid-way leaves its rows 'sending'; they become due again when the lease runs out
 once through `release_interrupted` when the sender is known to be dead, so a message may
 be sent twice but is never lost (its Message-ID lets clients drop the copy).
 
-The one message a sender is transmitting carries an "in flight" note (`note_in_flight`):
-if it is still there after a crash, the server may have accepted that message before the
-sender could record it, and sending it again may give the recipient a second copy. Every
-other row left 'sending' by a crash never reached the server.
+The rows a sender is transmitting carry an "in flight" note (set by the claim with
+``in_flight``, or by `note_in_flight`): if it is still there after a crash, the server may
+have accepted that message before the sender could record it, and sending it again may
+give the recipient a second copy. A row left 'sending' without it never reached the server.
+The sender records a batch's results together (`record_sent_many`), so after a crash at
+most the one batch it was sending goes out again, with the same Message-IDs.
 
 On PostgreSQL a claiming sender also holds a session advisory lock per claimed row
 (`outbox_lock_key`) until it has recorded the row's result; the server frees the locks the
@@ -127,6 +129,7 @@ def claim_due_outbox(
     *,
     lease: timedelta = DEFAULT_LEASE,
     lock_rows: bool = False,
+    in_flight: bool = False,
 ) -> list[Outbox]:
     """Up to `limit` messages due at `now`, oldest due first, marked 'sending'.
 
@@ -134,7 +137,9 @@ def claim_due_outbox(
     Rows left 'sending' by a sender that died are claimed again once their lease is over.
     On PostgreSQL rows locked by another transaction are skipped (``SKIP LOCKED``), and
     with `lock_rows` the session also takes each claimed row's advisory lock (the caller
-    releases it once the row's result is recorded; see the module docstring).
+    releases it once the row's result is recorded; see the module docstring). With
+    `in_flight` each claimed row is noted in flight as well (`note_in_flight`), in the
+    same statement: the caller is about to transmit them all.
     """
     statement = (
         select(Outbox)
@@ -150,10 +155,13 @@ def claim_due_outbox(
     rows = list(session.exec(statement))
     if lock_rows and rows and is_postgresql(session):
         rows = _lock_claimed(session, rows)
+    note = _note(now) if in_flight else None
     for row in rows:
         row.status = OutboxStatus.SENDING.value
         row.attempts += 1
         row.next_attempt_at = now + lease
+        if note is not None:
+            row.last_error = note
         session.add(row)
     session.flush()
     return rows
@@ -183,12 +191,15 @@ def _lock_claimed(session: Session, rows: list[Outbox]) -> list[Outbox]:
     ]
 
 
+def _note(now: datetime) -> str:
+    return f"{IN_FLIGHT} {now.isoformat(timespec='milliseconds')}"
+
+
 def _in_flight(row_id: int, now: datetime) -> Update:
-    stamp = now.isoformat(timespec="milliseconds")
     return (
         update(Outbox)
         .where(col(Outbox.id) == row_id, col(Outbox.status) == OutboxStatus.SENDING.value)
-        .values(last_error=f"{IN_FLIGHT} {stamp}")
+        .values(last_error=_note(now))
         .execution_options(synchronize_session=False)
     )
 
@@ -202,19 +213,21 @@ def note_in_flight(session: Session, row_id: int, *, now: datetime) -> None:
     session.exec(_in_flight(row_id, now))
 
 
-def record_sent(
-    connection: Connection, row_id: int, *, now: datetime, next_in_flight: int | None = None
-) -> None:
-    """`mark_sent` in two plain statements on ``connection`` (no ORM round trips), with
-    the in-flight note moved on to ``next_in_flight``: the caller commits at once, since
-    until then a crash would send the message again."""
-    connection.execute(
-        update(Outbox)
-        .where(col(Outbox.id) == row_id)
-        .values(status=OutboxStatus.SENT.value, sent_at=now, last_error=None)
-    )
-    if next_in_flight is not None:
-        connection.execute(_in_flight(next_in_flight, now))
+_OUTBOX = Outbox.__table__  # type: ignore[attr-defined]
+# One prepared statement for every delivered row of a batch (executemany).
+_SENT = (
+    update(_OUTBOX)
+    .where(_OUTBOX.c.id == bindparam("row_id"))
+    .values(status=OutboxStatus.SENT.value, sent_at=bindparam("sent_at"), last_error=None)
+)
+
+
+def record_sent_many(connection: Connection, row_ids: Sequence[int], *, now: datetime) -> None:
+    """`mark_sent` for each of ``row_ids`` in one prepared statement run for all of them
+    (executemany) on ``connection``: the caller commits at once, since until then a crash
+    would send these messages again."""
+    if row_ids:
+        connection.execute(_SENT, [{"row_id": row_id, "sent_at": now} for row_id in row_ids])
 
 
 def release_interrupted(session: Session, *, now: datetime) -> list[int]:

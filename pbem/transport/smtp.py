@@ -12,13 +12,19 @@ the next message goes out: a caller that records each delivery at once leaves on
 instant between the server's acceptance and that record in which a crash would make it
 send the message again.
 
+When the server offers ``PIPELINING`` a message's ``MAIL``, ``RCPT`` and ``DATA`` go
+out together (`pbem.transport.smtp_pipeline`): two round trips a message instead of
+three or more.
+
 A sink with ``keep_open`` set (the daemon's) keeps its connections open between
 batches: each batch ends with the connection parked instead of ``QUIT``, and the next
-batch takes it back after a ``NOOP`` proves it still works (a connection the server
-closed or timed out meanwhile is dropped and a new one opened; if that fails too, the
-messages fail temporarily as usual). A connection parked for ``idle_seconds`` is closed
-with ``QUIT`` by :meth:`SmtpOutbound.close_idle`, so the server's session is not held
-forever, and :meth:`SmtpOutbound.aclose` closes them all (the daemon stopping).
+batch takes it back, after a ``NOOP`` if it was parked longer than ``NOOP_AFTER``
+seconds. A kept connection that fails before the server answered its first command (the
+server closed or timed out the session meanwhile: it took nothing) is dropped and the
+message sent over a new one; if that fails too, the messages fail temporarily as usual.
+A connection parked for ``idle_seconds`` is closed with ``QUIT`` by
+:meth:`SmtpOutbound.close_idle`, so the server's session is not held forever, and
+:meth:`SmtpOutbound.aclose` closes them all (the daemon stopping).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import aiosmtplib
 
 from pbem.transport._tls import client_tls_context
 from pbem.transport.base import DeliveryResult, OutgoingMail
+from pbem.transport.smtp_pipeline import SessionGone, can_pipeline, send_pipelined
 from pbem.transport.urls import SmtpConfig
 
 log = logging.getLogger(__name__)
@@ -50,6 +57,10 @@ _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 # How long a connection kept open between batches may sit unused before it is closed
 # (Postfix's own smtpd_timeout is 300 s).
 IDLE_SECONDS = 30.0
+# A connection parked longer than this is asked ``NOOP`` before it is used again; one used
+# moments ago is used at once (if the server closed it, the first command finds out before
+# the server took anything, and the message goes over a new connection).
+NOOP_AFTER = 5.0
 _HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
 
 
@@ -69,6 +80,10 @@ def _is_temporary(code: int) -> bool:
 
 def _reply_error(exc: aiosmtplib.SMTPResponseException) -> str:
     return f"{exc.code} {exc.message}".strip()
+
+
+def _reply_text(reply: aiosmtplib.SMTPResponse) -> str:
+    return f"{reply.code} {reply.message}".strip()
 
 
 def _needs_smtputf8(addresses: Iterable[str]) -> bool:
@@ -121,14 +136,18 @@ class SmtpOutbound:
         reused = False  # smtp is a connection kept from an earlier batch
         reconnects_left = 1
         finished = False
+        untested = False  # smtp is a kept connection that has not answered in this batch
+        index = -1
         try:
-            for index, item in enumerate(items):
+            while index + 1 < len(items):
+                index += 1
+                item = items[index]
                 if not item.recipients:
                     continue
                 if smtp is None:
                     try:
                         smtp = await self._take_idle()
-                        reused = smtp is not None
+                        reused = untested = smtp is not None
                         smtp = smtp or await self._connect()
                     except _BatchFailure as failure:
                         for rest in items[index:]:
@@ -144,6 +163,7 @@ class SmtpOutbound:
                 outcome: dict[str, DeliveryResult] = {}
                 try:
                     await self._send_item(smtp, item, outcome)
+                    untested = False
                     refused = [r for r in outcome if not (outcome[r].ok or outcome[r].temporary)]
                     if reused and refused:
                         # A session kept open answers from the tables the server had when
@@ -168,6 +188,12 @@ class SmtpOutbound:
                     if smtp is not None:
                         smtp.close()
                     smtp = None
+                    if untested and isinstance(exc, SessionGone):
+                        # The server had closed the kept session: it took nothing.
+                        log.info("%r: a kept connection is gone (%s); opening a new one", self, exc)
+                        untested = False
+                        index -= 1  # the same message, over another connection
+                        continue
                     error = f"connection lost: {type(exc).__name__}: {exc}"
                     log.warning("%r: %s while sending %s", self, error, item.id)
                     for recipient in item.recipients:
@@ -225,11 +251,14 @@ class SmtpOutbound:
             await _quit(smtp)
 
     async def _take_idle(self) -> aiosmtplib.SMTP | None:
-        """A parked connection that answers ``NOOP``, or None (closing those that do not,
-        or that were parked too long)."""
+        """A parked connection, or None (closing those parked too long). One parked for
+        more than ``NOOP_AFTER`` seconds must answer ``NOOP`` first (those that do not
+        are closed)."""
         await self.close_idle()
         while self._idle:
-            smtp, _ = self._idle.pop()
+            smtp, since = self._idle.pop()
+            if self._monotonic() - since <= NOOP_AFTER and smtp.is_connected:
+                return smtp
             try:
                 await smtp.noop()
             except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
@@ -261,6 +290,11 @@ class SmtpOutbound:
         self.opened += 1
         try:
             await smtp.connect()
+            if smtp.is_ehlo_or_helo_needed:  # so the extensions are known for the first message
+                try:
+                    await smtp.ehlo()
+                except aiosmtplib.SMTPHeloError:
+                    await smtp.helo()
         except aiosmtplib.SMTPAuthenticationError as exc:
             smtp.close()
             # A configuration problem: retried later rather than dropping the mail.
@@ -314,9 +348,15 @@ class SmtpOutbound:
         if utf8:
             options.append("SMTPUTF8")
         encoding = "utf-8" if utf8 else "ascii"
+        raw = item.raw if item.raw.endswith(b"\n") else item.raw + b"\r\n"
+        if can_pipeline(smtp):
+            await self._send_pipelined(smtp, item, recipients, raw, options, encoding, outcome)
+            return
 
         try:
             await smtp.mail(item.sender, options=options, encoding=encoding)
+        except (aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPTimeoutError) as exc:
+            raise SessionGone(str(exc)) from exc
         except aiosmtplib.SMTPSenderRefused as exc:
             error = f"sender refused: {_reply_error(exc)}"
             for recipient in recipients:
@@ -345,7 +385,6 @@ class SmtpOutbound:
             await _reset(smtp)
             return
 
-        raw = item.raw if item.raw.endswith(b"\n") else item.raw + b"\r\n"
         try:
             await smtp.data(raw)
         except aiosmtplib.SMTPDataError as exc:
@@ -356,6 +395,57 @@ class SmtpOutbound:
                     ok=False,
                     temporary=_is_temporary(exc.code),
                     error=f"message refused: {_reply_error(exc)}",
+                )
+            await _reset(smtp)
+            return
+        for recipient in accepted:
+            outcome[recipient] = DeliveryResult(item.id, recipient, ok=True)
+
+    async def _send_pipelined(
+        self,
+        smtp: aiosmtplib.SMTP,
+        item: OutgoingMail,
+        recipients: list[str],
+        raw: bytes,
+        options: list[str],
+        encoding: str,
+        outcome: dict[str, DeliveryResult],
+    ) -> None:
+        """`_send_item` with ``MAIL``, ``RCPT`` and ``DATA`` pipelined."""
+        done = await send_pipelined(
+            smtp, item.sender, recipients, raw, options=options, encoding=encoding
+        )
+        if not done.mail_ok:
+            error = f"sender refused: {_reply_text(done.mail)}"
+            temporary = _is_temporary(done.mail.code)
+            for recipient in recipients:
+                outcome[recipient] = DeliveryResult(item.id, recipient, False, temporary, error)
+            await _reset(smtp)
+            return
+        accepted = done.accepted(recipients)
+        for recipient, reply in zip(recipients, done.rcpt, strict=True):
+            if recipient not in accepted:
+                outcome[recipient] = DeliveryResult(
+                    item.id,
+                    recipient,
+                    ok=False,
+                    temporary=_is_temporary(reply.code),
+                    error=f"recipient refused: {_reply_text(reply)}",
+                    address_refused=not _is_temporary(reply.code),
+                )
+        if not accepted:
+            await _reset(smtp)
+            return
+        end = done.end or done.data
+        assert end is not None
+        if end is done.data or end.code != 250:
+            for recipient in accepted:
+                outcome[recipient] = DeliveryResult(
+                    item.id,
+                    recipient,
+                    ok=False,
+                    temporary=_is_temporary(end.code),
+                    error=f"message refused: {_reply_text(end)}",
                 )
             await _reset(smtp)
             return

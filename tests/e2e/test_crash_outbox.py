@@ -1,8 +1,9 @@
 """The outbox and the daemon around a crash, one fault at a time (both databases).
 
-- Each delivery is recorded the moment the transport reports it, so a crash in the middle
-  of a batch sends again only what was not yet delivered; the one message that was on
-  the wire carries an "in flight" note, and is the only one that can come twice.
+- A batch's deliveries are recorded together when its lane is done, so a crash in the
+  middle of a batch sends at most that one batch again, with the same Message-IDs: its
+  rows carry an "in flight" note from the claim on, and only they can come twice;
+  what an earlier batch recorded never goes out again.
 - Rows a crash left 'sending' are due again when the daemon starts (not after their
   lease); on PostgreSQL a worker takes over a dead worker's rows and never a live one's.
 - A delivery that failed for a moment is retried when its backoff ends, even while the
@@ -26,7 +27,7 @@ from pbem.run.runtime import build_daemon
 from pbem.run.sender import OutboxSender
 from pbem.service import Service
 from pbem.store import models as m
-from pbem.store.outbox import IN_FLIGHT, INTERRUPTED
+from pbem.store.outbox import IN_FLIGHT, INTERRUPTED, claim_due_outbox
 from pbem.transport.base import DeliveryResult, OutboundSink, OutgoingMail
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness, make_settings
 
@@ -78,7 +79,7 @@ def queue_mail(h: Harness) -> list[int]:
     return sorted(outbox(h.db))
 
 
-def test_a_crash_mid_batch_sends_again_only_what_was_not_recorded(harness: Harness) -> None:
+def test_a_crash_mid_batch_sends_again_at_most_that_batch(harness: Harness) -> None:
     h = harness
     ids = queue_mail(h)
 
@@ -88,30 +89,49 @@ def test_a_crash_mid_batch_sends_again_only_what_was_not_recorded(harness: Harne
 
     first = Recorder(h.daemon.sender.sink, die_before_the_third)
     h.daemon.sender.sink = first
-    h.daemon.sender.lanes = 1  # one message on the wire at a time
+    h.daemon.sender.lanes = 1  # one lane: each batch is recorded when it is done
+    h.daemon.sender.batch = 2  # two batches of two
     with pytest.raises(Killed):
         h.daemon.sender.drain()
     rows = outbox(h.db)
     assert [rows[i].status for i in ids] == ["sent", "sent", "sending", "sending"]
-    assert (rows[ids[2]].last_error or "").startswith(IN_FLIGHT)  # on the wire at the crash
-    assert rows[ids[3]].last_error is None  # never started
+    for i in ids[2:]:  # the batch on the wire at the crash, all of it in flight
+        assert (rows[i].last_error or "").startswith(IN_FLIGHT)
+        assert rows[i].attempts == 1
 
     h.restart()
     assert sorted(h.daemon.sender.recover_interrupted()) == ids[2:]
     rows = outbox(h.db)
-    assert "may have accepted it" in (rows[ids[2]].last_error or "")
-    assert rows[ids[2]].attempts == 1  # it was tried
-    assert rows[ids[3]].last_error == f"{INTERRUPTED} before it was sent"
-    assert rows[ids[3]].attempts == 0  # claimed, never tried
+    for i in ids[2:]:
+        assert "may have accepted it" in (rows[i].last_error or "")
+        assert rows[i].attempts == 1  # it was tried
     second = Recorder(h.daemon.sender.sink)
     h.daemon.sender.sink = second
     assert h.daemon.sender.drain() == 2
-    assert sorted(int(i) for i in second.delivered) == ids[2:]  # the recorded two: never again
+    assert sorted(int(i) for i in second.delivered) == ids[2:]  # the first batch: never again
     assert {r.status for r in outbox(h.db).values()} == {"sent"}
     assert h.daemon.sender.recover_interrupted() == []
+    twice = {int(i) for i, n in (first.delivered + second.delivered).items() if n > 1}
+    assert twice == {ids[2]}  # the one delivered before the crash comes twice, same id
 
 
-def test_lanes_keep_each_recipients_order_and_a_crash_repeats_only_what_was_in_flight(
+def test_a_crash_before_anything_went_out_is_known_to_have_sent_nothing(
+    harness: Harness,
+) -> None:
+    h = harness
+    ids = queue_mail(h)
+    with Session(h.db) as session:  # a claim whose process died before it transmitted
+        claimed = sorted(r.id for r in claim_due_outbox(session, h.clock(), 10))
+        session.commit()
+    assert claimed == ids
+    h.restart()
+    assert sorted(h.daemon.sender.recover_interrupted()) == ids
+    rows = outbox(h.db)
+    assert {r.last_error for r in rows.values()} == {f"{INTERRUPTED} before it was sent"}
+    assert {r.attempts for r in rows.values()} == {0}  # claimed, never tried
+
+
+def test_lanes_keep_each_recipients_order_and_a_crash_repeats_at_most_one_batch(
     harness: Harness,
 ) -> None:
     h = harness
@@ -127,13 +147,15 @@ def test_lanes_keep_each_recipients_order_and_a_crash_repeats_only_what_was_in_f
 
     first = Recorder(h.daemon.sender.sink, die_at_the_fifth)
     h.daemon.sender.sink = first
+    h.daemon.sender.batch = 4  # two batches of four, each over its lanes
     assert h.daemon.sender.lanes == 3
     with pytest.raises(Killed):
         h.daemon.sender.drain()
     rows = outbox(h.db)
     recorded = {i for i in ids if rows[i].status == "sent"}
     in_flight = {i for i in ids if (rows[i].last_error or "").startswith(IN_FLIGHT)}
-    assert 1 <= len(in_flight) <= 3  # at most one per lane
+    assert recorded == set(ids[:4])  # the first batch, recorded
+    assert in_flight == set(ids[4:])  # the batch on the wire at the crash: all of it
     killed = first.sequence[4][1]  # delivered, then the process died
     assert killed in in_flight and killed not in recorded
 
@@ -146,7 +168,7 @@ def test_lanes_keep_each_recipients_order_and_a_crash_repeats_only_what_was_in_f
     again = {int(i) for i in second.delivered}
     assert not again & recorded  # what was recorded never goes out again
     twice = {int(i) for i, n in (first.delivered + second.delivered).items() if n > 1}
-    assert twice <= in_flight  # a second copy only of a message that was on the wire
+    assert twice <= in_flight  # a second copy only of a message of the batch on the wire
     for run in (first, second):  # one recipient's mail goes out in order
         for address in {a for a, _ in run.sequence}:
             mine = [i for a, i in run.sequence if a == address]
@@ -190,8 +212,8 @@ def test_a_worker_takes_over_a_dead_workers_rows_never_a_live_ones(harness: Harn
             h.daemon.sender.drain()
         assert seen_alive == [[]]
         h.daemon.sender.close()  # its connection, and with it its row locks, is gone
-        assert sorted(other.recover_interrupted()) == ids[1:]
-        assert other.drain() == 3
+        assert sorted(other.recover_interrupted()) == ids  # its batch, none recorded
+        assert other.drain() == 4
         assert {r.status for r in outbox(h.db).values()} == {"sent"}
     finally:
         other.close()

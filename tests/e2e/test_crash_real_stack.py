@@ -12,11 +12,13 @@ fault (the engine alone, same seeds, same decisions); no move was applied twice;
 inbound message ended in a final state; every outgoing message reached its recipient;
 and no mailbox holds a Message-ID twice.
 
-One duplicate is beyond any sender's reach: a kill in the instant between the SMTP
-server's "250 OK" and the commit that records it. The outbox marks the one message it is
-transmitting "in flight"; after each kill the test notes which message that was, and a
-copy is excused only for such a message (how many there were is printed). Everything
-else — a whole batch, a message whose record committed — must never come twice.
+One duplicate is beyond any sender's reach: a kill between the SMTP server's "250 OK"
+and the commit that records it. The outbox records a lane's results together, and marks
+every message of the batch it is transmitting "in flight" from the claim on, so a kill
+sends at most that one batch again, with the same Message-IDs; after each kill the test
+notes which messages those were, and a copy is excused only for such a message (how
+many there were is printed). Everything else — a message of an earlier batch, a message
+whose record committed — must never come twice.
 """
 
 from __future__ import annotations

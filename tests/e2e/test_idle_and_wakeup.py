@@ -19,11 +19,12 @@ from sqlmodel import select
 
 from pbem.config import Settings
 from pbem.run.runtime import build_daemon
+from pbem.run.wakeup import poke
 from pbem.service import Service, utcnow
 from pbem.store import models as m
 from pbem.store.db import make_engine, session_scope
 from tests.cli_process import PBEM, start_pbem
-from tests.e2e.helpers import fresh_env, make_settings, plain_mail, read_maildir
+from tests.e2e.helpers import Clock, fresh_env, make_settings, plain_mail, read_maildir
 from tests.fixtures.mailstack import MailStack, send_raw
 
 
@@ -93,17 +94,59 @@ def test_the_daemon_stays_in_idle_and_wakes_when_mail_arrives(
 def test_the_next_timer_bounds_the_wait(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
     settings = make_settings(tmp_path, db_url, poll_seconds=600, reminder_hours=24)
     daemon = build_daemon(settings, db_engine)
+    daemon.wakeup.open()  # (as run does)
     try:
         svc = daemon.service
         svc.new_game([("a@example.com", None), ("b@example.com", None)], seed="timer")
         assert daemon._wait_seconds(600) == 0.05  # the first mails are due now
-        daemon.sender.drain()
+        daemon.step()  # sends them
         assert daemon._wait_seconds(600) == 600  # the reminder is a day away
         with session_scope(db_engine) as session:
             game = session.exec(select(m.Game)).one()
             game.next_reminder_at = utcnow() + timedelta(seconds=3)
             session.add(game)
+        # Known, not asked before every wait: what changes the clocks tells the daemon
+        # (its own steps; the command line's wake-up).
+        assert daemon._wait_seconds(600) == 600
+        assert poke(db_engine)
+        daemon.wakeup.wait(5)
+        daemon._wait()  # the wake-up ends the wait at once, and the dues are asked again
         assert 1 < daemon._wait_seconds(600) <= 3
+    finally:
+        daemon.close()
+
+
+def test_an_idle_step_drains_nothing_and_runs_no_timer_until_one_is_due(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    settings = make_settings(tmp_path, db_url, reminder_hours=1)
+    clock = Clock()
+    daemon = build_daemon(settings, db_engine, clock=clock)
+    calls: list[str] = []
+    drain, run_timers = daemon.sender.drain, daemon.service.run_timers
+
+    def counted_drain(max_batches: int = 100) -> int:
+        calls.append("drain")
+        return drain(max_batches)
+
+    def counted_timers() -> int:
+        calls.append("timers")
+        return run_timers()
+
+    daemon.sender.drain = counted_drain  # type: ignore[method-assign]
+    daemon.service.run_timers = counted_timers  # type: ignore[method-assign]
+    try:
+        daemon.service.new_game([("a@example.com", None), ("b@example.com", None)], seed="i")
+        assert daemon.step().sent == 2  # a step asks afresh: the first mails are due
+        calls.clear()
+        for _ in range(3):
+            stats = daemon._step(True)  # as the loop steps: what is due is known
+            assert not stats.busy
+        assert calls == []  # nothing due: no drain that cannot claim, no timers
+        clock.advance(timedelta(hours=1, seconds=1))
+        stats = daemon._step(True)
+        assert stats.timers == 1 and stats.sent == 2  # the reminders, on time
+        assert calls == ["timers", "drain"]
     finally:
         daemon.close()
 

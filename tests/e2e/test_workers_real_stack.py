@@ -9,8 +9,8 @@ database share 50 concurrent games to 61, played by IMAP/SMTP players (random an
   is started again, as a supervisor would.
 - Afterwards each game's action log runs seq 0, 1, 2, … and equals the fault-free
   reference; no move was applied twice; every inbound message ended in a final state;
-  every mail reached its recipient and no mailbox holds a Message-ID twice (but the one
-  a kill may have left in flight, as in ``test_crash_real_stack``).
+  every mail reached its recipient and no mailbox holds a Message-ID twice (but those
+  of the one batch a kill may have left in flight, as in ``test_crash_real_stack``).
 
 And with SQLite, a second ``pbem serve`` is refused with one clear line and exit code 1,
 while the first goes on.

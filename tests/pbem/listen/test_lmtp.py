@@ -28,7 +28,13 @@ from sqlmodel import Session, select
 
 from engine import Action
 from pbem.demo.bots import command_for
-from pbem.listen.lmtp import LmtpListener, start_listener, with_envelope
+from pbem.listen.lmtp import (
+    LmtpListener,
+    _protocol_class,
+    plain_address,
+    start_listener,
+    with_envelope,
+)
 from pbem.run.daemon import StepStats
 from pbem.run.runtime import build_daemon
 from pbem.store import models as m
@@ -140,13 +146,13 @@ def test_the_running_loop_takes_each_move_in_one_step(served: tuple[Harness, int
     h, port = served
     game_id = h.new_game()
     steps: list[StepStats] = []
-    step = h.daemon.step
+    step = h.daemon._step  # (the loop's step: ``step`` is for a caller outside the loop)
 
-    def counted(*, fetch: bool = True) -> StepStats:
-        steps.append(step(fetch=fetch))
+    def counted(fetch: bool) -> StepStats:
+        steps.append(step(fetch))
         return steps[-1]
 
-    h.daemon.step = counted  # type: ignore[method-assign]
+    h.daemon._step = counted  # type: ignore[method-assign]
     loop = threading.Thread(target=h.daemon.run, daemon=True)
     loop.start()
     try:
@@ -409,6 +415,41 @@ def test_the_envelope_in_front_is_the_same_for_the_same_delivery() -> None:
     assert one == with_envelope(b"Subject: x\r\n\r\nbody", None, ["a@x", "b@x"])
     assert one == with_envelope(b"Subject: x\r\n\r\nbody", "<>", ["a@x", "b@x"])
     assert one.startswith(b"Return-Path: <>\r\nDelivered-To: a@x\r\nDelivered-To: b@x\r\n")
+
+
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "<alice@example.org>",
+        "<cribbage+Tok3n@pbem.test> SIZE=1234 BODY=8BITMIME",
+        "<>",
+        " <MixedCase@Example.ORG>",
+        "<pläyer@example.org> SMTPUTF8",
+        '<"quoted local"@example.org>',
+        "<@route:alice@example.org>",
+        "<alice@[127.0.0.1]>",
+        "<a(comment)@example.org>",
+        "alice@example.org",
+        "<alice@example.org",
+        "<no-at-sign>",
+    ],
+)
+def test_envelope_addresses_read_as_aiosmtpds_parser_reads_them(arg: str) -> None:
+    """The plain addresses are read without the header parser, the rest by it: both give
+    what aiosmtpd's own parser gives."""
+    from aiosmtpd.lmtp import LMTP
+
+    listener_class = _protocol_class()
+    ours = listener_class.__new__(listener_class)
+    theirs = LMTP.__new__(LMTP)
+    for protocol in (ours, theirs):
+        protocol.local_part_limit = 0
+    address, rest = ours._getaddr(arg)
+    expected_address, expected_rest = theirs._getaddr(arg)
+    assert address == expected_address
+    assert (rest or "").split() == (expected_rest or "").split()
+    if arg in ("<alice@example.org>", "<>") or "SIZE" in arg:
+        assert plain_address(arg) is not None  # the usual ones: no header parser
 
 
 @POSTGRES_ONLY

@@ -11,7 +11,8 @@ import pytest
 
 from pbem.transport.base import DeliveryResult, OutgoingMail
 from pbem.transport.opening import open_outbound
-from pbem.transport.smtp import SmtpOutbound
+from pbem.transport.smtp import NOOP_AFTER, SmtpOutbound
+from pbem.transport.smtp_pipeline import can_pipeline
 from tests.fixtures.mailstack import MailStack, read_messages, wait_for_messages
 
 
@@ -188,6 +189,7 @@ class _DroppingServer:
         self.messages = 0
         self.connections = 0
         self.delivered: list[bytes] = []
+        self.noops = 0
 
     def rcpt_reply(self, command: bytes, connection: int) -> bytes:
         """The answer to ``RCPT`` on the ``connection``-th connection (from 1)."""
@@ -211,6 +213,7 @@ class _DroppingServer:
                 elif command.startswith(b"RCPT"):
                     writer.write(self.rcpt_reply(command, connection) + b"\r\n")
                 elif command.startswith((b"RSET", b"NOOP")):
+                    self.noops += command.startswith(b"NOOP")
                     writer.write(b"250 ok\r\n")
                 elif command == b"DATA":
                     writer.write(b"354 go\r\n")
@@ -232,7 +235,9 @@ class _DroppingServer:
             pass
 
 
-async def _against(server: _DroppingServer, items: list[OutgoingMail]) -> list[DeliveryResult]:
+async def _against(
+    server: _DroppingServer | _PipeliningServer, items: list[OutgoingMail]
+) -> list[DeliveryResult]:
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     try:
@@ -264,6 +269,118 @@ def test_data_refused_with_5xx_is_permanent() -> None:
     )
     assert [(r.ok, r.temporary) for r in results] == [(False, False), (False, False)]
     assert "554" in (results[0].error or "")
+
+
+class _PipeliningServer:
+    """A relay that offers PIPELINING and holds back its replies to ``MAIL`` and ``RCPT``
+    until ``DATA`` comes (RFC 2920 lets it): a client that waited for each reply before
+    its next command would wait forever. ``split`` sends each held reply in a write of its
+    own; otherwise they go out together."""
+
+    def __init__(self, *, split: bool = False, refuse: bytes = b"", mail_reply: bytes = b"250 ok"):
+        self.split = split
+        self.refuse = refuse  # an address every RCPT of it is refused (upper case)
+        self.mail_reply = mail_reply
+        self.delivered: list[bytes] = []
+        self.commands: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"220 fake ESMTP\r\n")
+        held: list[bytes] = []
+        accepted = 0
+        mail_ok = False
+        while line := await reader.readline():
+            command = line.strip().upper()
+            self.commands.append(command.split(b":")[0])
+            if command.startswith(b"EHLO"):
+                writer.write(b"250-fake\r\n250-PIPELINING\r\n250 8BITMIME\r\n")
+            elif command.startswith(b"MAIL"):
+                mail_ok = self.mail_reply.startswith(b"250")
+                held.append(self.mail_reply)
+            elif command.startswith(b"RCPT"):
+                ok = mail_ok and not (self.refuse and self.refuse in command)
+                accepted += ok
+                held.append(
+                    b"250 ok" if ok else b"550 5.1.1 unknown user" if mail_ok else b"503 no"
+                )
+            elif command == b"DATA":
+                held.append(b"354 go" if accepted else b"554 5.5.1 no valid recipients")
+                for reply in held if self.split else [b"\r\n".join(held)]:
+                    writer.write(reply + b"\r\n")
+                    await writer.drain()
+                held.clear()
+                if accepted:
+                    body = b""
+                    while (chunk := await reader.readline()) != b".\r\n":
+                        body += chunk
+                    self.delivered.append(body)
+                    writer.write(b"250 2.0.0 queued\r\n")
+                accepted = 0
+            elif command == b"RSET":
+                writer.write(b"250 ok\r\n")
+            elif command == b"QUIT":
+                writer.write(b"221 bye\r\n")
+                await writer.drain()
+                writer.close()
+                return
+            else:
+                writer.write(b"502 no\r\n")
+            await writer.drain()
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-write", "a-write-each"])
+def test_mail_rcpt_and_data_go_out_pipelined(split: bool) -> None:
+    server = _PipeliningServer(split=split, refuse=b"BAD@X.TEST")
+    items = [
+        OutgoingMail("1", "g@x.test", ["a@x.test", "b@x.test"], _raw("one", ".dot\r\n")),
+        OutgoingMail("2", "g@x.test", ["bad@x.test", "c@x.test"], _raw("two")),
+        OutgoingMail("3", "g@x.test", ["bad@x.test"], _raw("three")),
+        OutgoingMail("4", "g@x.test", ["d@x.test"], _raw("four")),
+    ]
+    results = asyncio.run(_against(server, items))
+    assert [(r.id, r.recipient, r.ok, r.address_refused) for r in results] == [
+        ("1", "a@x.test", True, False),
+        ("1", "b@x.test", True, False),
+        ("2", "bad@x.test", False, True),
+        ("2", "c@x.test", True, False),
+        ("3", "bad@x.test", False, True),
+        ("4", "d@x.test", True, False),
+    ]
+    assert "550 5.1.1" in (results[2].error or "")
+    assert len(server.delivered) == 3
+    assert b"\r\n..dot\r\n" in server.delivered[0]  # a leading dot is doubled on the wire
+    # The third message had no recipient left: DATA refused, then RSET.
+    assert server.commands.count(b"RSET") == 1
+
+
+def test_a_sender_refused_in_a_pipelined_transaction_fails_every_recipient() -> None:
+    server = _PipeliningServer(mail_reply=b"451 4.3.0 try later")
+    items = [OutgoingMail("1", "g@x.test", ["a@x.test", "b@x.test"], _raw("one"))]
+    results = asyncio.run(_against(server, items))
+    assert [(r.ok, r.temporary) for r in results] == [(False, True), (False, True)]
+    assert "sender refused: 451" in (results[0].error or "")
+    assert server.delivered == []
+
+
+def test_postfix_offers_pipelining_and_the_sink_uses_it(mailstack: MailStack) -> None:
+    user, password = mailstack.new_user("piped")
+
+    async def scenario() -> bool:
+        sink = open_outbound(mailstack.smtp_url())
+        assert isinstance(sink, SmtpOutbound)
+        sink.keep_open = True
+        try:
+            results = await sink.send_batch(
+                [OutgoingMail("1", "g@pbem.test", [user], _raw("piped"))]
+            )
+            assert [r.ok for r in results] == [True]
+            [(smtp, _)] = sink._idle
+            return can_pipeline(smtp)
+        finally:
+            await sink.aclose()
+
+    assert asyncio.run(scenario())
+    wait_for_messages(mailstack, user, password, 1)
 
 
 def test_read_messages_helper_does_not_mark_seen(mailstack: MailStack) -> None:
@@ -315,6 +432,29 @@ def _kept_sink(port: int, timeout: float = 5) -> SmtpOutbound:
 
 def _one(n: int) -> list[OutgoingMail]:
     return [OutgoingMail(str(n), "g@x.test", [f"p{n}@x.test"], _raw(f"m{n}"))]
+
+
+def test_a_connection_used_moments_ago_is_taken_back_without_noop() -> None:
+    async def scenario() -> None:
+        clock = [0.0]
+        server = _ClosingServer()
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        sink = _kept_sink(listener.sockets[0].getsockname()[1])
+        sink._monotonic = lambda: clock[0]
+        try:
+            assert [r.ok for r in await sink.send_batch(_one(1))] == [True]
+            clock[0] += NOOP_AFTER
+            assert [r.ok for r in await sink.send_batch(_one(2))] == [True]
+            assert server.noops == 0  # used moments ago: no NOOP
+            clock[0] += NOOP_AFTER + 1
+            assert [r.ok for r in await sink.send_batch(_one(3))] == [True]
+            assert server.noops == 1  # parked a while: NOOP first
+            assert (server.connections, sink.opened) == (1, 1)
+        finally:
+            await sink.aclose()
+            listener.close()
+
+    asyncio.run(scenario())
 
 
 def test_a_connection_the_relay_closed_between_batches_is_replaced_without_a_failure() -> None:

@@ -1,0 +1,95 @@
+"""When the daemon next has work besides incoming mail, asked in one query.
+
+The daemon waits for mail, and for the next outbox retry or timer (a reminder, a
+timeout, an invitation's expiry, the day's digests, players to tell that a game waits
+for a seat whose mail failed). :func:`ask` reads both times in one statement of scalar
+subqueries; the daemon keeps the answer (:class:`Dues`) until something it did, or a
+wake-up, may have changed it, so an idle step runs neither the timers nor a drain that
+could not claim anything, and a wait asks nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, and_, bindparam, exists, func, or_, select
+
+from pbem.service.send.digest import digest_due
+from pbem.store import models as m
+
+_GAME = m.Game.__table__  # type: ignore[attr-defined]
+_SEAT = m.Seat.__table__  # type: ignore[attr-defined]
+_OUTBOX = m.Outbox.__table__  # type: ignore[attr-defined]
+_INVITATION = m.Invitation.__table__  # type: ignore[attr-defined]
+_PLAYER = m.Player.__table__  # type: ignore[attr-defined]
+_INBOUND = m.Inbound.__table__  # type: ignore[attr-defined]
+
+_TIMED = _GAME.c.status.in_((m.GameStatus.ACTIVE.value, m.GameStatus.CUTTING.value))
+_IN_PROGRESS = _GAME.c.status.in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
+
+# One statement: the next outbox retry, the next reminder and deadline of a game on the
+# clock, the next invitation to lapse, whether anyone takes a digest and whether one has
+# not had the digest of the day ``:day`` (as `send_digests` selects them), and whether a seat
+# of a game in progress has a failed (or restored) mail its fellow players were not told
+# of (as `pbem.service.timers.tell_waiting` selects them).
+_DUES = select(
+    select(func.min(_OUTBOX.c.next_attempt_at))
+    .where(_OUTBOX.c.status == m.OutboxStatus.PENDING.value)
+    .scalar_subquery(),
+    select(func.min(_GAME.c.next_reminder_at)).where(_TIMED).scalar_subquery(),
+    select(func.min(_GAME.c.deadline_at)).where(_TIMED).scalar_subquery(),
+    select(func.min(_INVITATION.c.expires_at))
+    .where(_INVITATION.c.status == m.InvitationStatus.PENDING.value)
+    .scalar_subquery(),
+    exists().where(_PLAYER.c.digest.is_(True)),
+    exists().where(
+        _PLAYER.c.digest.is_(True),
+        or_(_PLAYER.c.digest_day.is_(None), _PLAYER.c.digest_day < bindparam("day")),
+    ),
+    exists()
+    .select_from(_SEAT.join(_GAME, _GAME.c.id == _SEAT.c.game_id))
+    .where(
+        _IN_PROGRESS,
+        or_(
+            and_(_SEAT.c.mail_failed_at.is_not(None), _SEAT.c.mail_failed_told.is_(None)),
+            and_(_SEAT.c.mail_failed_told.is_(True), _SEAT.c.mail_failed_at.is_(None)),
+        ),
+    ),
+    # A proven mail that waits for the hourly volume (`pbem.service.intake.rules.delay`).
+    select(func.min(_INBOUND.c.not_before))
+    .where(_INBOUND.c.status == m.InboundStatus.PENDING.value)
+    .scalar_subquery(),
+)
+
+
+@dataclass(frozen=True)
+class Dues:
+    """The next outbox retry, the next timer and the next stored mail that waits (None:
+    none), asked at ``asked``."""
+
+    outbox: datetime | None
+    timers: datetime | None
+    asked: float  # time.monotonic() when asked
+    waiting: datetime | None = None
+
+    def outbox_due(self, now: datetime) -> bool:
+        return self.outbox is not None and self.outbox <= now
+
+    def timers_due(self, now: datetime) -> bool:
+        return self.timers is not None and self.timers <= now
+
+
+def ask(db: Engine, digest_hour: int, now: datetime, monotonic: float) -> Dues:
+    """The next outbox retry and timer of ``db`` as of ``now``, in one query."""
+    with db.connect() as connection:
+        row = connection.execute(_DUES, {"day": now.date().isoformat()}).one()
+    outbox, reminder, deadline, lapse, digests, undigested, untold, waiting = row
+    times = [t for t in (reminder, deadline, lapse) if t is not None]
+    if digests:
+        times.append(digest_due(digest_hour, now))
+    if undigested and now.hour >= digest_hour:  # today's digests are due and not all sent
+        times.append(now)
+    if untold:
+        times.append(now)
+    return Dues(outbox=outbox, timers=min(times, default=None), asked=monotonic, waiting=waiting)

@@ -21,6 +21,7 @@ from pbem.render.words import (
     cap,
     clean_name,
     join_words,
+    pegged,
     phrase,
     seats_of,
 )
@@ -32,6 +33,7 @@ NOTICE_LABELS = {
     "ambiguous": "unclear",
     "info": "note",
     "already": "already",
+    "confirm": "confirm?",
 }
 
 
@@ -42,6 +44,7 @@ class NoticeView:
     command: str
     message: str
     legal: str | None
+    offer: Link | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class Page:
     # The answers a mail outside any game asks for (a confirmation request's), one click
     # each.
     answers: tuple[Link, ...] = ()
+    # What the mail is about, when its Subject is the game's one Subject (`game_subject`):
+    # the turn's state ("Hand 3 — your turn: play"), its first line and its preheader.
+    state: str = ""
 
 
 # -- the table and the hand -------------------------------------------------------------
@@ -169,7 +175,9 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
             lines.append(phrase(f"The game ended {how}."))
     lines.insert(0, phrase(head + "."))
     order = sorted(range(len(out.scores)), key=lambda side: (side != out.winner, side))
-    finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
+    finals = "; ".join(
+        f"{p.side_label(side)} {pegged(out.scores[side], view.target)}" for side in order
+    )
     lines.append(phrase(f"Final score: {finals}."))
     lines.extend(phrase(line) for line in ctx.ending)
     return tuple(lines)
@@ -184,6 +192,28 @@ def subject_tag(ctx: MailContext | None, label: str | None = None) -> str:
     if ctx is None or ctx.game_id <= 0:
         return "[Cribbage]"
     return f"[Cribbage {ctx.game_id}]"
+
+
+def game_subject(game_id: int, names: Sequence[str]) -> str:
+    """The one Subject of every mail of a game, whoever it goes to and whatever it says:
+    "[Cribbage 12] Nia v Computer" (partners joined: "Nia & Pat v Otto & Quinn"). A
+    client that threads by subject keeps the whole game in one conversation; what the
+    turn is goes to the mail's first line and its preheader (`Page.state`)."""
+    shown = [clean_name(n, 30) or f"Seat {i + 1}" for i, n in enumerate(names)]
+    sides = shown
+    if len(shown) == 4:  # partners: seats 0 and 2 against 1 and 3
+        sides = [f"{shown[0]} & {shown[2]}", f"{shown[1]} & {shown[3]}"]
+    return f"[Cribbage {game_id}] {' v '.join(sides)}" if sides else f"[Cribbage {game_id}]"
+
+
+def titled(ctx: MailContext | None, what: str, label: str | None = None) -> tuple[str, str]:
+    """A mail's Subject and its state line: in a game (``ctx.subject``), the game's one
+    Subject, with ``what`` the mail is about ("Hand 3 — your turn: play", "Table talk")
+    as its state line (`Page.state`); outside any game the tag and ``what`` ("[Cribbage]
+    Standings") and no state line."""
+    if ctx is not None and ctx.subject:
+        return ctx.subject, what
+    return f"{subject_tag(ctx, label)} {what}", ""
 
 
 def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
@@ -237,6 +267,9 @@ def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
             clean_name(n.command, 60),
             n.message,
             n.legal,
+            link(ctx.reply_to, ctx.subject or subject_tag(ctx), n.offer)
+            if n.offer and ctx.reply_to
+            else None,
         )
         for n in ctx.notices
     )
@@ -371,6 +404,7 @@ def build_page(
     news: bool = True,
     intro: tuple[Phrase, ...] = (),
     events: Sequence[Event] | None = None,
+    state: str = "",
 ) -> Page:
     p = People(view, ctx)
     narrated: tuple[Line, ...] = ()
@@ -408,4 +442,5 @@ def build_page(
         board=build_board(view, p),
         footer=(*ctx.deal_lines, *footer_lines(view.outcome is not None)),
         rematch=rematch_link(view, p, ctx, subject),
+        state=state,
     )

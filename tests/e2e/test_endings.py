@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service.game.talk import COMPUTER_DOES_NOT_READ
-from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, plain_mail, reply
+from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, about, plain_mail, reply
 
 A, B = ALICE[0], BOB[0]
 COMPUTER = (f"computer@{DOMAIN}", "Computer")
@@ -60,7 +60,7 @@ def test_the_game_over_mail_offers_a_rematch_and_the_replay(harness: Harness) ->
     assert h.game(game_id).is_over
     for address in (A, B):
         over = h.latest(address)
-        assert "Game over" in str(over["Subject"])
+        assert "Game over" in about(over)
         text = flat(over)
         assert 'Reply "rematch" for another game with the same players' in text
         assert '"rematch best of 3" makes it a match' in text
@@ -73,7 +73,7 @@ def test_the_game_over_mail_offers_a_rematch_and_the_replay(harness: Harness) ->
     # What it offers works: Alice's "rematch" invites Bob.
     h.answer(A, "rematch")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
-    assert any(str(msg["Subject"]) == INVITE_SUBJECT for msg in h.received(B))
+    assert any(about(msg) == INVITE_SUBJECT for msg in h.received(B))
 
 
 def test_a_fair_game_s_ending_shows_how_the_page_checks_the_deals(fair: Harness) -> None:
@@ -116,15 +116,13 @@ def test_a_match_s_game_over_says_what_comes_next(harness: Harness) -> None:
     assert first is not None
     h.answer(A, "resign")
     over = next(
-        msg
-        for msg in reversed(h.received(A))
-        if f"[Cribbage {first}] Game over" in str(msg["Subject"])
+        msg for msg in reversed(h.received(A)) if f"[Cribbage {first}] Game over" in about(msg)
     )
     text = flat(over)
     assert "The match goes on: game 2 of the match starts now, the loser dealing first" in text
     assert 'Reply "rematch"' not in text  # the next game is the rematch
     latest = h.latest(A)
-    assert "Game over" not in str(latest["Subject"])  # the next game's first mail
+    assert "Game over" not in about(latest)  # the next game's first mail
     h.deliver(reply(latest, A, "Alice", "resign"))
     text = flat(h.latest(A))
     assert "the match is over" in text

@@ -14,7 +14,17 @@ from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView, computer
 from pbem.commands import computer_levels
 from pbem.demo.bots import text_of
 from pbem.render.prompt import suggested_action
-from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, hidden_from, plain_mail
+from tests.e2e.helpers import (
+    ALICE,
+    BOB,
+    CAROL,
+    DAVE,
+    DOMAIN,
+    Harness,
+    about,
+    hidden_from,
+    plain_mail,
+)
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 SERVICE = f"cribbage@{DOMAIN}"
@@ -59,7 +69,7 @@ def test_hint_at_the_discard_against_the_computer(harness: Harness) -> None:
     mails = h.new_mail(A, before)
     assert len(mails) == 1, [m["Subject"] for m in mails]
     hint = mails[0]
-    assert "Hint: your discard" in str(hint["Subject"])
+    assert "Hint: your discard" in about(hint)
     text = flat(text_of(hint))
     assert "ways to lay away 2 cards" in text
     assert "Total" in text and "Best: lay away" in text
@@ -85,7 +95,7 @@ def test_hint_in_the_play_and_the_review_of_the_discard(harness: Harness) -> Non
     text = flat(text_of(hint))
     game = h.game(game_id)
     if game.phase == PEGGING and 0 in game.to_act() and game.legal_actions(0):
-        assert "Hint: your play" in str(hint["Subject"])
+        assert "Hint: your play" in about(hint)
         assert "Suggested: play" in text and "leaves the count at" in text
     assert "Hint: your last discard" in text
     assert "In this hand you held" in text
@@ -107,7 +117,7 @@ def test_hints_off_against_the_computer_and_on_again(harness: Harness) -> None:
     assert h.game_row(game_id).hints
     h.answer(A, "hint")
     assert h.last_inbound().status == "applied"
-    assert "Hint:" in str(h.latest(A)["Subject"])
+    assert "Hint:" in about(h.latest(A))
 
 
 def test_hints_between_people_need_every_player(harness: Harness) -> None:
@@ -146,7 +156,7 @@ def test_hints_between_people_need_every_player(harness: Harness) -> None:
     h.answer(B, "hint")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     hint = h.new_mail(B, before)[-1]
-    assert "Hint:" in str(hint["Subject"])
+    assert "Hint:" in about(hint)
     assert not cards_named(both_parts(hint), hidden_from(h.game(game_id), 1))
     assert {who: h.count(who) for who in others} == others
     # Carol turns them off: everyone is told, and hints stop.
@@ -256,7 +266,7 @@ def test_a_hint_after_the_game_looks_back_at_the_last_discard(harness: Harness) 
     h.answer(A, "hint")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     (hint,) = h.new_mail(A, before)
-    assert "Hint: your last discard" in str(hint["Subject"])
+    assert "Hint: your last discard" in about(hint)
     text = flat(text_of(hint))
     assert "In this hand you held" in text or "In hand 1 you held" in text
     assert "Computer (hard)" in text
@@ -291,6 +301,6 @@ def test_hints_by_mail_name_no_hidden_card(harness: Harness, players: int) -> No
             assert not cards_named(both_parts(hint), hidden), (moment, seat)
             text = flat(text_of(hint))
             if moment == "deal":
-                assert "Hint: your discard" in str(hint["Subject"])
+                assert "Hint: your discard" in about(hint)
             else:
                 assert "In this hand you held" in text

@@ -24,6 +24,7 @@ from tests.e2e.helpers import (
     CAROL,
     SERVICE_ADDRESS,
     Harness,
+    about,
     hidden_from,
     plain_mail,
     reply,
@@ -49,11 +50,11 @@ def html_of(msg: EmailMessage) -> str:
 
 
 def game_mails(h: Harness, address: str, game_id: int) -> list[EmailMessage]:
-    return [msg for msg in h.received(address) if f"[Cribbage {game_id}]" in str(msg["Subject"])]
+    return [msg for msg in h.received(address) if f"[Cribbage {game_id}]" in about(msg)]
 
 
 def answer_invite(h: Harness, address: str, body: str) -> None:
-    invites = [msg for msg in h.received(address) if str(msg["Subject"]) == INVITE_SUBJECT]
+    invites = [msg for msg in h.received(address) if about(msg) == INVITE_SUBJECT]
     h.deliver(reply(invites[-1], address, address.split("@")[0].title(), body))
 
 
@@ -106,7 +107,7 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     # The loser asks for a rematch in the finished game's thread: an invitation.
     reply_in(h, loser_address, first, "rematch match best of 3")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
-    assert "Rematch asked" in str(h.latest(loser_address)["Subject"])
+    assert "Rematch asked" in about(h.latest(loser_address))
     answer_invite(h, winner_address, "accept")
     second = h.last_inbound().game_id
     assert second is not None and second != first
@@ -304,7 +305,7 @@ def test_a_rematch_waits_for_the_answer_and_is_asked_once(
     reply_in(h, B, game_id, "rematch\nsay good game, again?")
     assert h.last_inbound().status == "applied"
     assert any("Bob says: “good game, again?”" in flat(msg) for msg in h.received(A)[-2:])
-    invites = [msg for msg in h.received(A) if str(msg["Subject"]) == INVITE_SUBJECT]
+    invites = [msg for msg in h.received(A) if about(msg) == INVITE_SUBJECT]
     assert len(invites) == 1 and f"a rematch of game {game_id}" in flat(invites[0])
     reply_in(h, A, game_id, "rematch")  # the other player asks too: one is waiting
     assert "already waiting" in refusal(h, A)
@@ -328,7 +329,7 @@ def test_no_rematch_invitation_to_a_player_who_said_stop(
     ask(h, B, "stop")
     reply_in(h, A, game_id, "rematch")
     assert f"{B} cannot be invited now" in refusal(h, A)
-    assert not [msg for msg in h.received(B) if str(msg["Subject"]) == INVITE_SUBJECT]
+    assert not [msg for msg in h.received(B) if about(msg) == INVITE_SUBJECT]
 
 
 def test_rematch_over_the_open_invitations_limit(
@@ -386,7 +387,7 @@ def test_say_is_relayed_and_never_read_as_a_move(harness: Harness) -> None:
     assert h.count(speaker) == before  # a say that went through is not answered
     relay = h.latest(listener)
     name = "Alice" if speaker == A else "Bob"
-    assert str(relay["Subject"]) == f"[Cribbage {game_id}] Table talk"  # no name, no talk
+    assert about(relay) == f"[Cribbage {game_id}] Table talk"  # no name, no talk
     text = flat(relay)
     assert f"{name} says" in text
     assert f"“play {card.ascii}; go then resign”" in text and "“<b>gg</b> & more”" in text
@@ -451,7 +452,7 @@ def test_say_after_the_game_and_with_three_players(harness: Harness) -> None:
     assert h.last_inbound().status == "applied"
     for address in (A, B):
         assert "Carol says: “well played both”" in flat(h.latest(address))
-    assert "says" not in str(h.latest(C)["Subject"])
+    assert "says" not in about(h.latest(C))
 
 
 def test_a_say_with_a_move_goes_in_the_turn_mail_not_a_relay_too(harness: Harness) -> None:
@@ -464,7 +465,7 @@ def test_a_say_with_a_move_goes_in_the_turn_mail_not_a_relay_too(harness: Harnes
     reply_in(h, speaker, game_id, f"say your turn\n{command_for(action)}")
     assert h.last_inbound().status == "applied"
     new = h.received(listener)[before:]
-    assert len(new) == 1 and "says" not in str(new[0]["Subject"])
+    assert len(new) == 1 and "says" not in about(new[0])
     assert "“your turn”" in flat(new[0])
 
 

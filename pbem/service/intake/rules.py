@@ -21,7 +21,7 @@ from pbem.mail.reading import IncomingMail, reply_subject
 from pbem.mail.tokens import find_tokens
 from pbem.render import Notice
 from pbem.service import policy
-from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish
+from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish, game_subject
 from pbem.service.game.deals import log_stray_cut
 from pbem.service.handle import confirmations, invitations, lobby, plain
 from pbem.service.intake.reading import authenticate, over_rate, read_mail, record_bounces
@@ -298,7 +298,7 @@ def seat(a: Arrival) -> Known | Outcome:
             return tag_mismatch(a, game_row, seats[seat])
     if seat_email != sender:
         return wrong_seat(a, game_row, seat)
-    parsed = read_commands(mail)
+    parsed = read_commands(mail, sent=game_subject(game_row, seats))
     writer = ctx.senders[a.inbound_id]
     seated = seats[seat]
     decision = policy.decide(ctx, session, writer, "move", seat=seated.seat)

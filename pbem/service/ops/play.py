@@ -32,7 +32,7 @@ from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service import policy
 from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
-from pbem.service.game import hints, talk
+from pbem.service.game import hints, resign, talk
 from pbem.service.game.away import clock_start
 from pbem.service.game.deals import NOT_NEEDED, refuse_cut
 from pbem.service.game.settings import apply_setting
@@ -188,6 +188,11 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             )
             continue
+        if cmd.verb == "resign":
+            asking = resign.ask_first(game, seat, seats, cmd)
+            if asking is not None:
+                notices.append(asking)
+                continue
         try:
             action = to_action(game, seat, cmd)
             game.apply(action)
@@ -244,6 +249,9 @@ def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:
             reason += " — refused: " + "; ".join(refused)
         return "applied", reason, tuple(applied)
     if answered_only(move):
+        asked = [n.command for n in notices if n.status == "confirm"]
+        if asked and not move.wants:
+            return "applied", "asked to confirm: " + "; ".join(asked), ()
         if not move.wants:
             already = [n for n in notices if n.status == "already"]
             return "rejected", "already done: " + "; ".join(n.command for n in already), ()

@@ -279,7 +279,7 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         if "history" in wants:
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
     elif answered_only(move):
-        already = any(n.status == "already" for n in move.notices)
+        already = any(n.status in ("already", "confirm") for n in move.notices)
         # A note to tell (a first "say" to the computer, see `talk.to_the_computer`).
         noted = any(n.status == "info" for n in move.notices)
         if already or noted or {"hand", "mail", "hints"} & set(wants) or not set(wants) - {"hand"}:

@@ -33,6 +33,7 @@ from pbem.render.words import join_words
 from pbem.service.context import (
     Context,
     Seated,
+    game_subject,
     is_computer,
     seat_levels,
     seat_names,
@@ -105,6 +106,7 @@ def mail_context(
         match=match_info(game_row),
         reply_to=reply_to,
         suggest=game_row.hints,  # the computer's move on the reply line only with hints
+        subject=game_subject(game_row, seats),
     )
 
 

@@ -75,7 +75,7 @@ def test_the_demo_ends_with_the_final_board_winner_first(tmp_path: Path) -> None
     assert winner == first and int(high) >= 61 > int(low)
     board = "\n".join(lines[heading + 2 :])
     assert "Scores — game to 61" in board
-    assert re.search(rf"^  {first} +{high} .*home!$", board, re.MULTILINE), board
+    assert re.search(rf"^  {first} +{high} .*pegged out$", board, re.MULTILINE), board
     assert re.search(rf"^  {second} +{low} .*{61 - int(low)} to go$", board, re.MULTILINE)
     assert f"61 game hole: {first} ●" in board
     assert board.index(f"  {first}  ") < board.index(f"  {second}  ")

@@ -43,6 +43,9 @@ class Known:
     # threaded after it; a cut's entropy names it).
     inbound_id: int | None = None
     message_id: str | None = None
+    # The action count named by the seat's turn mail it answers (its In-Reply-To): the
+    # game has moved past that mail when its count is lower now (`game.older`).
+    answered_turn: int | None = None
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pbem.mail.tokens import find_tokens
 from pbem.render import Notice
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish, game_subject
+from pbem.service.game import older
 from pbem.service.game.deals import log_stray_cut
 from pbem.service.handle import confirmations, invitations, lobby, plain
 from pbem.service.intake.reading import authenticate, over_rate, read_mail, record_bounces
@@ -327,6 +328,7 @@ def seat(a: Arrival) -> Known | Outcome:
         tokenless=a.tokenless,
         inbound_id=row.id,
         message_id=mail.message_id,
+        answered_turn=older.answered_turn(mail, seated.seat.token, ctx.settings.domain),
     )
 
 

@@ -32,7 +32,7 @@ from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service import policy
 from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
-from pbem.service.game import hints, resign, talk
+from pbem.service.game import hints, older, resign, talk
 from pbem.service.game.away import clock_start
 from pbem.service.game.deals import NOT_NEEDED, refuse_cut
 from pbem.service.game.settings import apply_setting
@@ -206,6 +206,9 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             if done is not None:
                 notices.append(Notice("already", str(cmd), done))
                 continue
+            if was_older(known, game_row):
+                notices.append(older.older_notice(game, seat, seats, cmd))
+                continue
             legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
             notices.append(Notice("refused", str(cmd), name_seats(str(exc), seats), legal))
             continue
@@ -215,6 +218,11 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     for line in list(known.ignored)[:5]:
         notices.append(Notice("ignored", line, "not a command, ignored"))
     return move
+
+
+def was_older(known: Known, game_row: m.Game) -> bool:
+    """Whether ``known`` answers a turn mail the game has moved past since."""
+    return known.answered_turn is not None and known.answered_turn < game_row.action_count
 
 
 def may_resign(ctx: Context, session: Session, known: Known) -> bool:

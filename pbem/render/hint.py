@@ -412,5 +412,8 @@ def render_hint(
     sections = hint_sections(view, ctx, advice, subject)
     if page.prompt is not None and any(s.table and s.table.links for s in sections):
         # The table's rows are the discards to click: the prompt need not offer them again.
-        page = replace(page, prompt=replace(page.prompt, links=(), link_note=""))
+        page = replace(
+            page,
+            prompt=replace(page.prompt, links=(), link_note="", grid=(), reply_link=None),
+        )
     return _render(page, "hint", templates, sections=sections)

@@ -243,13 +243,17 @@ def render_error(
     ``answers`` (label, command) become one-click links to ``ctx.reply_to``."""
     subject, state = titled(ctx, clean_name(title, 60))
     if view is None:
+        asked = {command for _, command in answers}
         page = Page(
             kind="error",
             subject=subject,
             state=state,
             title=phrase(clean_name(title, 70)),
             matchup="",
-            notices=notice_views(ctx),
+            notices=tuple(  # an answer the mail links already is not linked twice
+                replace(n, offers=tuple(o for o in n.offers if o.command not in asked))
+                for n in notice_views(ctx)
+            ),
             footer=(*ctx.deal_lines, *(lobby_footer() if footer is None else footer)),
             answers=tuple(
                 link(ctx.reply_to, subject, command, phrase(label))
@@ -316,6 +320,24 @@ def render_talk(
         matchup="",
         talk=talk_lines(ctx.talk),
         footer=footer,
+    )
+    return _render(page, "mail", templates)
+
+
+def render_note(ctx: MailContext, what: str, templates: Path | None = None) -> RenderedMail:
+    """A short mail of its own for a note of the game (``ctx.notices``: the answer to
+    ``away``, ``hints on``, ``mail all``; another player away or back, hints asked
+    for): the notes, each offer one click, and no board — the last game mail still
+    shows where the game is. ``what``: its state line ("Note")."""
+    subject, state = titled(ctx, what)
+    page = Page(
+        kind="note",
+        subject=subject,
+        state=state,
+        title=phrase(f"Cribbage · game {ctx.game_id} · {what.lower()}"),
+        matchup="",
+        notices=notice_views(ctx),
+        footer=footer_lines(),
     )
     return _render(page, "mail", templates)
 

@@ -3,15 +3,15 @@ result, the subject line and the narrative."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from math import comb
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
 from engine.match import MatchScore
 from pbem.render.board import Board, build_board
-from pbem.render.context import MailContext, MatchInfo, Said
-from pbem.render.links import Link, link, move_links
+from pbem.render.context import MailContext, MatchInfo, Notice, Said
+from pbem.render.links import Link, discard_grid, link, move_links, typed
 from pbem.render.narrate import Line, Narrator
 from pbem.render.prompt import Prompt, build_prompt
 from pbem.render.words import (
@@ -44,7 +44,7 @@ class NoticeView:
     command: str
     message: str
     legal: str | None
-    offer: Link | None = None
+    offers: tuple[Link, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,9 @@ class Page:
     board: Board | None = None
     footer: tuple[str, ...] = ()
     rematch: Link | None = None
+    # The other answers a finished game's lines offer ("rematch best of 3", "archive"),
+    # one click each.
+    offers: tuple[Link, ...] = ()
     # The answers a mail outside any game asks for (a confirmation request's), one click
     # each.
     answers: tuple[Link, ...] = ()
@@ -257,6 +260,21 @@ def notices_title(notices: Sequence[NoticeView]) -> str:
     return "Note" if len(notices) == 1 else "Notes"
 
 
+# A command a notice offers in its words: "Send 'back' when you return", "Reply 'hints
+# on' to agree", 'reply "archive" for …'.
+_NOTICE_OFFER = re.compile(r"""\b(?:[Ss]end|[Rr]eply)\s+['"“‘]([a-z][a-z0-9 ]{0,30}?)['"”’]""")
+
+
+def notice_offers(notice: Notice) -> tuple[str, ...]:
+    """The commands ``notice`` offers, each to be one click: its ``offer``, and every
+    command its words ask the reader to send ("Send 'start' to get your mails again")."""
+    found = [notice.offer] if notice.offer else []
+    for command in _NOTICE_OFFER.findall(notice.message):
+        if command not in found:
+            found.append(command)
+    return tuple(found)
+
+
 def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
     if ctx is None:
         return ()
@@ -267,9 +285,12 @@ def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
             clean_name(n.command, 60),
             n.message,
             n.legal,
-            link(ctx.reply_to, ctx.subject or subject_tag(ctx), n.offer)
-            if n.offer and ctx.reply_to
-            else None,
+            tuple(
+                link(ctx.reply_to, ctx.subject or subject_tag(ctx), command)
+                for command in notice_offers(n)
+            )
+            if ctx.reply_to
+            else (),
         )
         for n in ctx.notices
     )
@@ -349,21 +370,42 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
 
 def with_links(prompt: Prompt, view: PlayerView, ctx: MailContext, subject: str) -> Prompt:
     """``prompt`` with its answers as one-click links (`pbem.render.links`), to the
-    recipient's reply address, answering the mail ``subject``. Two cards to lay away
-    from six are fifteen pairs, too many to link: the best few are linked only where
-    the game gives hints — ranking them would be a free hint — and the text asks for
-    the pair otherwise."""
-    if view.phase == DISCARD and view.must_discard == 2 and not ctx.suggest:
-        return prompt
+    recipient's reply address, answering the mail ``subject``: every legal move, in
+    every game. Two cards to lay away from six are fifteen pairs, drawn as a grid in
+    card order (`discard_grid`: never ranked, which would be a free hint). In a game
+    that gives hints the reply line's move is a link too, and marked (★) among the
+    others."""
+    reply_link = None
+    if prompt.suggested and ctx.reply_to and view.phase == PEGGING:
+        reply_link = link(ctx.reply_to, subject, f"play {typed(prompt.suggested)}")
+    if view.phase == DISCARD and view.must_discard == 2:
+        grid = discard_grid(view, ctx.reply_to, subject, prompt.suggested)
+        return replace(prompt, grid=grid)
     links = move_links(view, ctx.reply_to, subject, prompt.suggested)
-    note = ""
-    if links and view.phase == DISCARD and view.must_discard == 2:
-        ways = comb(len(view.holding), 2)
-        note = (
-            f". These are the best {len(links)} of the {ways} ways by the reply line's "
-            "reckoning; for any other pair, reply with it"
-        )
-    return replace(prompt, links=links, link_note=note)
+    note = " (★: the reply line's choice)" if prompt.suggested and len(links) > 1 else ""
+    return replace(prompt, links=links, link_note=note, reply_link=reply_link)
+
+
+_OFFERED = re.compile(r'"((?:rematch|archive)(?: best of \d)?)"')
+
+
+def ending_links(view: PlayerView, p: People, ctx: MailContext, subject: str) -> tuple[Link, ...]:
+    """The answers the lines under a finished game's result offer in quotes (`Reply
+    "archive" for …`, `"rematch best of 3" makes it a match`), each one click — but the
+    one `rematch_link` makes already."""
+    if view.outcome is None or not ctx.reply_to or p.me not in range(p.players):
+        return ()
+    first = rematch_link(view, p, ctx, subject)
+    seen = {first.command} if first is not None else set()
+    out: list[Link] = []
+    for line in ctx.ending:
+        for command in _OFFERED.findall(line):
+            if command.startswith("rematch") and (first is None or first.command != "rematch"):
+                continue  # the match goes on: no rematch yet
+            if command not in seen:
+                seen.add(command)
+                out.append(link(ctx.reply_to, subject, command))
+    return tuple(out)
 
 
 def rematch_link(view: PlayerView, p: People, ctx: MailContext, subject: str) -> Link | None:
@@ -442,5 +484,6 @@ def build_page(
         board=build_board(view, p),
         footer=(*ctx.deal_lines, *footer_lines(view.outcome is not None)),
         rematch=rematch_link(view, p, ctx, subject),
+        offers=ending_links(view, p, ctx, subject),
         state=state,
     )

@@ -119,7 +119,7 @@ def test_every_subject_the_service_writes_is_its_own(harness: Harness) -> None:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "challenge dave@z.test"))
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "new"))
     h.answer(BOB[0], "say good luck")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     mails = [parse(row.raw) for row in h.outbox() if row.raw]
     subjects = {about(msg) for msg in mails}

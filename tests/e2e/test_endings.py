@@ -56,7 +56,7 @@ def no_command_line(msg: EmailMessage) -> None:
 def test_the_game_over_mail_offers_a_rematch_and_the_replay(harness: Harness) -> None:
     h = harness
     game_id = h.new_game((ALICE, BOB))
-    h.answer(B, "resign")
+    h.answer(B, "resign confirm")
     assert h.game(game_id).is_over
     for address in (A, B):
         over = h.latest(address)
@@ -82,7 +82,7 @@ def test_a_fair_game_s_ending_shows_how_the_page_checks_the_deals(fair: Harness)
     h.step()
     h.answer(A, "cut 17 purple elephants")
     assert h.game_row(game_id).status == "active"
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     over = h.latest(A)
     text = flat(over)
@@ -114,7 +114,7 @@ def test_a_match_s_game_over_says_what_comes_next(harness: Harness) -> None:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "play computer to 61 no skunk match best of 3"))
     first = h.last_inbound().game_id
     assert first is not None
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     over = next(
         msg for msg in reversed(h.received(A)) if f"[Cribbage {first}] Game over" in about(msg)
     )
@@ -123,7 +123,7 @@ def test_a_match_s_game_over_says_what_comes_next(harness: Harness) -> None:
     assert 'Reply "rematch"' not in text  # the next game is the rematch
     latest = h.latest(A)
     assert "Game over" not in about(latest)  # the next game's first mail
-    h.deliver(reply(latest, A, "Alice", "resign"))
+    h.deliver(reply(latest, A, "Alice", "resign confirm"))
     text = flat(h.latest(A))
     assert "the match is over" in text
     assert 'The match is over. Reply "rematch" for another game against the computer' in text

@@ -260,7 +260,7 @@ def test_a_hint_after_the_game_looks_back_at_the_last_discard(harness: Harness) 
     assert h.game_row(game_id).settings["levels"] == {"1": "hard"}
     game = h.game(game_id)
     h.move(game_id, computer.choose_action(game, 0, random.Random(2), "random"))
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     before = h.count(A)
     h.answer(A, "hint")

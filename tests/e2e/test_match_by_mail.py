@@ -103,7 +103,7 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     loser = 1 - game.outcome.winner
     loser_address = (A, B)[loser]
     winner_address = (A, B)[game.outcome.winner]
-    assert "Game over" in str(game_mails(h, loser_address, first)[-1]["Subject"])
+    assert "Game over" in about(game_mails(h, loser_address, first)[-1])
     # The loser asks for a rematch in the finished game's thread: an invitation.
     reply_in(h, loser_address, first, "rematch match best of 3")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
@@ -122,7 +122,7 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert "Match, best of 3 · game 1 · You 0, Bob 0" in flat(opening)
     assert "Match, best of 3 · game 1" in html_of(opening)
     # Bob resigns game 1 of the match: Alice 1–0, and game 2 starts at once.
-    reply_in(h, B, second, "resign")
+    reply_in(h, B, second, "resign confirm")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     over = game_mails(h, A, second)[-1]
     assert "Match, best of 3 · game 1 · You 1, Bob 0" in flat(over)
@@ -143,10 +143,10 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert archive["match"] == {"best_of": 3, "game": 1, "before": []}
     assert archive["rematch_of"] == first
     # Alice resigns game 2 (1–1), Bob resigns game 3: Alice wins the match 2–1.
-    reply_in(h, A, third, "resign")
+    reply_in(h, A, third, "resign confirm")
     fourth = last_game(h)
     assert h.game_row(fourth).match_info == {"best_of": 3, "game": 3, "before": [1, 1]}
-    reply_in(h, B, fourth, "resign")
+    reply_in(h, B, fourth, "resign confirm")
     final = flat(game_mails(h, B, fourth)[-1])
     assert "You 1, Alice 2 — Alice wins the match; the match is over." in final
     assert last_game(h) == fourth  # no game after the match
@@ -168,11 +168,11 @@ def test_play_computer_match_starts_the_next_game_when_one_ends(harness: Harness
     # The level is in the header alone; the lines name a short "Computer".
     assert "You vs Computer (medium)" in flat(h.latest(A))
     assert "Match, best of 3 · game 1 · You 0, Computer 0" in flat(h.latest(A))
-    reply_in(h, A, first, "resign")
+    reply_in(h, A, first, "resign confirm")
     second = last_game(h)
     assert second != first and h.game_row(second).settings["computer"] == [1]
     assert h.game(second).settings.first_dealer == 0  # Alice lost: she deals
-    reply_in(h, A, second, "resign")
+    reply_in(h, A, second, "resign confirm")
     text = flat(game_mails(h, A, second)[-1])
     assert "You 0, Computer 2 — Computer wins the match; the match is over." in text
     assert "Computer (medium)'s" not in text
@@ -186,11 +186,11 @@ def test_the_next_game_and_a_rematch_keep_the_computer_s_level(harness: Harness)
     ask(h, A, "play computer to 61 no skunk level hard match best of 3")
     first = h.last_inbound().game_id
     assert first is not None and h.game_row(first).settings["levels"] == {"1": "hard"}
-    reply_in(h, A, first, "resign")
+    reply_in(h, A, first, "resign confirm")
     second = last_game(h)
     assert second != first and h.game_row(second).settings["levels"] == {"1": "hard"}
     assert "Computer (hard)" in flat(game_mails(h, A, second)[-1])
-    reply_in(h, A, second, "resign")  # the match is over
+    reply_in(h, A, second, "resign confirm")  # the match is over
     reply_in(h, A, second, "rematch")
     third = last_game(h)
     assert third != second and h.game_row(third).settings["levels"] == {"1": "hard"}
@@ -216,7 +216,7 @@ def computer_game_over(h: Harness) -> int:
     ask(h, A, "play computer to 61 no skunk")
     game_id = h.last_inbound().game_id
     assert game_id is not None
-    reply_in(h, A, game_id, "resign")
+    reply_in(h, A, game_id, "resign confirm")
     assert h.game_row(game_id).status == "finished"
     return game_id
 
@@ -281,7 +281,7 @@ def test_rematch_in_a_closed_lobby(tmp_path: Path, db_url: str, db_engine: Engin
     h = Harness.build(tmp_path, db_url, db_engine, lobby="closed")
     try:
         game_id = h.new_game()
-        reply_in(h, B, game_id, "resign")
+        reply_in(h, B, game_id, "resign confirm")
         reply_in(h, A, game_id, "rematch")
         assert "the admin starts games" in refusal(h, A)
     finally:
@@ -293,7 +293,7 @@ def finished_pair(harness: Harness) -> Iterator[tuple[Harness, int]]:
     """Alice and Bob's game (admin-made), Bob resigned."""
     h = harness
     game_id = h.new_game()
-    reply_in(h, B, game_id, "resign")
+    reply_in(h, B, game_id, "resign confirm")
     assert h.game_row(game_id).status == "finished"
     yield h, game_id
 
@@ -338,7 +338,7 @@ def test_rematch_over_the_open_invitations_limit(
     h = Harness.build(tmp_path, db_url, db_engine, max_open_invitations=0)
     try:
         game_id = h.new_game()
-        reply_in(h, B, game_id, "resign")
+        reply_in(h, B, game_id, "resign confirm")
         reply_in(h, A, game_id, "rematch")
         assert "at most 0 open invitations" in refusal(h, A)
     finally:
@@ -447,7 +447,7 @@ def test_say_is_not_mailed_to_a_player_who_said_stop(harness: Harness) -> None:
 def test_say_after_the_game_and_with_three_players(harness: Harness) -> None:
     h = harness
     game_id = h.new_game((ALICE, BOB, CAROL))
-    reply_in(h, C, game_id, "resign")
+    reply_in(h, C, game_id, "resign confirm")
     reply_in(h, C, game_id, "say well played both")
     assert h.last_inbound().status == "applied"
     for address in (A, B):

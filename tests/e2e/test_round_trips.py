@@ -74,7 +74,7 @@ def test_the_first_mail_says_what_was_asked_for(fair: Harness) -> None:
 def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -> None:
     h = fair
     first = start_against_computer(h, "to 61")
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     assert h.game_row(first).status == "finished"
     shown = next_commitment(over)
@@ -99,7 +99,7 @@ def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -
 def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     h = fair
     first = start_against_computer(h, "to 61 no skunk match best of 3")
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     text = flat(over)
     assert 'reply "next" to deal game 2' in text, text
@@ -133,7 +133,7 @@ def test_a_rematch_between_people_is_dealt_when_the_last_accepts(fair: Harness) 
     for who in (ALICE, BOB):
         h.deliver(reply(h.latest(who[0]), who[0], who[1], f"cut {who[1]}"))
     assert h.game_row(game_id).status == "active"
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     shown = next_commitment(over)
     h.deliver(reply(over, A, "Alice", "rematch", message_id="<rematch@example.com>"))

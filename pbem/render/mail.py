@@ -376,7 +376,8 @@ def render_archive(
             *intro,
             phrase(
                 f"Also attached: {shown}, its replay page. Open it in your web browser (it "
-                "needs no network) to step through the game, every hand face up."
+                "needs no network) to step through the game: it opens on your own view; "
+                "choose “everything” in its View menu to see every hand face up."
             ),
         )
         if ctx.deal_lines:

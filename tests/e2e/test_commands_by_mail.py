@@ -314,7 +314,7 @@ def test_resign_then_moves_in_a_finished_game_are_refused(harness: Harness) -> N
     h = harness
     gid = h.new_game(seed="e2e")
     before = h.counts((A, B))
-    h.answer(A, "Resign. Well played, Bob!", style="gmail")
+    h.answer(A, "Resign, confirm. Well played, Bob!", style="gmail")
     row = h.last_inbound()
     assert row.status == "applied", row.reason
     game_row = h.game_row(gid)

@@ -62,6 +62,11 @@ def test_a_score_past_the_target_is_shown_pegged_out(harness: Harness) -> None:
     data_json = pages[0].split('id="replay-data">', 1)[1].split("</script>", 1)[0]
     data = json.loads(data_json)
     assert max(max(state["f"]) for state in data["states"]) == 61
+    # The mail's words about the page are what it opens on: Alice's own view, with
+    # "everything" (every hand face up) in its View menu for a finished game.
+    said = " ".join(_text(h.latest(A)).split())
+    assert "it opens on your own view; choose “everything” in its View menu" in said
+    assert data["seat"] == 0 and not data["hidden"]
     assert re.search(r", 61 to \d+", data["result"]), data["result"]
     # The list of finished games.
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "games"))

@@ -2,7 +2,8 @@
 
 Every turn mail's Message-ID names the game's action count when it was sent
 (``g12.sa7.turn.TOKEN@domain``, see `pbem.service.send.turns`). A reply whose In-Reply-To
-names an earlier count of the same seat answers a mail the game has moved past: a move
+names an earlier count of the same seat, which has moved since, answers a mail the game
+has moved past: a move
 it asks for that no longer fits is not refused as if the player had misread their cards
 ("you do not hold J♥", "You could: wait") — the answer says the mail is older, what was
 done since, and shows where the game is.

@@ -206,7 +206,7 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             if done is not None:
                 notices.append(Notice("already", str(cmd), done))
                 continue
-            if was_older(known, game_row):
+            if was_older(known, game_row, game):
                 notices.append(older.older_notice(game, seat, seats, cmd))
                 continue
             legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
@@ -220,9 +220,14 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     return move
 
 
-def was_older(known: Known, game_row: m.Game) -> bool:
-    """Whether ``known`` answers a turn mail the game has moved past since."""
-    return known.answered_turn is not None and known.answered_turn < game_row.action_count
+def was_older(known: Known, game_row: m.Game, game: Game) -> bool:
+    """Whether ``known`` answers a turn mail its own seat has moved past since: a move
+    of the seat is logged after the count the mail names (a player who has not moved
+    since answers the mail that still asks them)."""
+    count = known.answered_turn
+    if count is None or count >= game_row.action_count:
+        return False
+    return any(getattr(action, "seat", None) == known.seat for action in game.actions[count:])
 
 
 def may_resign(ctx: Context, session: Session, known: Known) -> bool:

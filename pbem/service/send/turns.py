@@ -61,8 +61,9 @@ ARCHIVE_HINT = (
 
 # ... and the replay page attached to the game-over mail (``mail replay on|off``).
 REPLAY_HINT = (
-    "The attached {name} replays the whole game in your web browser, step by step, "
-    "every hand face up (open it: it needs no network)."
+    "The attached {name} replays the whole game in your web browser, step by step "
+    "(open it: it needs no network). It opens on your own view; choose “everything” in "
+    "its View menu to see every hand face up."
 )
 
 

@@ -265,6 +265,24 @@ def test_phone_width_has_no_horizontal_overflow(
         context.close()
 
 
+def test_your_cut_as_recorded_wraps_on_a_phone(
+    browser: Any, archives: dict[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A seat's own page shows its cut as recorded (its text and a 64-digit SHA-256): on
+    a 390-pixel screen the line wraps, nothing runs off the side."""
+    path = _write(tmp_path, "mine.html", replay_page(archives[2], seat=0).html)
+    context, page = open_page(browser, path, width=390, height=844)
+    try:
+        assert page.locator("#my-cut").is_visible()
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        box = page.locator("#my-cut-hash").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390
+        assert len(page.screenshot(path=str(tmp_path / "my-cut-390.png"))) > 1000
+    finally:
+        context.close()
+
+
 def _verdict(browser: Any, tmp_path: Path, name: str, html: str) -> tuple[str, str]:
     context, page = open_page(browser, _write(tmp_path, name, html))
     try:

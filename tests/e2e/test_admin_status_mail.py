@@ -158,7 +158,7 @@ def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
 def test_resend_of_a_finished_game_gives_the_result(timed: Harness) -> None:
     h = timed
     gid = h.new_game(seed="status")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(gid).status == "finished"
     before = h.counts((A, B))
     out = cli(h, "game", "resend", str(gid))

@@ -173,7 +173,7 @@ def test_resign_needs_a_reply_token(harness: Harness) -> None:
     assert_only(h, before, alice=1)
     assert "reply to your latest game email" in text_of(h.latest(A))
     # The same word in a reply to the game mail (with its token) resigns.
-    h.deliver(reply(h.latest(A), A, "Alice", "I resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "I resign, yes"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert [a["type"] for _, _, a, _ in h.log(game)][-1:] == ["resign"]
 

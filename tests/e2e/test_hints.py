@@ -194,7 +194,8 @@ def test_the_reply_line_suggests_a_move_only_where_hints_are_on(harness: Harness
         holding = " ".join(str(c) for c in view.holding)
         assert f"        discard two of: {holding}\n" in text
         assert _best_line(view) + "\n" not in text
-        assert "discard two of:" in html_of(h.latest(address))
+        markup = html_of(h.latest(address))  # the HTML part: the grid of all 15 pairs
+        assert '<table class="w">' in markup and "★" not in markup
     # Into the play: whoever holds two cards that may be played sees them listed.
     game = h.play_until(
         game_id,

@@ -579,7 +579,7 @@ def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> Non
 def test_games_shows_invitations_both_ways_and_results(harness: Harness) -> None:
     h = harness
     lost = h.new_game(seed="lost")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(lost).status == "finished"
     h.new_game((BOB, (D, "Dave")), seed="bob")
     ask(h, A, "challenge carol@example.net")

@@ -311,7 +311,7 @@ def test_unwatch_when_not_watching_a_stopped_watcher_and_a_finished_game(
     assert "You watch game" in flat(text_of(h.latest(C))) and "already" in flat(
         text_of(h.latest(C))
     )
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(game_id).status == "finished"
     assert "Game over" in about(h.latest(C))  # the watchers see the end
     ask(h, "erin@example.com", f"watch {game_id}")

@@ -163,6 +163,7 @@ def game_show(
 
     from engine import player_view
     from pbem.render import render_turn
+    from pbem.render.words import pegged
     from pbem.service.send.watchers import watchers_of
 
     svc = service()
@@ -186,7 +187,10 @@ def game_show(
         for seated in seats:
             side = game.side_of(seated.seat.seat)
             table.add_row(
-                str(seated.seat.seat), seated.name, seated.player.email, str(game.scores[side])
+                str(seated.seat.seat),
+                seated.name,
+                seated.player.email,
+                pegged(game.scores[side], game.settings.target),
             )
         out.print(table)
         waiting = ", ".join(seats[s].name for s in game.to_act()) or "-"

@@ -35,6 +35,10 @@ from engine import (
 )
 from pbem.commands.grammar import ARTICLE, Command
 
+RESIGN_CONFIRM = frozenset({"confirm", "confirmed", "yes"})
+"""Words after ``resign`` that confirm it ("resign confirm"): a resignation that scores
+more than the last hand would is asked for twice (`pbem.service.game.resign`)."""
+
 GAME_VERBS = ("discard", "play", "go", "count", "muggins", "accept", "resign", "cards")
 # ``cut [words]``: a fair game's cut for the deal, before its first deal.
 CUT_VERB = "cut"

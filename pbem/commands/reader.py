@@ -27,7 +27,7 @@ from pbem.commands.grammar import (
     words_after,
 )
 from pbem.commands.lobby import LobbyCommand, parse_lobby_line
-from pbem.commands.moves import CUT_VERB, MOVE_ALIASES, NEXT_VERB
+from pbem.commands.moves import CUT_VERB, MOVE_ALIASES, NEXT_VERB, RESIGN_CONFIRM
 from pbem.commands.questions import QUESTION_ALIASES
 from pbem.commands.settings import (
     CHOICE_ALIASES,
@@ -82,6 +82,8 @@ def parse_line(line: str) -> Command | None:
             return None  # "hints on the crib would help": prose
         else:
             return Command("hints", tuple(choices), line.strip())
+    if verb == "resign":
+        return Command(verb, tuple(w for w in rest if w in RESIGN_CONFIRM)[:1], line.strip())
     if verb in (
         "go",
         "muggins",

@@ -47,7 +47,7 @@ def command_for(action: Action) -> str:
         case Accept():
             return "accept"
         case Resign():
-            return "resign"
+            return "resign confirm"  # a decided resignation: no question back
     raise TypeError(f"not an action: {action!r}")
 
 

@@ -209,14 +209,38 @@ def is_own_subject(subject: str, tag: str = "Cribbage") -> bool:
     return bool(tag_pattern.match(text) or _OUR_STATE_SUBJECT.match(text))
 
 
-def reply_subject(subject: str, tag: str = "Cribbage") -> str:
+# What the game mails said after the tag before every mail of a game had its one
+# Subject ("[Cribbage 12] Hint: your play"): a reply to one of them is never a command.
+_OLD_GAME_SUBJECT = re.compile(
+    r"^(?:hand\s+\d+\b|game\s+(?:over|paused|resumed|aborted)\b|hint:|watching\b|reminder\b"
+    r"|table talk\b|the game's archive\b|the moves so far\b|your cut is in\b|please cut\b"
+    r"|how to play by mail\b|your mail could not\b)",
+    re.I,
+)
+
+
+def reply_subject(subject: str, tag: str = "Cribbage", sent: str = "") -> str:
     """What the writer of a mail may have put in its subject as a command: the subject
     without prefixes (`clean_subject`) — or "" when it is one of the service's own
     subjects or a reply to one (`is_own_subject`), which is never read as a command,
-    whatever the writer added to it: a reply to "[Cribbage 12] Hint: your play" asks
-    for no hint, and one to "[Cribbage] Standings" for no standings.
-    "Re: stop" → "stop"; "Re: [Cribbage 12] Hand 1 — your turn: discard" → "".
+    whatever the writer added to it: a reply to "[Cribbage] Standings" asks for no
+    standings. "Re: stop" → "stop"; "Re: [Cribbage] Standings" → "".
+
+    ``sent``: the one Subject the service gives every mail of the game the mail answers
+    ("[Cribbage 1] Nia v Computer"). A tagged subject that differs from it was edited by
+    the writer, and is read: "Re: [Cribbage 1] discard 5D 5S" → "discard 5D 5S"; the
+    Subject as sent, and what older game mails said after the tag ("Hand 3 — …",
+    "Hint: your play"), never are.
     (`pbem.commands.parse_reply` reads it only when the body holds no command.)"""
+    if sent:
+        text = _without_prefixes(subject).casefold()
+        given = " ".join(sent.split()).casefold()
+        rest = clean_subject(subject, tag)
+        if text == given or rest.casefold() == clean_subject(sent, tag).casefold():
+            return ""
+        tagged = re.match(rf"^\[\s*{re.escape(tag)}\s*#?\s*\d+\s*\]", text, re.I)
+        if tagged:
+            return "" if _OLD_GAME_SUBJECT.match(rest) else rest
     if is_own_subject(subject, tag):
         return ""
     return clean_subject(subject, tag)

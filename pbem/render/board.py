@@ -101,8 +101,8 @@ def build_board(view: PlayerView, people: People) -> Board:
                 label=clean_name(people.side_label(s.side), 18),
                 color=color,
                 mine=mine,
-                front=s.front,
-                back=s.back,
+                front=min(s.front, view.target),  # a board stops at the target
+                back=min(s.back, view.target),
                 to_go=max(view.target - s.front, 0),
             )
         )
@@ -118,8 +118,8 @@ def named_board(view: PlayerView, names: Sequence[str]) -> Board:
             label=clean_name(" & ".join(names[seat] for seat in s.seats), 18),
             color=color,
             mine=False,
-            front=s.front,
-            back=s.back,
+            front=min(s.front, view.target),
+            back=min(s.back, view.target),
             to_go=max(view.target - s.front, 0),
         )
         for s, color in zip(view.scores, SIDE_COLORS, strict=False)

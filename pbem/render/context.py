@@ -14,13 +14,16 @@ class Notice:
     """The result of one of the recipient's own commands (or a note from the service).
 
     ``status`` is one of ``applied``, ``refused``, ``ignored``, ``ambiguous``,
-    ``info``; ``legal`` says what would have been allowed, for refusals.
+    ``info``, ``confirm`` (a step that waits for the player's confirmation); ``legal``
+    says what would have been allowed, for refusals; ``offer`` is a command the mail
+    offers as one click (the confirmation asked for).
     """
 
     status: str
     command: str
     message: str
     legal: str | None = None
+    offer: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,9 @@ class MailContext:
     opening: str = ""
     suggest: bool = False
     review: GameReview | None = None
+    # The game's one Subject (`pbem.render.page.game_subject`), for every mail of the
+    # game; empty: the mail's subject says what it is (a mail outside any game).
+    subject: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.links import link
 from pbem.render.mail import _render
-from pbem.render.page import Page, footer_lines, notice_views, subject_tag
+from pbem.render.page import Page, footer_lines, notice_views, titled
 from pbem.render.words import clean_name, join_words, phrase
 
 CUT_PARAGRAPH = (
@@ -45,16 +45,15 @@ def render_cut(
     entropy; words may be added before it is sent)."""
     names = [clean_name(n, 40) for n in ctx.names]
     others = [n for i, n in enumerate(names) if i != ctx.recipient_seat]
-    tag = subject_tag(ctx)
     intro = []
     if reminder:
         intro.append(
             phrase(f"A reminder: the game has waited for the cut for {clean_name(reminder, 40)}.")
         )
     if closing:
-        subject = f"{tag} Game aborted"
+        subject, state = titled(ctx, "Game aborted")
     elif have_cut:
-        subject = f"{tag} Your cut is in"
+        subject, state = titled(ctx, "Your cut is in")
         pending = join_words([clean_name(n, 40) for n in waiting_for]) or "nobody"
         intro.append(
             phrase(
@@ -63,7 +62,7 @@ def render_cut(
             )
         )
     else:
-        subject = f"{tag} {'Reminder — ' if reminder else ''}Please cut for the deal"
+        subject, state = titled(ctx, f"{'Reminder — ' if reminder else ''}Please cut for the deal")
         intro.append(
             phrase(
                 ctx.opening
@@ -78,6 +77,7 @@ def render_cut(
     page = Page(
         kind="cut",
         subject=subject,
+        state=state,
         title=phrase(f"Cribbage · game {ctx.game_id} · cut for the deal"),
         matchup="",
         intro=tuple(intro),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pbem.render.context import MailContext, Notice, RenderedMail
+from pbem.render.links import mailto
 from pbem.render.mail import _render
 from pbem.render.page import Page, footer_lines, notice_views
 from pbem.render.words import Phrase, clean_name, join_words, phrase
@@ -62,8 +63,11 @@ def render_which_game(
     games: Sequence[GameLine],
     notices: Sequence[Notice] = (),
     templates: Path | None = None,
+    command: str = "",
 ) -> RenderedMail:
-    """The answer to a mail that named no game of the player: their games, to pick one."""
+    """The answer to a mail that named no game of the player: their games, to pick one.
+    ``command``: what the player wrote (its command lines); each game's link sends it
+    again, to that game's reply address, so one click applies it where it was meant."""
     intro = [
         phrase(
             "Your mail did not answer a mail of one of your games, so I could not tell "
@@ -86,7 +90,9 @@ def render_which_game(
         notices=notice_views(_context(notices)),
         footer=_FOOTER,
     )
-    return _render(page, "games", templates, games=games)
+    body = clean_name(command.replace("\n", " ; "), 200)
+    hrefs = {g.game_id: mailto(g.reply_to, body=command) for g in games if g.reply_to}
+    return _render(page, "games", templates, games=games, hrefs=hrefs, command=body)
 
 
 def render_help_games(games: Sequence[GameLine], templates: Path | None = None) -> RenderedMail:

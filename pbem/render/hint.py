@@ -24,7 +24,7 @@ from engine.scoring import RUN
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.links import Link, discard_link
 from pbem.render.mail import _render
-from pbem.render.page import build_page, subject_tag
+from pbem.render.page import build_page, titled
 from pbem.render.scorewords import run_length, score_words, threat_words
 from pbem.render.words import People, Phrase, phrase, plain
 
@@ -364,10 +364,13 @@ def render_hint(
         what = "your play"
     else:
         what = "your last discard"
-    subject = f"{subject_tag(ctx)} Hint: {what}"
-    page = build_page("hint", view, ctx, subject, news=False)
+    subject, state = titled(ctx, f"Hint: {what}")
+    page = build_page("hint", view, ctx, subject, news=False, state=state)
     sections = hint_sections(view, ctx, advice, subject)
     if page.prompt is not None and any(s.table and s.table.links for s in sections):
         # The table's rows are the discards to click: the prompt need not offer them again.
-        page = replace(page, prompt=replace(page.prompt, links=(), link_note=""))
+        page = replace(
+            page,
+            prompt=replace(page.prompt, links=(), link_note="", grid=(), reply_link=None),
+        )
     return _render(page, "hint", templates, sections=sections)

@@ -20,12 +20,13 @@ from itertools import combinations
 from urllib.parse import quote
 
 from engine import DISCARD, PEGGING, SHOW, Card, PlayerView
-from engine.players import discard_values
 from pbem.render.words import Phrase, phrase
 
-DISCARD_LINKS = 6
-"""How many ways to lay away a two-player turn mail links (of the 15): each link costs
-about 250 bytes, and all 15 would take the largest turn mails past 14 KB."""
+DISCARD_LINKS = 15
+"""How many ways to lay away a two-player turn mail links: all fifteen pairs of six
+cards, in card order (never ranked: that would be a free hint), drawn as a compact grid
+(`discard_grid`: each link shows only its second card) to stay under the mail size
+bound."""
 
 # RFC 3986 unreserved characters are the only ones left as they are in a header
 # field's name or value: everything else (space, "&", "=", "?", "%", "+", "#", the
@@ -102,8 +103,8 @@ def move_links(
     played, ``go`` when it is the only move, the ways to lay away (`discard_choices`),
     ``accept`` and ``muggins`` when a count waits for them. None when the seat has no
     move (or no reply address is known); never a link for a count (``count N``), whose
-    number the player must work out. ``suggested``: the reply line's discard, linked
-    first."""
+    number the player must work out. ``suggested``: the reply line's move (a game that
+    gives hints), marked with a star on its link."""
     if not reply_to or not view.my_turn or not view.legal or view.outcome is not None:
         return ()
     if view.phase == DISCARD and view.must_discard:
@@ -114,7 +115,12 @@ def move_links(
         if view.must_go:
             return (link(reply_to, subject, "go"),)
         return tuple(
-            link(reply_to, subject, f"play {typed((card,))}", phrase("play ", card))
+            link(
+                reply_to,
+                subject,
+                f"play {typed((card,))}",
+                phrase("play ", card, " ★") if card in suggested else phrase("play ", card),
+            )
             for card in view.playable
         )
     if view.phase == SHOW and view.awaiting_muggins and view.may_call_muggins:
@@ -125,23 +131,45 @@ def move_links(
 def discard_choices(
     view: PlayerView, suggested: Sequence[Card] = ()
 ) -> tuple[tuple[Card, ...], ...]:
-    """The ways to lay away that a turn mail links: with three or four players every
-    card of the hand (five); with two the `DISCARD_LINKS` best pairs of the 15 by the
-    reply line's own reckoning (`engine.players.discard_values`: the kept cards' mean
-    hand points over the starters not seen, plus or minus the crib's) — ``suggested``
-    first, then best first. The hint mail's table links its pairs too."""
-    if view.must_discard != 2:
-        return tuple(combinations(view.holding, view.must_discard))
-    order = {c: i for i, c in enumerate(view.holding)}
-    scored = sorted(
-        discard_values(view),
-        key=lambda vd: (
-            set(vd[1].cards) != set(suggested),
-            -vd[0],
-            [order[c] for c in vd[1].cards],
-        ),
-    )
-    return tuple(tuple(sorted(d.cards, key=order.__getitem__)) for _, d in scored[:DISCARD_LINKS])
+    """The ways to lay away that a turn mail links: every one, in the hand's card
+    order — with three or four players each card (five), with two all fifteen pairs.
+    Never ranked, so the links give no hint; ``suggested`` (the reply line's discard in
+    a game that gives hints) is marked, not moved (`discard_grid`)."""
+    return tuple(combinations(view.holding, view.must_discard))
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One row of the two-card discard grid: its first card, and a link for each card
+    after it in the hand (the link shows the second card only)."""
+
+    first: Card
+    links: tuple[Link, ...]
+
+
+def discard_grid(
+    view: PlayerView, reply_to: str, subject: str, suggested: Sequence[Card] = ()
+) -> tuple[GridRow, ...]:
+    """The fifteen ways to lay two cards away from six as a grid: a row per card, a
+    link per later card (``discard 5h jd`` under the label "J♦" in the row of 5♥); the
+    ``suggested`` pair's link is labelled with a star. To keep the mail under its size
+    bound (benchmarks/mail_size.py) a grid link carries the command alone, no subject:
+    the reply address names the game and the seat."""
+    if not reply_to or view.must_discard != 2:
+        return ()
+    cards = view.holding
+    marked = set(suggested)
+    start = mailto(reply_to) + "?body="
+    rows = []
+    for i, first in enumerate(cards[:-1]):
+        row = []
+        for second in cards[i + 1 :]:
+            command = f"discard {typed((first, second))}"
+            label = f"{second} ★" if {first, second} == marked else str(second)
+            href = start + quote(command, safe=_FIELD_SAFE)
+            row.append(Link(phrase(label), command, href))
+        rows.append(GridRow(first, tuple(row)))
+    return tuple(rows)
 
 
 def discard_link(reply_to: str, subject: str, cards: Sequence[Card]) -> Link:

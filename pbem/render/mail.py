@@ -27,8 +27,8 @@ from pbem.render.page import (
     notice_views,
     notices_title,
     state_subject,
-    subject_tag,
     talk_lines,
+    titled,
 )
 from pbem.render.words import Part, People, Phrase, clean_name, phrase, plain
 
@@ -160,8 +160,13 @@ def _render(page: Page, name: str, templates: Path | None, **extra: Any) -> Rend
         preview = plain(page.result[0])
     elif page.prompt is not None:
         preview = plain(page.prompt.headline)
+    if page.state:
+        # The game's one Subject says nothing of the turn: the preheader says it first.
+        preview = " · ".join(x for x in (page.state, preview) if x)
     values = {"page": page, "preview": preview, **extra}
     text = env.get_template(f"{name}.txt").render(values)
+    if page.state:
+        text = f"{page.state}\n\n{text}"
     html = env.get_template(f"{name}.html").render(values)
     # Blank lines in markup are bytes nobody sees (the peg board's <pre> has none).
     return RenderedMail(page.subject, _tidy(text), _BLANKS_HTML.sub("\n", html))
@@ -189,9 +194,9 @@ def render_board_text(board: Board, templates: Path | None = None) -> str:
 def render_turn(view: PlayerView, ctx: MailContext, templates: Path | None = None) -> RenderedMail:
     """The mail after a move (or the game-over mail when ``view.outcome`` is set)."""
     p = People(view, ctx)
-    subject = f"{subject_tag(ctx)} {state_subject(view, p, ctx)}"
+    subject, state = titled(ctx, state_subject(view, p, ctx))
     kind = "gameover" if view.outcome is not None else "turn"
-    return _render(build_page(kind, view, ctx, subject), "mail", templates)
+    return _render(build_page(kind, view, ctx, subject, state=state), "mail", templates)
 
 
 def render_observer(
@@ -202,7 +207,7 @@ def render_observer(
     ``unwatch``. Its own template (``observe``) has no place for a hand."""
     p = People(view, ctx)
     state = state_subject(view, p, ctx)
-    subject = f"{subject_tag(ctx)} Watching — {state}"
+    subject, state = titled(ctx, f"Watching — {state}")
     kind = "observe-over" if view.outcome is not None else "observe"
     intro = (
         phrase(
@@ -210,7 +215,7 @@ def render_observer(
             "never a hidden card."
         ),
     )
-    page = build_page(kind, view, ctx, subject, intro=intro)
+    page = build_page(kind, view, ctx, subject, intro=intro, state=state)
     page = replace(page, hand=(), prompt=None, footer=observer_footer(ctx.game_id))
     return _render(page, "observe", templates)
 
@@ -236,14 +241,19 @@ def render_error(
     Without a view the mail stands outside any game: its ``footer`` (by default
     `lobby_footer`) offers only what works there, never "history" or "hand"; its
     ``answers`` (label, command) become one-click links to ``ctx.reply_to``."""
-    subject = f"{subject_tag(ctx)} {clean_name(title, 60)}"
+    subject, state = titled(ctx, clean_name(title, 60))
     if view is None:
+        asked = {command for _, command in answers}
         page = Page(
             kind="error",
             subject=subject,
+            state=state,
             title=phrase(clean_name(title, 70)),
             matchup="",
-            notices=notice_views(ctx),
+            notices=tuple(  # an answer the mail links already is not linked twice
+                replace(n, offers=tuple(o for o in n.offers if o.command not in asked))
+                for n in notice_views(ctx)
+            ),
             footer=(*ctx.deal_lines, *(lobby_footer() if footer is None else footer)),
             answers=tuple(
                 link(ctx.reply_to, subject, command, phrase(label))
@@ -253,7 +263,13 @@ def render_error(
         )
         return _render(page, "mail", templates)
     page = build_page(
-        "error", view, ctx, subject, news=False, intro=(phrase(clean_name(title, 70)),)
+        "error",
+        view,
+        ctx,
+        subject,
+        news=False,
+        intro=(phrase(clean_name(title, 70)),),
+        state=state,
     )
     return _render(page, "mail", templates)
 
@@ -266,10 +282,11 @@ def render_help(
 ) -> RenderedMail:
     """The command language, with the service's reply hint when a game is known, and
     that game's house rules (`pbem.render.board.house_rules`) when given."""
-    subject = f"{subject_tag(ctx, game_label)} How to play by mail"
+    subject, state = titled(ctx, "How to play by mail", game_label)
     page = Page(
         kind="help",
         subject=subject,
+        state=state,
         title=phrase(f"{clean_name(game_label, 40)}: how to play by mail"),
         matchup="",
         intro=(phrase(f"House rules of this game: {rules}."),) if rules else (),
@@ -293,15 +310,34 @@ def render_talk(
     a view, so it shows no hand). ``observer``: to someone watching the game, who cannot
     answer (``say`` is the players'), only stop watching."""
     # The subject names no one and quotes nothing: who said what is in the body.
-    subject = f"{subject_tag(ctx)} Table talk"
+    subject, state = titled(ctx, "Table talk")
     footer = observer_footer(ctx.game_id) if observer else (SAY_HINT, *footer_lines())
     page = Page(
         kind="talk",
         subject=subject,
+        state=state,
         title=phrase(f"Cribbage · game {ctx.game_id} · table talk"),
         matchup="",
         talk=talk_lines(ctx.talk),
         footer=footer,
+    )
+    return _render(page, "mail", templates)
+
+
+def render_note(ctx: MailContext, what: str, templates: Path | None = None) -> RenderedMail:
+    """A short mail of its own for a note of the game (``ctx.notices``: the answer to
+    ``away``, ``hints on``, ``mail all``; another player away or back, hints asked
+    for): the notes, each offer one click, and no board — the last game mail still
+    shows where the game is. ``what``: its state line ("Note")."""
+    subject, state = titled(ctx, what)
+    page = Page(
+        kind="note",
+        subject=subject,
+        state=state,
+        title=phrase(f"Cribbage · game {ctx.game_id} · {what.lower()}"),
+        matchup="",
+        notices=notice_views(ctx),
+        footer=footer_lines(),
     )
     return _render(page, "mail", templates)
 
@@ -324,7 +360,7 @@ def render_archive(
     """The mail that carries a finished game's archive (attached as ``filename``) and
     its replay page (``page_name``), saying what they are for: to keep the game, and to
     replay it and check its deals — in a web browser, with no program to install."""
-    subject = f"{subject_tag(ctx)} The game's archive"
+    subject, state = titled(ctx, "The game's archive")
     name = clean_name(filename, 60)
     intro: tuple[Phrase, ...] = (
         phrase(
@@ -340,7 +376,8 @@ def render_archive(
             *intro,
             phrase(
                 f"Also attached: {shown}, its replay page. Open it in your web browser (it "
-                "needs no network) to step through the game, every hand face up."
+                "needs no network) to step through the game: it opens on your own view; "
+                "choose “everything” in its View menu to see every hand face up."
             ),
         )
         if ctx.deal_lines:
@@ -348,6 +385,7 @@ def render_archive(
     page = Page(
         kind="archive",
         subject=subject,
+        state=state,
         title=phrase(f"Cribbage · game {ctx.game_id} · the archive"),
         matchup="",
         intro=intro,
@@ -364,8 +402,8 @@ def render_history(
     templates: Path | None = None,
 ) -> RenderedMail:
     """Every move the recipient may see so far, hand by hand, and the board now."""
-    subject = f"{subject_tag(ctx)} The moves so far"
-    page = build_page("history", view, ctx, subject, events=events)
+    subject, state = titled(ctx, "The moves so far")
+    page = build_page("history", view, ctx, subject, events=events, state=state)
     return _render(page, "mail", templates)
 
 
@@ -375,11 +413,11 @@ def render_reminder(
     """A nudge to a player the game has waited for since ``waited`` (e.g. "2 days")."""
     p = People(view, ctx)
     state = state_subject(view, p, ctx)
-    subject = f"{subject_tag(ctx)} Reminder — {state.split(' — ', 1)[-1]}"
+    subject, state = titled(ctx, f"Reminder — {state.split(' — ', 1)[-1]}")
     waited = clean_name(waited, 40)
     if view.my_turn:
         intro = phrase(f"A reminder: the game has been waiting for your move for {waited}.")
     else:
         intro = phrase(f"A reminder: the game has been quiet for {waited}.")
-    page = build_page("reminder", view, ctx, subject, news=False, intro=(intro,))
+    page = build_page("reminder", view, ctx, subject, news=False, intro=(intro,), state=state)
     return _render(page, "mail", templates)

@@ -3,15 +3,15 @@ result, the subject line and the narrative."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from math import comb
 
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Event, PlayerView
 from engine.match import MatchScore
 from pbem.render.board import Board, build_board
-from pbem.render.context import MailContext, MatchInfo, Said
-from pbem.render.links import Link, link, move_links
+from pbem.render.context import MailContext, MatchInfo, Notice, Said
+from pbem.render.links import Link, discard_grid, link, move_links, typed
 from pbem.render.narrate import Line, Narrator
 from pbem.render.prompt import Prompt, build_prompt
 from pbem.render.review import ReviewText, review_text
@@ -22,6 +22,7 @@ from pbem.render.words import (
     cap,
     clean_name,
     join_words,
+    pegged,
     phrase,
     seats_of,
 )
@@ -33,6 +34,7 @@ NOTICE_LABELS = {
     "ambiguous": "unclear",
     "info": "note",
     "already": "already",
+    "confirm": "confirm?",
 }
 
 
@@ -43,6 +45,7 @@ class NoticeView:
     command: str
     message: str
     legal: str | None
+    offers: tuple[Link, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,15 @@ class Page:
     rematch: Link | None = None
     # A game-over mail's review of the recipient's decisions (`pbem.render.review`).
     review: ReviewText | None = None
+    # The other answers a finished game's lines offer ("rematch best of 3", "archive"),
+    # one click each.
+    offers: tuple[Link, ...] = ()
     # The answers a mail outside any game asks for (a confirmation request's), one click
     # each.
     answers: tuple[Link, ...] = ()
+    # What the mail is about, when its Subject is the game's one Subject (`game_subject`):
+    # the turn's state ("Hand 3 — your turn: play"), its first line and its preheader.
+    state: str = ""
 
 
 # -- the table and the hand -------------------------------------------------------------
@@ -172,7 +181,9 @@ def _result(view: PlayerView, p: People, ctx: MailContext) -> tuple[Phrase, ...]
             lines.append(phrase(f"The game ended {how}."))
     lines.insert(0, phrase(head + "."))
     order = sorted(range(len(out.scores)), key=lambda side: (side != out.winner, side))
-    finals = ", ".join(f"{p.side_label(side)} {out.scores[side]}" for side in order)
+    finals = "; ".join(
+        f"{p.side_label(side)} {pegged(out.scores[side], view.target)}" for side in order
+    )
     lines.append(phrase(f"Final score: {finals}."))
     lines.extend(phrase(line) for line in ctx.ending)
     return tuple(lines)
@@ -187,6 +198,28 @@ def subject_tag(ctx: MailContext | None, label: str | None = None) -> str:
     if ctx is None or ctx.game_id <= 0:
         return "[Cribbage]"
     return f"[Cribbage {ctx.game_id}]"
+
+
+def game_subject(game_id: int, names: Sequence[str]) -> str:
+    """The one Subject of every mail of a game, whoever it goes to and whatever it says:
+    "[Cribbage 12] Nia v Computer" (partners joined: "Nia & Pat v Otto & Quinn"). A
+    client that threads by subject keeps the whole game in one conversation; what the
+    turn is goes to the mail's first line and its preheader (`Page.state`)."""
+    shown = [clean_name(n, 30) or f"Seat {i + 1}" for i, n in enumerate(names)]
+    sides = shown
+    if len(shown) == 4:  # partners: seats 0 and 2 against 1 and 3
+        sides = [f"{shown[0]} & {shown[2]}", f"{shown[1]} & {shown[3]}"]
+    return f"[Cribbage {game_id}] {' v '.join(sides)}" if sides else f"[Cribbage {game_id}]"
+
+
+def titled(ctx: MailContext | None, what: str, label: str | None = None) -> tuple[str, str]:
+    """A mail's Subject and its state line: in a game (``ctx.subject``), the game's one
+    Subject, with ``what`` the mail is about ("Hand 3 — your turn: play", "Table talk")
+    as its state line (`Page.state`); outside any game the tag and ``what`` ("[Cribbage]
+    Standings") and no state line."""
+    if ctx is not None and ctx.subject:
+        return ctx.subject, what
+    return f"{subject_tag(ctx, label)} {what}", ""
 
 
 def state_subject(view: PlayerView, p: People, ctx: MailContext) -> str:
@@ -230,6 +263,21 @@ def notices_title(notices: Sequence[NoticeView]) -> str:
     return "Note" if len(notices) == 1 else "Notes"
 
 
+# A command a notice offers in its words: "Send 'back' when you return", "Reply 'hints
+# on' to agree", 'reply "archive" for …'.
+_NOTICE_OFFER = re.compile(r"""\b(?:[Ss]end|[Rr]eply)\s+['"“‘]([a-z][a-z0-9 ]{0,30}?)['"”’]""")
+
+
+def notice_offers(notice: Notice) -> tuple[str, ...]:
+    """The commands ``notice`` offers, each to be one click: its ``offer``, and every
+    command its words ask the reader to send ("Send 'start' to get your mails again")."""
+    found = [notice.offer] if notice.offer else []
+    for command in _NOTICE_OFFER.findall(notice.message):
+        if command not in found:
+            found.append(command)
+    return tuple(found)
+
+
 def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
     if ctx is None:
         return ()
@@ -240,6 +288,12 @@ def notice_views(ctx: MailContext | None) -> tuple[NoticeView, ...]:
             clean_name(n.command, 60),
             n.message,
             n.legal,
+            tuple(
+                link(ctx.reply_to, ctx.subject or subject_tag(ctx), command)
+                for command in notice_offers(n)
+            )
+            if ctx.reply_to
+            else (),
         )
         for n in ctx.notices
     )
@@ -319,21 +373,42 @@ def match_line(view: PlayerView, p: People, ctx: MailContext) -> str:
 
 def with_links(prompt: Prompt, view: PlayerView, ctx: MailContext, subject: str) -> Prompt:
     """``prompt`` with its answers as one-click links (`pbem.render.links`), to the
-    recipient's reply address, answering the mail ``subject``. Two cards to lay away
-    from six are fifteen pairs, too many to link: the best few are linked only where
-    the game gives hints — ranking them would be a free hint — and the text asks for
-    the pair otherwise."""
-    if view.phase == DISCARD and view.must_discard == 2 and not ctx.suggest:
-        return prompt
+    recipient's reply address, answering the mail ``subject``: every legal move, in
+    every game. Two cards to lay away from six are fifteen pairs, drawn as a grid in
+    card order (`discard_grid`: never ranked, which would be a free hint). In a game
+    that gives hints the reply line's move is a link too, and marked (★) among the
+    others."""
+    reply_link = None
+    if prompt.suggested and ctx.reply_to and view.phase == PEGGING:
+        reply_link = link(ctx.reply_to, subject, f"play {typed(prompt.suggested)}")
+    if view.phase == DISCARD and view.must_discard == 2:
+        grid = discard_grid(view, ctx.reply_to, subject, prompt.suggested)
+        return replace(prompt, grid=grid)
     links = move_links(view, ctx.reply_to, subject, prompt.suggested)
-    note = ""
-    if links and view.phase == DISCARD and view.must_discard == 2:
-        ways = comb(len(view.holding), 2)
-        note = (
-            f". These are the best {len(links)} of the {ways} ways by the reply line's "
-            "reckoning; for any other pair, reply with it"
-        )
-    return replace(prompt, links=links, link_note=note)
+    note = " (★: the reply line's choice)" if prompt.suggested and len(links) > 1 else ""
+    return replace(prompt, links=links, link_note=note, reply_link=reply_link)
+
+
+_OFFERED = re.compile(r'"((?:rematch|archive)(?: best of \d)?)"')
+
+
+def ending_links(view: PlayerView, p: People, ctx: MailContext, subject: str) -> tuple[Link, ...]:
+    """The answers the lines under a finished game's result offer in quotes (`Reply
+    "archive" for …`, `"rematch best of 3" makes it a match`), each one click — but the
+    one `rematch_link` makes already."""
+    if view.outcome is None or not ctx.reply_to or p.me not in range(p.players):
+        return ()
+    first = rematch_link(view, p, ctx, subject)
+    seen = {first.command} if first is not None else set()
+    out: list[Link] = []
+    for line in ctx.ending:
+        for command in _OFFERED.findall(line):
+            if command.startswith("rematch") and (first is None or first.command != "rematch"):
+                continue  # the match goes on: no rematch yet
+            if command not in seen:
+                seen.add(command)
+                out.append(link(ctx.reply_to, subject, command))
+    return tuple(out)
 
 
 def rematch_link(view: PlayerView, p: People, ctx: MailContext, subject: str) -> Link | None:
@@ -374,6 +449,7 @@ def build_page(
     news: bool = True,
     intro: tuple[Phrase, ...] = (),
     events: Sequence[Event] | None = None,
+    state: str = "",
 ) -> Page:
     p = People(view, ctx)
     narrated: tuple[Line, ...] = ()
@@ -414,4 +490,6 @@ def build_page(
         review=review_text(ctx.review, p.names)
         if ctx.review is not None and view.outcome is not None
         else None,
+        offers=ending_links(view, p, ctx, subject),
+        state=state,
     )

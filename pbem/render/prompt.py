@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from engine import DISCARD, GAME_OVER, PEGGING, SHOW, Action, Card, Discard, Play, PlayerView
 from engine.computer import decide
 from pbem.render.context import MailContext
-from pbem.render.links import Link
+from pbem.render.links import GridRow, Link
 from pbem.render.narrate import CLAIMED
 from pbem.render.words import People, Phrase, either, join_words, phrase, seats_of
 
@@ -20,7 +20,8 @@ class Prompt:
 
     ``showing`` (muggins games, in the show) names the hand or crib being counted
     now, its cards face up and the starter, with the count when one is waiting
-    for an answer. ``suggested`` holds the cards of the reply line's discard.
+    for an answer. ``suggested`` holds the cards of the reply line's discard or play
+    (a game that gives hints: the computer's choice).
     ``links`` are the answers as one-click ``mailto:`` links (the HTML part's;
     `pbem.render.links`), ``link_note`` what to know of them beyond a click.
     """
@@ -33,6 +34,10 @@ class Prompt:
     suggested: tuple[Card, ...] = ()
     links: tuple[Link, ...] = ()
     link_note: str = ""
+    # Two cards to lay away from six: the fifteen pairs as a grid of links.
+    grid: tuple[GridRow, ...] = ()
+    # The reply line's suggested move (a game that gives hints) as one click.
+    reply_link: Link | None = None
 
 
 def _notes(*notes: Phrase | None) -> tuple[Phrase, ...]:
@@ -132,6 +137,7 @@ def build_prompt(view: PlayerView, p: People, ctx: MailContext) -> Prompt | None
                 headline,
                 (phrase("play ", first),),
                 _notes(can, _typed("play", (first,)), hint),
+                suggested=(first,) if best is not None else (),
             )
         return Prompt(False, phrase(f"Waiting for {waiting} to play — {count}"))
     if view.phase == SHOW:

@@ -87,13 +87,15 @@ def seat_names(archive: dict[str, Any], players: int) -> list[str]:
     return names
 
 
-def result_words(outcome: Outcome, names: Sequence[str], skunk: str) -> str:
-    """``Alice wins, 121 to 84: a double game (Bob is skunked)``."""
+def result_words(outcome: Outcome, names: Sequence[str], skunk: str, target: int) -> str:
+    """``Alice wins, 121 to 84: a double game (Bob is skunked)`` (the winner's score
+    stops at the ``target``, where the board does)."""
     sides = len(outcome.scores)
     winners = " and ".join(names[s] for s in outcome.winner_seats)
     verb = "win" if len(outcome.winner_seats) > 1 else "wins"
     others = sorted(outcome.scores[s] for s in range(sides) if s != outcome.winner)
-    text = f"{winners} {verb}, {outcome.scores[outcome.winner]} to {others[-1] if others else 0}"
+    top = min(outcome.scores[outcome.winner], target)
+    text = f"{winners} {verb}, {top} to {others[-1] if others else 0}"
     if outcome.reason != "target":
         text += f" ({outcome.reason})"
     text += f": {outcome.label}"
@@ -201,7 +203,7 @@ def _event(game: Game, event: Event, names: Sequence[str], starter: Card | None)
     elif kind == "game_over":
         outcome = game.outcome
         text = (
-            "Game over: " + result_words(outcome, names, game.settings.skunk)
+            "Game over: " + result_words(outcome, names, game.settings.skunk, game.settings.target)
             if outcome
             else "Game over"
         )
@@ -252,7 +254,7 @@ def _state(
         "h": game.hand_no,
         "d": game.dealer,
         "ph": game.phase,
-        "f": list(game.scores),
+        "f": [min(score, game.settings.target) for score in game.scores],  # pegged out
         "b": list(game.back_pegs),
         "hold": holding,
         "crib": crib,
@@ -381,7 +383,9 @@ def replay_data(
         "status": archive.get("status") or ("finished" if over else "active"),
         "created_at": archive.get("created_at"),
         "finished_at": archive.get("finished_at"),
-        "result": result_words(final.outcome, names, settings.skunk) if final.outcome else None,
+        "result": result_words(final.outcome, names, settings.skunk, settings.target)
+        if final.outcome
+        else None,
         "seat": seat,
         "hidden": not revealed,
         "revealed": revealed,

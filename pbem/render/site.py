@@ -50,7 +50,7 @@ def site_game(archive: dict[str, Any], href: str) -> SiteGame:
         href=href,
         sides=sides,
         date=when,
-        result=result_words(outcome, names, settings.skunk) if outcome else "",
+        result=result_words(outcome, names, settings.skunk, settings.target) if outcome else "",
         target=settings.target,
         settings=", ".join(words),
     )

@@ -103,9 +103,10 @@ def render_standings(
     intro = [
         phrase(
             f"The standings after {standings.games} finished "
-            f"game{'s' if standings.games != 1 else ''}: rating is mu − 3σ of OpenSkill's "
-            "Plackett–Luce model; peg/hand and hand are average points per hand, crib "
-            "the average points per crib the player owned."
+            f"game{'s' if standings.games != 1 else ''}. The rating rises as you win, more "
+            "for beating a stronger player, and starts low until you have played a few "
+            "games; peg/hand is the points you peg in a hand, hand the points your hand "
+            "shows, crib what your own crib scores, each on average."
         )
     ]
     if mine is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from engine import PlayerView
 from pbem.render.context import MailContext, RenderedMail
 from pbem.render.mail import _render
-from pbem.render.page import build_page, footer_lines, state_subject, subject_tag
+from pbem.render.page import build_page, footer_lines, state_subject, titled
 from pbem.render.words import People, clean_name, phrase
 
 STATUS_WORDS = {"paused": "paused", "active": "resumed", "aborted": "aborted"}
@@ -31,19 +31,18 @@ def render_status_change(
     ``aborted``) because of ``reason``."""
     reason = clean_name(reason, 300).rstrip(".")
     p = People(view, ctx)
-    tag = subject_tag(ctx)
     if status == "aborted":
         return render_aborted(view, ctx, reason, templates)
     if status == "paused":
         ctx = replace(ctx, paused=True)
         intro = (phrase(f"The admin paused this game. Reason: {reason}."),)
-        subject = f"{tag} Game paused"
-        page = build_page("status", view, ctx, subject, news=False, intro=intro)
+        subject, state = titled(ctx, "Game paused")
+        page = build_page("status", view, ctx, subject, news=False, intro=intro, state=state)
         return _render(replace(page, prompt=None), "mail", templates)
     ctx = replace(ctx, paused=False)
     intro = (phrase(f"The admin resumed this game. Reason: {reason}."),)
-    subject = f"{tag} Game resumed — {state_subject(view, p, ctx)}"
-    page = build_page("status", view, ctx, subject, news=False, intro=intro)
+    subject, state = titled(ctx, f"Game resumed — {state_subject(view, p, ctx)}")
+    page = build_page("status", view, ctx, subject, news=False, intro=intro, state=state)
     return _render(page, "mail", templates)
 
 
@@ -61,7 +60,8 @@ def render_aborted(
         phrase(f"The score when it stopped: {p.score().removeprefix('Score: ')}."),
     )
     ctx = replace(ctx, paused=False)
-    page = build_page("status", view, ctx, f"{subject_tag(ctx)} Game aborted", intro=intro)
+    subject, state = titled(ctx, "Game aborted")
+    page = build_page("status", view, ctx, subject, intro=intro, state=state)
     page = replace(
         page,
         prompt=None,

@@ -72,6 +72,13 @@ def they_do(names: Sequence[str], singular: str, plural: str) -> str:
     return f"{join_words(names)} {singular if len(names) == 1 else plural}"
 
 
+def pegged(score: int, target: int) -> str:
+    """A score as a board shows it: it stops at the target, where the side pegs out
+    ("121, pegged out"); the engine's own count may run past it (the show that took a
+    side home scores in full), the players never see that."""
+    return f"{target}, pegged out" if score >= target else str(score)
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -85,6 +92,7 @@ class People:
     def __init__(self, view: PlayerView, ctx: MailContext) -> None:
         self.me = view.seat
         self.players = view.players
+        self.target = view.target
         self.names = tuple(
             clean_name(ctx.names[s])
             if s < len(ctx.names) and ctx.names[s].strip()
@@ -138,9 +146,13 @@ class People:
         return f"{self.side(side)} {'win' if self.plural(self.side_seats(side)) else 'wins'}"
 
     def score(self) -> str:
-        """``Score: you 36, Alice 20, Bob 32`` (yours first)."""
+        """``Score: you 36, Alice 20, Bob 32`` (yours first); once a side has pegged out,
+        ``Score: you 121, pegged out; Bob 98``."""
         order = sorted(self.sides, key=lambda s: self.me not in s.seats)
-        return "Score: " + ", ".join(f"{self.side_label(s.side)} {s.front}" for s in order)
+        out = any(s.front >= self.target for s in order)
+        return "Score: " + ("; " if out else ", ").join(
+            f"{self.side_label(s.side)} {pegged(s.front, self.target)}" for s in order
+        )
 
     def matchup(self) -> str:
         mine = next((s.side for s in self.sides if self.me in s.seats), None)

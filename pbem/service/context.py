@@ -25,6 +25,7 @@ from pbem.config import Settings
 from pbem.mail.reading import IncomingMail
 from pbem.names import NAME_LIMIT, clean_name, shown_name
 from pbem.render.mailmaker import MailMaker
+from pbem.render.page import game_subject as page_subject
 from pbem.store import models as m
 from pbem.store.games import load_actions, seat_players
 from pbem.store.inbound import mark_inbound
@@ -220,6 +221,12 @@ def seat_names(seats: Sequence[Seated]) -> tuple[str, ...]:
     """The name of each seat as the mails show it in every line and table: short, a
     computer seat too ("Computer"); its level is in `seat_levels`."""
     return tuple(s.name for s in seats)
+
+
+def game_subject(game_row: m.Game, seats: Sequence[Seated]) -> str:
+    """The one Subject of every mail of the game ("[Cribbage 12] Nia v Computer"), see
+    `pbem.render.page.game_subject`: the same for every seat, watcher and turn."""
+    return page_subject(game_row.id or 0, seat_names(seats))
 
 
 def seat_levels(game_row: m.Game, seats: Sequence[Seated]) -> tuple[str, ...]:

@@ -43,6 +43,9 @@ class Known:
     # threaded after it; a cut's entropy names it).
     inbound_id: int | None = None
     message_id: str | None = None
+    # The action count named by the seat's turn mail it answers (its In-Reply-To): the
+    # game has moved past that mail when its count is lower now (`game.older`).
+    answered_turn: int | None = None
 
 
 @dataclass
@@ -66,9 +69,9 @@ class Move:
 
 
 def answered_only(move: Move) -> bool:
-    """Nothing to log, nothing refused: only questions, or moves already made (the player
-    gets where the game stands)."""
-    already = any(n.status == "already" for n in move.notices)
+    """Nothing to log, nothing refused: only questions, moves already made, or a step
+    waiting for its confirmation (the player gets where the game stands)."""
+    already = any(n.status in ("already", "confirm") for n in move.notices)
     return (
         not move.actions
         and move.refusal is None
@@ -77,7 +80,9 @@ def answered_only(move: Move) -> bool:
     )
 
 
-def read_commands(mail: IncomingMail) -> Parsed:
+def read_commands(mail: IncomingMail, sent: str = "") -> Parsed:
     """The commands of a mail: its reply text's, or its subject's when the text holds
-    none — never one of the service's own subjects (`pbem.commands.reads_subject`)."""
-    return parse_reply(mail.reply_text or "", reply_subject(mail.subject or ""))
+    none — never one of the service's own subjects (`pbem.commands.reads_subject`);
+    ``sent``: the Subject of the game it answers, whose edited copy is read
+    (`pbem.mail.reading.reply_subject`)."""
+    return parse_reply(mail.reply_text or "", reply_subject(mail.subject or "", sent=sent))

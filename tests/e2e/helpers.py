@@ -21,6 +21,7 @@ import mailbox
 import os
 import quopri
 import random
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -91,6 +92,24 @@ def parse(raw: bytes) -> EmailMessage:
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     assert isinstance(msg, EmailMessage)
     return msg
+
+
+_GAME_TAG = re.compile(r"\[Cribbage \d+\]")
+
+
+def about(msg: Message) -> str:
+    """What a mail is about, as its Subject said before every mail of a game had the
+    game's one Subject: a game mail's tag and the state line its text starts with
+    ("[Cribbage 3] Hand 1 — your turn: discard"); any other mail's Subject."""
+    subject = str(msg["Subject"])
+    tag = _GAME_TAG.match(subject)
+    if tag is None or not isinstance(msg, EmailMessage):
+        return subject
+    part = msg.get_body(preferencelist=("plain",))
+    if part is None:
+        return subject
+    first = str(part.get_content()).strip().splitlines()[0]
+    return f"{tag.group(0)} {first}"
 
 
 def read_maildir(folder: Path) -> list[tuple[str, bytes]]:

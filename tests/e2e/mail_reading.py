@@ -28,10 +28,16 @@ every place where a mail
    works out), a cut request (``cut``), an invitation (``accept``, ``decline``,
    ``never``), a game-over mail (``rematch``, or ``next`` in a match going on), a
    confirmation request (a confirming answer, and the ``never`` it offers) — and no link
-   that is not such an answer. The one exception by design: a two-player discard in a
-   game without hints links no pair (ranking pairs would be a free hint) and its text
-   lists the six cards; with hints it links the best `DISCARD_LINKS` pairs, the reply
-   line's first. Each exception is checked to be taken exactly there.
+   that is not such an answer or an offer. A two-player discard links all fifteen
+   pairs (`DISCARD_LINKS`), with or without hints, in the hand's card order (never
+   ranked: a free hint); the reply line's card in a play mail with hints is linked too
+   (its box is a link), so that one answer may be linked twice;
+4. **offers a command only as text**: every command its notes and its result ask the
+   reader to send ('Send "back" when you return', 'Reply "archive" for …', '"rematch
+   best of 3" makes it a match') is a link;
+5. **repeats the board for a note**: a mail that only carries notes (another player
+   away or back, hints asked for, the answer to a setting) — no news, no move asked,
+   no result — is a short mail of its own, without the hand and the board.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from pathlib import Path
 
 from sqlmodel import Session, col, select
 
-from engine import DISCARD, Claim, InvalidSyntaxError, PlayerView, parse_card
+from engine import Claim, InvalidSyntaxError, PlayerView, parse_card
 from pbem.demo.bots import command_for, cut_request, text_of, view_of
 from pbem.render.invite import ANSWERS as INVITE_ANSWERS
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
@@ -73,7 +79,6 @@ class Letter:
     hints: bool = False
     legal: frozenset[str] = frozenset()  # the engine's legal moves for the seat
     answers: frozenset[str] = frozenset()  # what the mail must link
-    exception: bool = False  # a two-player discard without hints: no pair linked
 
     @property
     def subject(self) -> str:
@@ -215,8 +220,6 @@ class Reader:
         legal = game.legal_actions(seat)
         letter.legal = frozenset(command_for(a).lower() for a in legal)
         answers = {command_for(a).lower() for a in legal if not isinstance(a, Claim)}
-        if game.phase == DISCARD and letter.players == 2 and not letter.hints:
-            letter.exception = True
         letter.answers = frozenset(answers)
 
     def mails(self, address: str) -> list[Letter]:
@@ -401,7 +404,59 @@ def findings(reader: Reader) -> list[Finding]:
         found += asks_again(reader, address, mails, index)
         found += said_twice(address, mails)
         found += one_click(address, mails)
+        found += offers_linked(address, mails)
+        found += note_repeats_board(address, mails)
     return found
+
+
+_NOTE_HEADINGS = re.compile(r"^(?:Note|Notes|About your reply)\n-+$", re.MULTILINE)
+_MORE_THAN_NOTES = re.compile(
+    r"^(?:Since your last mail|The hand so far|The game so far|GAME OVER: |>>> )", re.MULTILINE
+)
+
+
+def note_repeats_board(address: str, mails: list[Letter]) -> Iterable[Finding]:
+    """Check 5: a mail of notes alone does not send the hand and the board again."""
+    for i, letter in enumerate(mails):
+        text = letter.text.replace("\r\n", "\n")
+        if letter.game_id is None or not _NOTE_HEADINGS.search(text):
+            continue
+        if _MORE_THAN_NOTES.search(text) or question(letter) is not None:
+            continue
+        if "[already]" in text or "[confirm?]" in text or "hand" in about_reply(text):
+            continue  # where the game is, asked for or needed: the board is the answer
+        if "Scores — " in text or "Your cards" in text:
+            yield Finding("note with board", address, letter.subject, i, "repeats the board")
+
+
+# Where a mail's own offers are: its notes and its result, above the news, the hand, the
+# board and the footer (whose list of commands is a reference, not an offer).
+_BELOW_OFFERS = re.compile(
+    r"^(?:Since your last mail|The hand so far|The game so far|Your cards|Scores — |-- )$|"
+    r"^>>> ",
+    re.MULTILINE,
+)
+_OFFER = re.compile(r"""\b(?:[Rr]eply|[Ss]end)\s+["“']([a-z][a-z0-9 ]{0,30}?)["”']""")
+_ALSO = re.compile(r"""; ["“']([a-z][a-z0-9 ]{0,30}?)["”'] makes""")
+
+
+def offers(letter: Letter) -> set[str]:
+    """The commands a mail's notes and result ask its reader to send."""
+    text = letter.text.replace("\r\n", "\n")
+    cut = _BELOW_OFFERS.search(text)
+    head = " ".join((text[: cut.start()] if cut else text).split())
+    return set(_OFFER.findall(head)) | set(_ALSO.findall(head))
+
+
+def offers_linked(address: str, mails: list[Letter]) -> Iterable[Finding]:
+    """Check 4: every offer of a mail's notes and result is a one-click link (when the
+    mail has a reply address to link to)."""
+    for i, letter in enumerate(mails):
+        if letter.game_id is None or letter.seat is None or not letter.reply_to:
+            continue
+        got = set(linked(letter))
+        for missing in sorted(offers(letter) - got):
+            yield Finding("offer is text", address, letter.subject, i, f"{missing!r} not a link")
 
 
 def asks_again(
@@ -417,8 +472,8 @@ def asks_again(
             continue
         moment = {c for c in offered(letter) if c.split()[0] in MOMENT}
         allowed = letter.answers | letter.legal
-        if letter.exception:
-            allowed |= {"discard (two of the cards)"}
+        if letter.players == 2 and any(a.startswith("discard ") for a in letter.answers):
+            allowed |= {"discard (two of the cards)"}  # "discard two of: …" (no hints)
         # A cut, a rematch or an invitation's answer may say more ("cut 17 purple
         # elephants", "rematch best of 3").
         words = {a for a in allowed if a in WORDY}
@@ -500,7 +555,9 @@ def one_click(address: str, mails: list[Letter]) -> Iterable[Finding]:
             return Finding("one click", address, letter.subject, i, detail)
 
         links = linked(letter)
-        if len(set(links)) != len(links):
+        suggested = {command(x) for x in reply_lines(letter.text)}
+        twice = {c for c in links if links.count(c) > 1}
+        if any(c not in suggested or links.count(c) > 2 for c in twice):
             yield finding(f"links an answer twice: {links}")
         got = set(links)
         view = letter.view
@@ -513,27 +570,17 @@ def one_click(address: str, mails: list[Letter]) -> Iterable[Finding]:
             if not confirming or "never" not in got:
                 yield finding(f"expects a confirming answer and 'never'; links {links}")
             continue
-        if letter.exception:
-            assert view is not None
-            if links:
-                yield finding(f"a two-player discard without hints links pairs: {links}")
-            cards = " ".join(str(c) for c in view.holding)
-            if f"discard two of: {cards}" not in " ".join(letter.text.split()):
-                yield finding(f"a two-player discard without hints does not list {cards}")
-            continue
         is_discard = any(a.startswith("discard ") for a in letter.answers)
-        if is_discard and letter.players == 2:
-            # With hints: the best DISCARD_LINKS pairs by the reply line's reckoning, the
-            # reply line's own first.
-            lines = [command(x) for x in reply_lines(letter.text)]
-            if not (got <= letter.answers and len(links) == DISCARD_LINKS):
-                yield finding(f"links {links}, not {DISCARD_LINKS} of the legal discards")
-            elif not lines or links[0] != lines[0]:
-                yield finding(f"the first link {links[0]!r} is not the reply line's {lines}")
-            continue
+        if is_discard and letter.players == 2 and view is not None:
+            # All fifteen pairs, in the hand's card order: never ranked.
+            pairs = [x for x in links if x.startswith("discard ")]
+            order = [c.ascii.lower() for c in view.holding]
+            ranks = [tuple(order.index(w) for w in x.split()[1:]) for x in pairs]
+            if len(set(pairs)) != DISCARD_LINKS or ranks != sorted(ranks):
+                yield finding(f"links {pairs}, not the {DISCARD_LINKS} pairs in card order")
         for missing in sorted(letter.answers - got):
             yield finding(f"no one-click link for {missing!r}")
-        for extra in sorted(got - letter.answers):
+        for extra in sorted(got - letter.answers - offers(letter)):
             yield finding(f"links {extra!r}, not an answer it expects now")
 
 

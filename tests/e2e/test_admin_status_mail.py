@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 import pbem.service
 from pbem.demo.bots import text_of, view_of
 from pbem.service import Service
-from tests.e2e.helpers import ALICE, BOB, CliResult, Harness, cli_env, reply, run_cli
+from tests.e2e.helpers import ALICE, BOB, CliResult, Harness, about, cli_env, reply, run_cli
 
 A, B = ALICE[0], BOB[0]
 
@@ -52,7 +52,7 @@ def new_mail(h: Harness, before: dict[str, int]) -> dict[str, list[EmailMessage]
 
 def offers_a_move(msg: EmailMessage) -> bool:
     text = flat(msg)
-    return "your turn" in (text + str(msg["Subject"])).lower() or "Reply to this email" in text
+    return "your turn" in (text + about(msg)).lower() or "Reply to this email" in text
 
 
 def test_pause_resume_and_abort_tell_every_player_why(timed: Harness) -> None:
@@ -65,7 +65,7 @@ def test_pause_resume_and_abort_tell_every_player_why(timed: Harness) -> None:
     h.step()
     for address, mails in new_mail(h, before).items():
         [paused] = mails
-        assert str(paused["Subject"]) == f"[Cribbage {gid}] Game paused", address
+        assert about(paused) == f"[Cribbage {gid}] Game paused", address
         text = flat(paused)
         assert "The admin paused this game. Reason: Bob is travelling until Monday." in text
         assert "moves wait until it is resumed" in text
@@ -82,8 +82,8 @@ def test_pause_resume_and_abort_tell_every_player_why(timed: Harness) -> None:
     h.step()
     for address, mails in new_mail(h, before).items():
         [resumed] = mails
-        assert str(resumed["Subject"]).startswith(f"[Cribbage {gid}] Game resumed — Hand 1")
-        assert "your turn: discard" in str(resumed["Subject"])  # both lay away now
+        assert about(resumed).startswith(f"[Cribbage {gid}] Game resumed — Hand 1")
+        assert "your turn: discard" in about(resumed)  # both lay away now
         assert "The admin resumed this game. Reason: the game can go on." in flat(resumed)
         assert view_of(resumed) is not None, address
 
@@ -95,7 +95,7 @@ def test_pause_resume_and_abort_tell_every_player_why(timed: Harness) -> None:
     h.step()
     for address, mails in new_mail(h, before).items():
         [aborted] = mails
-        assert str(aborted["Subject"]) == f"[Cribbage {gid}] Game aborted", address
+        assert about(aborted) == f"[Cribbage {gid}] Game aborted", address
         text = flat(aborted)
         assert "The admin aborted this game. Reason: the club closed." in text
         assert "No more moves will be made." in text
@@ -128,7 +128,7 @@ def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
     assert game_row.status_reason == "the game will not be finished"
     h.step()
     for address, mails in new_mail(h, before).items():
-        assert [str(m["Subject"]) for m in mails] == [f"[Cribbage {gid}] Game aborted"], address
+        assert [about(m) for m in mails] == [f"[Cribbage {gid}] Game aborted"], address
         assert "Reason: the game will not be finished." in flat(mails[0])
 
     # The clocks: weeks later, no reminder and no timeout.
@@ -146,7 +146,7 @@ def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
     h.step()
     for address, mails in new_mail(h, before).items():
         [again] = mails
-        assert str(again["Subject"]) == f"[Cribbage {gid}] Game aborted", address
+        assert about(again) == f"[Cribbage {gid}] Game aborted", address
         assert "Reason: the game will not be finished." in flat(again)
         assert not offers_a_move(again)
     # A reply to it moves nothing, and says why.
@@ -158,7 +158,7 @@ def test_after_an_abort_no_mail_offers_a_move(timed: Harness) -> None:
 def test_resend_of_a_finished_game_gives_the_result(timed: Harness) -> None:
     h = timed
     gid = h.new_game(seed="status")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(gid).status == "finished"
     before = h.counts((A, B))
     out = cli(h, "game", "resend", str(gid))
@@ -166,7 +166,7 @@ def test_resend_of_a_finished_game_gives_the_result(timed: Harness) -> None:
     h.step()
     for address, mails in new_mail(h, before).items():
         [over] = mails
-        assert "Game over" in str(over["Subject"]), address
+        assert "Game over" in about(over), address
         result = "GAME OVER: You win" if address == B else "GAME OVER: Bob wins"
         assert result in flat(over)
         assert not offers_a_move(over)

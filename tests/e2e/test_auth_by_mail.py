@@ -18,6 +18,7 @@ from tests.e2e.helpers import (
     SERVICE_ADDRESS,
     STRANGER,
     Harness,
+    about,
     plain_mail,
     reply,
 )
@@ -64,7 +65,7 @@ def test_another_players_token_with_your_own_from_is_refused(harness: Harness) -
     assert h.log(game) == []
     assert_only(h, before, alice=1)
     answer = h.latest(A)
-    assert "Not your reply address" in str(answer["Subject"])
+    assert "Not your reply address" in about(answer)
     assert "addressed to another player" in flat(text_of(answer))
     assert answer["Reply-To"] is None  # the explanation carries no token
     assert h.token(game, 1) not in answer.as_string()  # nor Bob's token
@@ -92,7 +93,7 @@ def test_a_forged_from_with_a_valid_token(harness: Harness) -> None:
     assert row.status == "rejected"
     assert h.log(game) == []
     assert_only(h, before, carol=1)
-    assert "Not your reply address" in str(h.latest(C)["Subject"])
+    assert "Not your reply address" in about(h.latest(C))
 
     # Alice herself, with her own token: the move goes through.
     h.deliver(reply(h.latest(A), A, "Alice", move))
@@ -116,7 +117,7 @@ def test_an_unknown_token(harness: Harness) -> None:
     row = h.last_inbound()
     assert row.status == "rejected" and row.reason == "no valid game token"
     assert_only(h, before, alice=1)
-    assert "Which game?" in str(h.latest(A)["Subject"])
+    assert "Which game?" in about(h.latest(A))
     assert h.log(game) == []
 
     # A Message-ID of ours with a made-up token in In-Reply-To does not help either.
@@ -172,7 +173,7 @@ def test_resign_needs_a_reply_token(harness: Harness) -> None:
     assert_only(h, before, alice=1)
     assert "reply to your latest game email" in text_of(h.latest(A))
     # The same word in a reply to the game mail (with its token) resigns.
-    h.deliver(reply(h.latest(A), A, "Alice", "I resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "I resign, yes"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert [a["type"] for _, _, a, _ in h.log(game)][-1:] == ["resign"]
 
@@ -221,7 +222,7 @@ def test_which_game_lists_the_players_games_with_their_own_reply_addresses(
     assert row.status == "rejected" and row.reason == "no valid game token"
     assert_only(h, before, alice=1)
     answer = h.latest(A)
-    assert str(answer["Subject"]) == "[Cribbage] Which game?"
+    assert about(answer) == "[Cribbage] Which game?"
     text = flat(text_of(answer))
     own_first = f"cribbage+{h.token(first, 0)}@{DOMAIN}"
     own_third = f"cribbage+{h.token(third, 1)}@{DOMAIN}"
@@ -238,7 +239,7 @@ def test_which_game_lists_the_players_games_with_their_own_reply_addresses(
     assert row.status == "applied" and row.reason == "sent: help (no game named)"
     assert_only(h, before, alice=2)
     helped = h.latest(A)
-    assert "How to play by mail" in str(helped["Subject"])
+    assert "How to play by mail" in about(helped)
     text = flat(text_of(helped))
     assert "discard 5h jd" in text and "You have 2 games in progress" in text
     assert f"Game {first}, you v Bob: your turn (hand 1). Reply to: {own_first}" in text
@@ -262,7 +263,7 @@ def test_help_from_a_player_with_no_game_in_progress(harness: Harness) -> None:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "discard 5h jd"))
     assert h.last_inbound().status == "rejected"
     assert_only(h, before, alice=2)
-    assert "Which game?" in str(h.latest(A)["Subject"])
+    assert "Which game?" in about(h.latest(A))
 
 
 def test_help_from_a_player_with_one_game_lists_it(harness: Harness) -> None:

@@ -13,7 +13,17 @@ from engine import computer
 from pbem.demo.bots import command_for, text_of
 from pbem.mail.reading import is_own_subject, reply_subject
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
-from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, parse, plain_mail, reply
+from tests.e2e.helpers import (
+    ALICE,
+    BOB,
+    DOMAIN,
+    SERVICE_ADDRESS,
+    Harness,
+    about,
+    parse,
+    plain_mail,
+    reply,
+)
 
 A = ALICE[0]
 DAVE = "dave@z.test"
@@ -33,7 +43,7 @@ def test_a_reply_to_a_hint_mail_plays_its_move_and_asks_no_new_hint(harness: Har
         h.answer(A, "hint")
         assert h.last_inbound().status == "applied", h.last_inbound().reason
         hint = h.latest(A)
-        assert "Hint: your" in str(hint["Subject"])
+        assert "Hint: your" in about(hint)
         hints, moves = hint_rows(h), len(h.log(game_id))
         game = h.game(game_id)
         move = command_for(computer.choose_action(game, 0, rng, "random"))
@@ -53,13 +63,13 @@ def test_games_in_reply_to_the_standings_gets_the_games(harness: Harness) -> Non
     game_id = h.new_game()
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "standings"))
     standings = h.latest(A)
-    assert str(standings["Subject"]) == "[Cribbage] Standings"
+    assert about(standings) == "[Cribbage] Standings"
     before = h.count(A)
     h.deliver(reply(standings, A, "Alice", "games"))
     row = h.last_inbound()
     assert row.status == "applied", row.reason
     (answer,) = h.new_mail(A, before)
-    assert str(answer["Subject"]) == "[Cribbage] Your games"
+    assert about(answer) == "[Cribbage] Your games"
     assert f"Game {game_id}" in text_of(answer) and h.token(game_id, 0) in text_of(answer)
 
 
@@ -72,10 +82,10 @@ def test_a_challenge_subject_leaves_the_body_s_challenge_standing(harness: Harne
     row = h.last_inbound()
     assert row.status == "applied", row.reason
     (invite,) = h.received(DAVE)
-    assert str(invite["Subject"]) == INVITE_SUBJECT
+    assert about(invite) == INVITE_SUBJECT
     assert "61" in text_of(invite)
     (told,) = h.new_mail(A, before)
-    assert "Invitations sent" in str(told["Subject"])
+    assert "Invitations sent" in about(told)
     assert "whom" not in text_of(told)
     assert str(told["In-Reply-To"]) == str(parse(raw)["Message-ID"])
 
@@ -109,10 +119,10 @@ def test_every_subject_the_service_writes_is_its_own(harness: Harness) -> None:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "challenge dave@z.test"))
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "new"))
     h.answer(BOB[0], "say good luck")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     mails = [parse(row.raw) for row in h.outbox() if row.raw]
-    subjects = {str(msg["Subject"]) for msg in mails}
+    subjects = {about(msg) for msg in mails}
     assert len(subjects) >= 8, subjects
     for subject in subjects:
         assert is_own_subject(subject), subject

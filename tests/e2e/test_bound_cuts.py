@@ -220,7 +220,7 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
     first = fair.service.new_game([ALICE, robot], target=61, computer=[1], skunk="none")
     fair.step()
     fair.answer(ALICE[0], "cut")
-    fair.answer(ALICE[0], "resign")
+    fair.answer(ALICE[0], "resign confirm")
     over = fair.game(first)
     assert over.is_over and over.outcome is not None
     first_archive = fair.service.export(first)
@@ -253,7 +253,7 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
     (logged,) = fair.service.export(second)["deal_proof"]["cuts"]
     assert (logged["text"], logged["accepted"]) == (text, True)
     assert text.startswith(logged["message_id"] + " ")
-    fair.answer(ALICE[0], "resign")
+    fair.answer(ALICE[0], "resign confirm")
     # The match goes on: its next game follows this one.
     done = fair.game(second)
     third = fair.service.export(second)

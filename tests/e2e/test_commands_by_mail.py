@@ -21,7 +21,7 @@ from engine import (
 )
 from engine import Settings as GameSettings
 from pbem.demo.bots import text_of, view_of
-from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, find_seed
+from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, about, find_seed
 
 A, B = ALICE[0], BOB[0]
 
@@ -253,7 +253,7 @@ def test_hand_history_and_help_go_to_the_sender_only(harness: Harness) -> None:
 
     h.answer(A, "history")
     history = h.latest(A)
-    assert "history" in str(history["Subject"]).lower() or "so far" in text_of(history)
+    assert "history" in about(history).lower() or "so far" in text_of(history)
 
     h.answer(A, "help")
     assert "discard" in text_of(h.latest(A)) and "muggins" in text_of(h.latest(A))
@@ -314,7 +314,7 @@ def test_resign_then_moves_in_a_finished_game_are_refused(harness: Harness) -> N
     h = harness
     gid = h.new_game(seed="e2e")
     before = h.counts((A, B))
-    h.answer(A, "Resign. Well played, Bob!", style="gmail")
+    h.answer(A, "Resign, confirm. Well played, Bob!", style="gmail")
     row = h.last_inbound()
     assert row.status == "applied", row.reason
     game_row = h.game_row(gid)

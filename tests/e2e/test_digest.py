@@ -19,7 +19,7 @@ from sqlalchemy import Engine
 from engine import Action, Resign, computer
 from pbem.demo.bots import command_for, text_of, view_of
 from pbem.service import Service
-from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, PEOPLE, Harness, plain_mail, reply
+from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, PEOPLE, Harness, about, plain_mail, reply
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 SERVICE = f"cribbage@{DOMAIN}"
@@ -41,7 +41,7 @@ def flat(text: str) -> str:
 
 
 def is_digest(msg: EmailMessage) -> bool:
-    return "Daily digest" in str(msg["Subject"])
+    return "Daily digest" in about(msg)
 
 
 def move(h: Harness, game_id: int, action: Action) -> None:
@@ -92,9 +92,9 @@ def test_a_week_in_digest_mode(slow_clocks: Harness) -> None:
                     digests.append(msg)
                     continue
                 view = view_of(msg)
-                assert view is not None, str(msg["Subject"])
+                assert view is not None, about(msg)
                 # Only the mail of her own turn (or the end): no news of others' moves.
-                assert view.my_turn or view.outcome is not None, str(msg["Subject"])
+                assert view.my_turn or view.outcome is not None, about(msg)
             seen = h.count(A)
         today = [d for d in digests if f"2024-03-{2 + day:02d}" in text_of(d)]
         assert len(today) == 1, f"day {day}: {len(today)} digests"

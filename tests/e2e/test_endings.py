@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.service.game.talk import COMPUTER_DOES_NOT_READ
-from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, plain_mail, reply
+from tests.e2e.helpers import ALICE, BOB, DOMAIN, SERVICE_ADDRESS, Harness, about, plain_mail, reply
 
 A, B = ALICE[0], BOB[0]
 COMPUTER = (f"computer@{DOMAIN}", "Computer")
@@ -56,11 +56,11 @@ def no_command_line(msg: EmailMessage) -> None:
 def test_the_game_over_mail_offers_a_rematch_and_the_replay(harness: Harness) -> None:
     h = harness
     game_id = h.new_game((ALICE, BOB))
-    h.answer(B, "resign")
+    h.answer(B, "resign confirm")
     assert h.game(game_id).is_over
     for address in (A, B):
         over = h.latest(address)
-        assert "Game over" in str(over["Subject"])
+        assert "Game over" in about(over)
         text = flat(over)
         assert 'Reply "rematch" for another game with the same players' in text
         assert '"rematch best of 3" makes it a match' in text
@@ -73,7 +73,7 @@ def test_the_game_over_mail_offers_a_rematch_and_the_replay(harness: Harness) ->
     # What it offers works: Alice's "rematch" invites Bob.
     h.answer(A, "rematch")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
-    assert any(str(msg["Subject"]) == INVITE_SUBJECT for msg in h.received(B))
+    assert any(about(msg) == INVITE_SUBJECT for msg in h.received(B))
 
 
 def test_a_fair_game_s_ending_shows_how_the_page_checks_the_deals(fair: Harness) -> None:
@@ -82,7 +82,7 @@ def test_a_fair_game_s_ending_shows_how_the_page_checks_the_deals(fair: Harness)
     h.step()
     h.answer(A, "cut 17 purple elephants")
     assert h.game_row(game_id).status == "active"
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     over = h.latest(A)
     text = flat(over)
@@ -114,18 +114,16 @@ def test_a_match_s_game_over_says_what_comes_next(harness: Harness) -> None:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "play computer to 61 no skunk match best of 3"))
     first = h.last_inbound().game_id
     assert first is not None
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     over = next(
-        msg
-        for msg in reversed(h.received(A))
-        if f"[Cribbage {first}] Game over" in str(msg["Subject"])
+        msg for msg in reversed(h.received(A)) if f"[Cribbage {first}] Game over" in about(msg)
     )
     text = flat(over)
     assert "The match goes on: game 2 of the match starts now, the loser dealing first" in text
     assert 'Reply "rematch"' not in text  # the next game is the rematch
     latest = h.latest(A)
-    assert "Game over" not in str(latest["Subject"])  # the next game's first mail
-    h.deliver(reply(latest, A, "Alice", "resign"))
+    assert "Game over" not in about(latest)  # the next game's first mail
+    h.deliver(reply(latest, A, "Alice", "resign confirm"))
     text = flat(h.latest(A))
     assert "the match is over" in text
     assert 'The match is over. Reply "rematch" for another game against the computer' in text

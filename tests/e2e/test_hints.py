@@ -14,7 +14,17 @@ from engine import DISCARD, PEGGING, Card, Discard, Play, PlayerView, computer
 from pbem.commands import computer_levels
 from pbem.demo.bots import text_of
 from pbem.render.prompt import suggested_action
-from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, DOMAIN, Harness, hidden_from, plain_mail
+from tests.e2e.helpers import (
+    ALICE,
+    BOB,
+    CAROL,
+    DAVE,
+    DOMAIN,
+    Harness,
+    about,
+    hidden_from,
+    plain_mail,
+)
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 SERVICE = f"cribbage@{DOMAIN}"
@@ -59,7 +69,7 @@ def test_hint_at_the_discard_against_the_computer(harness: Harness) -> None:
     mails = h.new_mail(A, before)
     assert len(mails) == 1, [m["Subject"] for m in mails]
     hint = mails[0]
-    assert "Hint: your discard" in str(hint["Subject"])
+    assert "Hint: your discard" in about(hint)
     text = flat(text_of(hint))
     assert "ways to lay away 2 cards" in text
     assert "Total" in text and "Best: lay away" in text
@@ -85,7 +95,7 @@ def test_hint_in_the_play_and_the_review_of_the_discard(harness: Harness) -> Non
     text = flat(text_of(hint))
     game = h.game(game_id)
     if game.phase == PEGGING and 0 in game.to_act() and game.legal_actions(0):
-        assert "Hint: your play" in str(hint["Subject"])
+        assert "Hint: your play" in about(hint)
         assert "Suggested: play" in text and "leaves the count at" in text
     assert "Hint: your last discard" in text
     assert "In this hand you held" in text
@@ -107,7 +117,7 @@ def test_hints_off_against_the_computer_and_on_again(harness: Harness) -> None:
     assert h.game_row(game_id).hints
     h.answer(A, "hint")
     assert h.last_inbound().status == "applied"
-    assert "Hint:" in str(h.latest(A)["Subject"])
+    assert "Hint:" in about(h.latest(A))
 
 
 def test_hints_between_people_need_every_player(harness: Harness) -> None:
@@ -146,7 +156,7 @@ def test_hints_between_people_need_every_player(harness: Harness) -> None:
     h.answer(B, "hint")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     hint = h.new_mail(B, before)[-1]
-    assert "Hint:" in str(hint["Subject"])
+    assert "Hint:" in about(hint)
     assert not cards_named(both_parts(hint), hidden_from(h.game(game_id), 1))
     assert {who: h.count(who) for who in others} == others
     # Carol turns them off: everyone is told, and hints stop.
@@ -184,7 +194,8 @@ def test_the_reply_line_suggests_a_move_only_where_hints_are_on(harness: Harness
         holding = " ".join(str(c) for c in view.holding)
         assert f"        discard two of: {holding}\n" in text
         assert _best_line(view) + "\n" not in text
-        assert "discard two of:" in html_of(h.latest(address))
+        markup = html_of(h.latest(address))  # the HTML part: the grid of all 15 pairs
+        assert '<table class="w">' in markup and "★" not in markup
     # Into the play: whoever holds two cards that may be played sees them listed.
     game = h.play_until(
         game_id,
@@ -250,13 +261,13 @@ def test_a_hint_after_the_game_looks_back_at_the_last_discard(harness: Harness) 
     assert h.game_row(game_id).settings["levels"] == {"1": "hard"}
     game = h.game(game_id)
     h.move(game_id, computer.choose_action(game, 0, random.Random(2), "random"))
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game(game_id).is_over
     before = h.count(A)
     h.answer(A, "hint")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     (hint,) = h.new_mail(A, before)
-    assert "Hint: your last discard" in str(hint["Subject"])
+    assert "Hint: your last discard" in about(hint)
     text = flat(text_of(hint))
     assert "In this hand you held" in text or "In hand 1 you held" in text
     assert "Computer (hard)" in text
@@ -291,6 +302,6 @@ def test_hints_by_mail_name_no_hidden_card(harness: Harness, players: int) -> No
             assert not cards_named(both_parts(hint), hidden), (moment, seat)
             text = flat(text_of(hint))
             if moment == "deal":
-                assert "Hint: your discard" in str(hint["Subject"])
+                assert "Hint: your discard" in about(hint)
             else:
                 assert "In this hand you held" in text

@@ -24,6 +24,7 @@ from tests.e2e.helpers import (
     SERVICE_ADDRESS,
     STRANGER,
     Harness,
+    about,
     cli_env,
     plain_mail,
     reply,
@@ -173,7 +174,7 @@ def test_the_daily_limit_of_new_games(tmp_path: Path, db_url: str, db_engine: En
         row = h.last_inbound()
         assert row.status == "rejected" and "daily limit" in (row.reason or "")
         assert len(games_of(h, A)) == 3
-        assert "No more games today" in str(h.received(A)[before]["Subject"])
+        assert "No more games today" in about(h.received(A)[before])
         h.clock.advance(timedelta(days=1, minutes=1))
         ask(h, A, "new")
         assert h.last_inbound().status == "applied"
@@ -276,7 +277,7 @@ def invitations(h: Harness) -> list[m.Invitation]:
 
 
 def invite_to(h: Harness, address: str) -> list[EmailMessage]:
-    return [msg for msg in h.received(address) if str(msg["Subject"]) == INVITE_SUBJECT]
+    return [msg for msg in h.received(address) if about(msg) == INVITE_SUBJECT]
 
 
 def answer_invite(h: Harness, address: str, body: str, name: str = "") -> None:
@@ -298,12 +299,12 @@ def test_challenge_accepted_by_everyone_starts_the_game(harness: Harness) -> Non
         assert A in text and "accept" in text and "decline" in text and "61" in text
         assert row.token in str(invite["Reply-To"])
     told = h.latest(A)
-    assert str(told["In-Reply-To"]) == parse_id(raw) and "Invitations sent" in str(told["Subject"])
+    assert str(told["In-Reply-To"]) == parse_id(raw) and "Invitations sent" in about(told)
     before = h.counts((A, B, C))
     answer_invite(h, B, "accept")
     assert h.last_inbound().status == "applied"
     assert [r.status for r in invitations(h)] == ["accepted", "pending"]
-    assert "Accepted" in str(h.latest(B)["Subject"])
+    assert "Accepted" in about(h.latest(B))
     assert len(games_of(h, C)) == 0
     answer_invite(h, C, "Accept!")
     inbound = h.last_inbound()
@@ -337,7 +338,7 @@ def test_the_invitation_names_only_the_inviter(harness: Harness) -> None:
     assert "Z" * 80 not in text
     # No other invitee is named, and the subject names no one.
     assert C not in text and "carol" not in text.lower() and "Also invited" not in text
-    assert str(invite["Subject"]) == INVITE_SUBJECT
+    assert about(invite) == INVITE_SUBJECT
     # What may follow, said truthfully: the lapse, the quiet days, and 'never'.
     flat_text = " ".join(text.split())
     assert "lapses on" in flat_text and "not be invited again for 30 days" in flat_text
@@ -354,11 +355,11 @@ def test_a_decline_cancels_the_others_and_tells_the_challenger(harness: Harness)
     answer_invite(h, B, "decline, thanks")
     assert [r.status for r in invitations(h)] == ["declined", "cancelled"]
     assert any("declined" in text_of(msg) for msg in h.received(A))
-    assert "The game is off" in str(h.latest(C)["Subject"])
+    assert "The game is off" in about(h.latest(C))
     assert len(games_of(h, B)) == 1 and len(games_of(h, C)) == 0
     answer_invite(h, C, "accept")  # too late
     assert h.last_inbound().status == "rejected"
-    assert "closed" in str(h.latest(C)["Subject"])
+    assert "closed" in about(h.latest(C))
 
 
 def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
@@ -373,10 +374,10 @@ def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
     # Bob plays here (he answered the service's mail): he is told.
     ask(h, A, "challenge bob@example.org")
     ask(h, A, "cancel")
-    assert "withdrawn" in str(h.latest(B)["Subject"]).lower()
+    assert "withdrawn" in about(h.latest(B)).lower()
     ask(h, A, "cancel")
     assert h.last_inbound().status == "rejected"
-    assert "Nothing to cancel" in str(h.latest(A)["Subject"])
+    assert "Nothing to cancel" in about(h.latest(A))
 
 
 def test_a_stranger_cannot_answer_someone_elses_invitation(harness: Harness) -> None:
@@ -397,7 +398,7 @@ def test_an_unanswered_invitation_expires_and_the_address_rests(harness: Harness
     h.clock.advance(timedelta(days=7, minutes=1))
     h.step()
     assert [r.status for r in invitations(h)] == ["expired"]
-    assert "Invitation expired" in str(h.latest(A)["Subject"])
+    assert "Invitation expired" in about(h.latest(A))
     # Within the quiet period nobody may invite Carol; the challenger is not told why.
     h.new_game((BOB, (D, "Dave")), seed="other")
     ask(h, B, "challenge carol@example.net")
@@ -578,7 +579,7 @@ def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> Non
 def test_games_shows_invitations_both_ways_and_results(harness: Harness) -> None:
     h = harness
     lost = h.new_game(seed="lost")
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(lost).status == "finished"
     h.new_game((BOB, (D, "Dave")), seed="bob")
     ask(h, A, "challenge carol@example.net")
@@ -654,7 +655,7 @@ def test_open_lobby_lets_a_stranger_challenge(open_lobby: Harness) -> None:
     # A stranger's From proves nothing: the invitation goes once they confirm it.
     assert h.last_inbound().status == "applied" and len(invite_to(h, B)) == 0
     (asking,) = h.received(STRANGER)
-    assert "confirm" in str(asking["Subject"]).lower()
+    assert "confirm" in about(asking).lower()
     h.deliver(reply(asking, STRANGER, "Mallory", "yes, that was me"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert len(invite_to(h, B)) == 1

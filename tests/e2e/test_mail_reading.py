@@ -151,7 +151,7 @@ def test_a_lobby_session(fair: Harness) -> None:
     write(r, A, "games")
     write(r, B, "help")
     write(r, A, "standings")
-    answer(r, B, game_id, "resign")
+    answer(r, B, game_id, "resign confirm")
     answer(r, A, game_id, "rematch")
     second = answer_mail(r, B, "invitation", "accept")
     assert second is not None and second != game_id
@@ -167,14 +167,23 @@ def test_a_lobby_session(fair: Harness) -> None:
 # -- the checks see what they look for ---------------------------------------------------
 
 
-def altered(letter: Letter, after: Letter, html: Callable[[str], str] | None = None) -> Letter:
-    """A copy of ``letter`` (a new Message-ID; its HTML part changed by ``html``) that
-    arrives right after ``after``."""
+def altered(
+    letter: Letter,
+    after: Letter,
+    html: Callable[[str], str] | None = None,
+    text: Callable[[str], str] | None = None,
+) -> Letter:
+    """A copy of ``letter`` (a new Message-ID; its HTML part changed by ``html``, its
+    text part by ``text``) that arrives right after ``after``."""
     msg = parse(letter.msg.as_bytes())
     if html is not None:
         part = msg.get_body(preferencelist=("html",))
         assert part is not None
         part.set_content(html(str(part.get_content())), subtype="html")
+    if text is not None:
+        part = msg.get_body(preferencelist=("plain",))
+        assert part is not None
+        part.set_content(text(str(part.get_content())))
     del msg["Message-ID"]
     msg["Message-ID"] = make_msgid(domain="copy.test")
     return dataclasses.replace(letter, msg=msg, seq=after.seq, order=after.order + 0.5)
@@ -191,7 +200,11 @@ def test_the_checks_see_what_they_look_for(fair: Harness) -> None:
     r.step()
     cut(r, game_id, [A, B])
     rng = random.Random(5)
-    while not any(len(x.answers) > 1 and not x.exception for x in r.mails(A)):
+
+    def is_discard(x: Letter) -> bool:
+        return any(a.startswith("discard ") for a in x.answers)
+
+    while not any(len(x.answers) > 1 and not is_discard(x) for x in r.mails(A)):
         game = fair.game(game_id)
         seat = game.to_act()[0]
         action = computer.choose_action(game, seat, rng, "random")
@@ -199,8 +212,8 @@ def test_the_checks_see_what_they_look_for(fair: Harness) -> None:
     assert not findings(r), report(findings(r))
     mails = r.mails(A)
     request = next(x for x in mails if "cut" in x.answers)
-    discard = next(x for x in mails if x.exception)
-    play = next(x for x in mails if len(x.answers) > 1 and not x.exception)
+    discard = next(x for x in mails if is_discard(x))
+    play = next(x for x in mails if len(x.answers) > 1 and not is_discard(x))
     last = mails[-1]
     # The same mail twice in a row; the cut asked for after the cut.
     found = with_letter(r, altered(play, play))
@@ -212,7 +225,12 @@ def test_the_checks_see_what_they_look_for(fair: Harness) -> None:
     anchor = rf'<a href="[^"]*body={first.replace(" ", "%20")}">.*?</a>'
     drop = altered(play, last, lambda s: re.sub(anchor, "", s))
     assert any(f"no one-click link for {first!r}" in f for f in with_letter(r, drop))
-    pair = sorted(discard.legal)[0].replace(" ", "%20")
-    add = f'<a href="mailto:x@pbem.test?body={pair}">x</a></body>'
-    found = with_letter(r, altered(discard, last, lambda s: s.replace("</body>", add)))
-    assert any("without hints links pairs" in f for f in found), found
+    # A pair of the grid missing (without hints every pair is a link, in card order).
+    pair = linked(discard)[3].replace(" ", "%20")
+    cell = rf'<a href="[^"]*body={pair}">.*?</a>'
+    found = with_letter(r, altered(discard, last, lambda s: re.sub(cell, "", s)))
+    assert any("not the 15 pairs in card order" in f for f in found), found
+    # An offer left as text: a note that asks for "back" with no link for it.
+    note = "Notes\n-----\n  [note]     You are away. Send 'back' when you return.\n\n"
+    found = with_letter(r, altered(play, last, lambda s: s, text=lambda t: note + t))
+    assert any("[offer is text]" in f and "'back' not a link" in f for f in found), found

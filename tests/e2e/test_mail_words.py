@@ -24,6 +24,7 @@ from tests.e2e.helpers import (
     CAROL,
     DOMAIN,
     Harness,
+    about,
     plain_mail,
     reply,
 )
@@ -118,7 +119,7 @@ def test_one_observer_mail_a_move_with_its_talk_under_its_own_heading(harness: H
     before = h.count(C)
     h.answer(A, "say just talk")
     (talk,) = h.new_mail(C, before)
-    assert "Table talk" in str(talk["Subject"])
+    assert "Table talk" in about(talk)
     text = text_of(talk).replace("\r\n", "\n")
     assert "Table talk\n----------\n  Alice says: \u201cjust talk\u201d" in text
     assert "About your reply" not in text and "Scores — game to" not in text

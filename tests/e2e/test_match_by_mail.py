@@ -24,6 +24,7 @@ from tests.e2e.helpers import (
     CAROL,
     SERVICE_ADDRESS,
     Harness,
+    about,
     hidden_from,
     plain_mail,
     reply,
@@ -49,11 +50,11 @@ def html_of(msg: EmailMessage) -> str:
 
 
 def game_mails(h: Harness, address: str, game_id: int) -> list[EmailMessage]:
-    return [msg for msg in h.received(address) if f"[Cribbage {game_id}]" in str(msg["Subject"])]
+    return [msg for msg in h.received(address) if f"[Cribbage {game_id}]" in about(msg)]
 
 
 def answer_invite(h: Harness, address: str, body: str) -> None:
-    invites = [msg for msg in h.received(address) if str(msg["Subject"]) == INVITE_SUBJECT]
+    invites = [msg for msg in h.received(address) if about(msg) == INVITE_SUBJECT]
     h.deliver(reply(invites[-1], address, address.split("@")[0].title(), body))
 
 
@@ -102,11 +103,11 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     loser = 1 - game.outcome.winner
     loser_address = (A, B)[loser]
     winner_address = (A, B)[game.outcome.winner]
-    assert "Game over" in str(game_mails(h, loser_address, first)[-1]["Subject"])
+    assert "Game over" in about(game_mails(h, loser_address, first)[-1])
     # The loser asks for a rematch in the finished game's thread: an invitation.
     reply_in(h, loser_address, first, "rematch match best of 3")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
-    assert "Rematch asked" in str(h.latest(loser_address)["Subject"])
+    assert "Rematch asked" in about(h.latest(loser_address))
     answer_invite(h, winner_address, "accept")
     second = h.last_inbound().game_id
     assert second is not None and second != first
@@ -121,7 +122,7 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert "Match, best of 3 · game 1 · You 0, Bob 0" in flat(opening)
     assert "Match, best of 3 · game 1" in html_of(opening)
     # Bob resigns game 1 of the match: Alice 1–0, and game 2 starts at once.
-    reply_in(h, B, second, "resign")
+    reply_in(h, B, second, "resign confirm")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     over = game_mails(h, A, second)[-1]
     assert "Match, best of 3 · game 1 · You 1, Bob 0" in flat(over)
@@ -142,10 +143,10 @@ def test_challenge_accept_game_rematch_match_to_the_end(harness: Harness) -> Non
     assert archive["match"] == {"best_of": 3, "game": 1, "before": []}
     assert archive["rematch_of"] == first
     # Alice resigns game 2 (1–1), Bob resigns game 3: Alice wins the match 2–1.
-    reply_in(h, A, third, "resign")
+    reply_in(h, A, third, "resign confirm")
     fourth = last_game(h)
     assert h.game_row(fourth).match_info == {"best_of": 3, "game": 3, "before": [1, 1]}
-    reply_in(h, B, fourth, "resign")
+    reply_in(h, B, fourth, "resign confirm")
     final = flat(game_mails(h, B, fourth)[-1])
     assert "You 1, Alice 2 — Alice wins the match; the match is over." in final
     assert last_game(h) == fourth  # no game after the match
@@ -167,11 +168,11 @@ def test_play_computer_match_starts_the_next_game_when_one_ends(harness: Harness
     # The level is in the header alone; the lines name a short "Computer".
     assert "You vs Computer (medium)" in flat(h.latest(A))
     assert "Match, best of 3 · game 1 · You 0, Computer 0" in flat(h.latest(A))
-    reply_in(h, A, first, "resign")
+    reply_in(h, A, first, "resign confirm")
     second = last_game(h)
     assert second != first and h.game_row(second).settings["computer"] == [1]
     assert h.game(second).settings.first_dealer == 0  # Alice lost: she deals
-    reply_in(h, A, second, "resign")
+    reply_in(h, A, second, "resign confirm")
     text = flat(game_mails(h, A, second)[-1])
     assert "You 0, Computer 2 — Computer wins the match; the match is over." in text
     assert "Computer (medium)'s" not in text
@@ -185,11 +186,11 @@ def test_the_next_game_and_a_rematch_keep_the_computer_s_level(harness: Harness)
     ask(h, A, "play computer to 61 no skunk level hard match best of 3")
     first = h.last_inbound().game_id
     assert first is not None and h.game_row(first).settings["levels"] == {"1": "hard"}
-    reply_in(h, A, first, "resign")
+    reply_in(h, A, first, "resign confirm")
     second = last_game(h)
     assert second != first and h.game_row(second).settings["levels"] == {"1": "hard"}
     assert "Computer (hard)" in flat(game_mails(h, A, second)[-1])
-    reply_in(h, A, second, "resign")  # the match is over
+    reply_in(h, A, second, "resign confirm")  # the match is over
     reply_in(h, A, second, "rematch")
     third = last_game(h)
     assert third != second and h.game_row(third).settings["levels"] == {"1": "hard"}
@@ -215,7 +216,7 @@ def computer_game_over(h: Harness) -> int:
     ask(h, A, "play computer to 61 no skunk")
     game_id = h.last_inbound().game_id
     assert game_id is not None
-    reply_in(h, A, game_id, "resign")
+    reply_in(h, A, game_id, "resign confirm")
     assert h.game_row(game_id).status == "finished"
     return game_id
 
@@ -280,7 +281,7 @@ def test_rematch_in_a_closed_lobby(tmp_path: Path, db_url: str, db_engine: Engin
     h = Harness.build(tmp_path, db_url, db_engine, lobby="closed")
     try:
         game_id = h.new_game()
-        reply_in(h, B, game_id, "resign")
+        reply_in(h, B, game_id, "resign confirm")
         reply_in(h, A, game_id, "rematch")
         assert "the admin starts games" in refusal(h, A)
     finally:
@@ -292,7 +293,7 @@ def finished_pair(harness: Harness) -> Iterator[tuple[Harness, int]]:
     """Alice and Bob's game (admin-made), Bob resigned."""
     h = harness
     game_id = h.new_game()
-    reply_in(h, B, game_id, "resign")
+    reply_in(h, B, game_id, "resign confirm")
     assert h.game_row(game_id).status == "finished"
     yield h, game_id
 
@@ -304,7 +305,7 @@ def test_a_rematch_waits_for_the_answer_and_is_asked_once(
     reply_in(h, B, game_id, "rematch\nsay good game, again?")
     assert h.last_inbound().status == "applied"
     assert any("Bob says: “good game, again?”" in flat(msg) for msg in h.received(A)[-2:])
-    invites = [msg for msg in h.received(A) if str(msg["Subject"]) == INVITE_SUBJECT]
+    invites = [msg for msg in h.received(A) if about(msg) == INVITE_SUBJECT]
     assert len(invites) == 1 and f"a rematch of game {game_id}" in flat(invites[0])
     reply_in(h, A, game_id, "rematch")  # the other player asks too: one is waiting
     assert "already waiting" in refusal(h, A)
@@ -328,7 +329,7 @@ def test_no_rematch_invitation_to_a_player_who_said_stop(
     ask(h, B, "stop")
     reply_in(h, A, game_id, "rematch")
     assert f"{B} cannot be invited now" in refusal(h, A)
-    assert not [msg for msg in h.received(B) if str(msg["Subject"]) == INVITE_SUBJECT]
+    assert not [msg for msg in h.received(B) if about(msg) == INVITE_SUBJECT]
 
 
 def test_rematch_over_the_open_invitations_limit(
@@ -337,7 +338,7 @@ def test_rematch_over_the_open_invitations_limit(
     h = Harness.build(tmp_path, db_url, db_engine, max_open_invitations=0)
     try:
         game_id = h.new_game()
-        reply_in(h, B, game_id, "resign")
+        reply_in(h, B, game_id, "resign confirm")
         reply_in(h, A, game_id, "rematch")
         assert "at most 0 open invitations" in refusal(h, A)
     finally:
@@ -386,7 +387,7 @@ def test_say_is_relayed_and_never_read_as_a_move(harness: Harness) -> None:
     assert h.count(speaker) == before  # a say that went through is not answered
     relay = h.latest(listener)
     name = "Alice" if speaker == A else "Bob"
-    assert str(relay["Subject"]) == f"[Cribbage {game_id}] Table talk"  # no name, no talk
+    assert about(relay) == f"[Cribbage {game_id}] Table talk"  # no name, no talk
     text = flat(relay)
     assert f"{name} says" in text
     assert f"“play {card.ascii}; go then resign”" in text and "“<b>gg</b> & more”" in text
@@ -446,12 +447,12 @@ def test_say_is_not_mailed_to_a_player_who_said_stop(harness: Harness) -> None:
 def test_say_after_the_game_and_with_three_players(harness: Harness) -> None:
     h = harness
     game_id = h.new_game((ALICE, BOB, CAROL))
-    reply_in(h, C, game_id, "resign")
+    reply_in(h, C, game_id, "resign confirm")
     reply_in(h, C, game_id, "say well played both")
     assert h.last_inbound().status == "applied"
     for address in (A, B):
         assert "Carol says: “well played both”" in flat(h.latest(address))
-    assert "says" not in str(h.latest(C)["Subject"])
+    assert "says" not in about(h.latest(C))
 
 
 def test_a_say_with_a_move_goes_in_the_turn_mail_not_a_relay_too(harness: Harness) -> None:
@@ -464,7 +465,7 @@ def test_a_say_with_a_move_goes_in_the_turn_mail_not_a_relay_too(harness: Harnes
     reply_in(h, speaker, game_id, f"say your turn\n{command_for(action)}")
     assert h.last_inbound().status == "applied"
     new = h.received(listener)[before:]
-    assert len(new) == 1 and "says" not in str(new[0]["Subject"])
+    assert len(new) == 1 and "says" not in about(new[0])
     assert "“your turn”" in flat(new[0])
 
 

@@ -87,17 +87,17 @@ def test_mail_text_html_both_choose_the_parts(harness: Harness) -> None:
     player = h.player(A)
     assert player is not None and player.mail_parts == "text"
     mail = h.latest(A)
-    assert body_types(mail) == ["text/plain", "application/json"]
+    assert body_types(mail) == ["text/plain"]  # a note: no board, no view.json
     assert "plain text only" in reply_text(mail)
 
     h.answer(A, "mail html")
     mail = h.latest(A)
-    assert body_types(mail) == ["text/html", "application/json"]
+    assert body_types(mail) == ["text/html"]
     assert "HTML only" in reply_text(mail)
 
     h.answer(A, "mail both")
     mail = h.latest(A)
-    assert body_types(mail) == ["text/plain", "text/html", "application/json"]
+    assert body_types(mail) == ["text/plain", "text/html"]
     # Bob set nothing: both parts, as before.
     assert body_types(h.latest(B))[:2] == ["text/plain", "text/html"]
 

@@ -11,20 +11,20 @@ from email.message import EmailMessage
 
 from pbem.demo.bots import quoted_reply, text_of, view_of
 from pbem.service import utcnow
-from tests.e2e.helpers import plain_mail
+from tests.e2e.helpers import about, plain_mail
 from tests.e2e.test_real_games import check_inbound, check_replays
 from tests.fixtures.realmail import SQLITE_ONLY, RealMail, RealMailFactory, RealPlayer
 
 
 def newest(player: RealPlayer, words: str) -> EmailMessage:
-    found = [msg for msg in player.mailbox() if words in str(msg["Subject"])]
+    found = [msg for msg in player.mailbox() if words in about(msg)]
     assert found, f"{player.address}: no mail about {words!r}"
     return found[-1]
 
 
 def wait_for_mail(real: RealMail, player: RealPlayer, words: str) -> EmailMessage:
     real.run_until(
-        lambda: any(words in str(msg["Subject"]) for msg in player.mailbox()),
+        lambda: any(words in about(msg) for msg in player.mailbox()),
         players=[],
         timeout=30,
     )
@@ -43,7 +43,7 @@ def test_a_challenge_accepted_and_played_over_imap_and_smtp(
     asking = wait_for_mail(real, alice, "Please confirm")
     alice.send(quoted_reply(asking, alice.address, alice.name, "yes", utcnow()))
     invitation = wait_for_mail(real, bob, "An invitation to a game")
-    assert "Alice" not in str(invitation["Subject"])  # a subject names no one
+    assert "Alice" not in about(invitation)  # a subject names no one
     assert f"{real.local_part}+" in str(invitation["Reply-To"])
     assert view_of(invitation) is None  # an invitation shows no game yet
     bob.send(quoted_reply(invitation, bob.address, bob.name, "accept", utcnow()))
@@ -66,7 +66,7 @@ def test_a_challenge_accepted_and_played_over_imap_and_smtp(
     real.play(game_id, timeout=120)
     check_replays(real, game_id)
     check_inbound(real)
-    watched = [msg for msg in carol.mailbox() if "Watching" in str(msg["Subject"])]
+    watched = [msg for msg in carol.mailbox() if "Watching" in about(msg)]
     assert len(watched) > 5
     assert all(view_of(msg) is None for msg in watched)
     assert "Game over" in str(watched[-1]["Subject"])

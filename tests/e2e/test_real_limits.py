@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from email.utils import make_msgid
 
+from tests.e2e.helpers import about
 from tests.fixtures.realmail import RealMail, RealMailFactory, RealPlayer, parse
 
 
@@ -27,7 +28,7 @@ def fresh_mail(sender: RealPlayer, to: str, body: str) -> bytes:
 
 
 def subjects(player: RealPlayer, after: int) -> list[str]:
-    return [str(msg["Subject"]) for msg in player.mailbox()[after:]]
+    return [about(msg) for msg in player.mailbox()[after:]]
 
 
 def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
@@ -53,7 +54,7 @@ def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
     real.settle()
     assert len(alice.mailbox()) == before + 1
     [which] = alice.mailbox()[before:]
-    assert "Which game?" in str(which["Subject"])
+    assert "Which game?" in about(which)
     assert which["Auto-Submitted"] == "auto-generated"
     assert stranger.mailbox() == []
     real.assert_quiet(0.5)

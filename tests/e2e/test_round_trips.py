@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from engine.fairness import commitment, derive_seed, entropy_text, text_hash
 from pbem.demo.bots import text_of
-from tests.e2e.helpers import ALICE, BOB, SERVICE_ADDRESS, Harness, plain_mail, reply
+from tests.e2e.helpers import ALICE, BOB, SERVICE_ADDRESS, Harness, about, plain_mail, reply
 
 A, B = ALICE[0], BOB[0]
 NEXT_COMMITMENT = re.compile(r"next game's deal commitment: ([0-9a-f]{64})")
@@ -55,7 +55,7 @@ def start_against_computer(h: Harness, options: str) -> int:
     h.deliver(plain_mail(A, SERVICE_ADDRESS, f"play computer {options}"))
     game_id = game_of(h)
     cut_mail = h.latest(A)
-    assert "Please cut" in str(cut_mail["Subject"])
+    assert "Please cut" in about(cut_mail)
     h.deliver(reply(cut_mail, A, "Alice", "cut 12 owls"))
     assert h.game_row(game_id).status == "active"
     return game_id
@@ -66,7 +66,7 @@ def test_the_first_mail_says_what_was_asked_for(fair: Harness) -> None:
     h.new_game((ALICE, BOB))
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "play computer to 61 level hard match best of 3"))
     first = flat(h.latest(A))
-    assert "Please cut" in str(h.latest(A)["Subject"])
+    assert "Please cut" in about(h.latest(A))
     for asked in ("Computer (hard)", "to 61", "a match, best of 3: game 1"):
         assert asked in first, first
 
@@ -74,7 +74,7 @@ def test_the_first_mail_says_what_was_asked_for(fair: Harness) -> None:
 def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -> None:
     h = fair
     first = start_against_computer(h, "to 61")
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     assert h.game_row(first).status == "finished"
     shown = next_commitment(over)
@@ -91,7 +91,7 @@ def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -
     assert row.entropy == [{"seat": 0, "text": texts[0]}]
     assert row.seed == derive_seed(str(row.server_seed), texts)
     dealt = h.latest(A)
-    assert "Please cut" not in str(dealt["Subject"])
+    assert "Please cut" not in about(dealt)
     assert h.view(A).holding  # the first mail holds the cards
     assert f"a rematch of game {first}" in flat(dealt)
 
@@ -99,7 +99,7 @@ def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -
 def test_the_next_game_of_a_match_is_dealt_by_next(fair: Harness) -> None:
     h = fair
     first = start_against_computer(h, "to 61 no skunk match best of 3")
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     text = flat(over)
     assert 'reply "next" to deal game 2' in text, text
@@ -133,11 +133,11 @@ def test_a_rematch_between_people_is_dealt_when_the_last_accepts(fair: Harness) 
     for who in (ALICE, BOB):
         h.deliver(reply(h.latest(who[0]), who[0], who[1], f"cut {who[1]}"))
     assert h.game_row(game_id).status == "active"
-    h.deliver(reply(h.latest(A), A, "Alice", "resign"))
+    h.deliver(reply(h.latest(A), A, "Alice", "resign confirm"))
     over = h.latest(A)
     shown = next_commitment(over)
     h.deliver(reply(over, A, "Alice", "rematch", message_id="<rematch@example.com>"))
-    (invite,) = [m for m in h.received(B) if "invitation" in str(m["Subject"]).lower()]
+    (invite,) = [m for m in h.received(B) if "invitation" in about(m).lower()]
     assert shown in re.sub(r"\s+", "", text_of(invite))
     h.deliver(reply(invite, B, "Bob", "accept", message_id="<yes@example.org>"))
     second = game_of(h)

@@ -32,6 +32,7 @@ from tests.e2e.helpers import (
     DAVE,
     DOMAIN,
     Harness,
+    about,
     cli_env,
     hidden_from,
     parse,
@@ -137,7 +138,7 @@ def test_watch_a_computer_game_then_unwatch(open_lobby: Harness) -> None:
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     assert watchers(h, game_id) == [C]
     first = h.latest(C)
-    assert "Watching" in str(first["Subject"]) and SERVICE in str(first["Reply-To"])
+    assert "Watching" in about(first) and SERVICE in str(first["Reply-To"])
     assert "unwatch" in str(first["List-Unsubscribe"])
     assert "You are watching game" in flat(text_of(first))
     assert_no_hidden(first, h.game(game_id), len(h.game(game_id).events))
@@ -159,7 +160,7 @@ def test_watch_a_computer_game_then_unwatch(open_lobby: Harness) -> None:
     ask(h, C, "play 7c")
     row = h.last_inbound()
     assert row.status == "rejected" and "observer" in (row.reason or "")
-    assert "Observers cannot move" in str(h.latest(C)["Subject"])
+    assert "Observers cannot move" in about(h.latest(C))
     ask(h, C, f"unwatch {game_id}")
     assert watchers(h, game_id) == []
     before = h.count(C)
@@ -209,7 +210,7 @@ def test_two_workers_keep_the_observers_limit(
         one = computer_game(h)
         for who in (C, D):
             h.deliver(plain_mail(who, SERVICE, f"watch {one}"))
-            assert "Please confirm your request" in str(h.latest(who)["Subject"])
+            assert "Please confirm your request" in about(h.latest(who))
         workers = [Service(h.settings, h.db, clock=h.clock) for _ in range(2)]
         ids = [
             workers[0].receive(reply(h.latest(who), who, who.split("@")[0], "yes"), "test")[0]
@@ -310,9 +311,9 @@ def test_unwatch_when_not_watching_a_stopped_watcher_and_a_finished_game(
     assert "You watch game" in flat(text_of(h.latest(C))) and "already" in flat(
         text_of(h.latest(C))
     )
-    h.answer(A, "resign")
+    h.answer(A, "resign confirm")
     assert h.game_row(game_id).status == "finished"
-    assert "Game over" in str(h.latest(C)["Subject"])  # the watchers see the end
+    assert "Game over" in about(h.latest(C))  # the watchers see the end
     ask(h, "erin@example.com", f"watch {game_id}")
     assert "cannot be watched" in flat(text_of(h.latest("erin@example.com")))
 
@@ -351,7 +352,7 @@ def test_table_talk_reaches_the_watchers_escaped(open_lobby: Harness) -> None:
     assert relay("<b>well</b> played\x07 & good luck") == 1
     h.step()
     msg = h.latest(C)
-    assert "Table talk" in str(msg["Subject"])
+    assert "Table talk" in about(msg)
     text = text_of(msg)
     assert "Alice says: \u201c<b>well</b> played & good luck\u201d" in flat(text)
     # Under its own heading, not as an answer to a mail of the watcher's.
@@ -471,7 +472,7 @@ def test_a_move_answering_an_observer_mail_is_never_applied(open_lobby: Harness)
     h.deliver(reply(observer_mail, C, "Carol", command))
     row = h.last_inbound()
     assert row.status == "rejected" and f"observer of game {watched}" in (row.reason or "")
-    assert "Observers cannot move" in str(h.latest(C)["Subject"])
+    assert "Observers cannot move" in about(h.latest(C))
     assert len(h.log(own)) == before
     # The same words to the plain address, not answering an observer mail, are hers.
     h.deliver(plain_mail(C, SERVICE, command))

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pbem.demo.bots import text_of
-from tests.e2e.helpers import SERVICE_ADDRESS, STRANGER, Harness, plain_mail, reply
+from tests.e2e.helpers import SERVICE_ADDRESS, STRANGER, Harness, about, plain_mail, reply
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def test_a_stranger_is_welcomed_once_and_can_start(open_lobby: Harness) -> None:
     h.deliver(plain_mail(STRANGER, SERVICE_ADDRESS, "Hello! How do I play?"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     (welcome,) = h.received(STRANGER)
-    assert "Welcome" in str(welcome["Subject"])
+    assert "Welcome" in about(welcome)
     text = " ".join(text_of(welcome).split())
     assert '"play computer"' in text and '"challenge friend@example.com"' in text
     # Again, and with "help", under another +tag: nothing more in the quiet period.

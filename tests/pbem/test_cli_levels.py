@@ -73,7 +73,7 @@ def test_a_rematch_keeps_the_level(harness: Harness, env: dict[str, str | None])
     ok(run_cli(env, "game", "new", A, "--computer", "--level", "easy", "--to", "61"))
     harness.clock.catch_up()
     harness.step()
-    harness.answer(A, "resign")
+    harness.answer(A, "resign confirm")
     assert harness.last_inbound().status == "applied", harness.last_inbound().reason
     (first,) = games(harness)
     ok(run_cli(env, "game", "rematch", str(first.id)))

@@ -160,7 +160,12 @@ def test_html_escapes_names_and_the_mail_shows_the_askers_line() -> None:
     mail = render_standings(table, "evil@x.test", top=1)
     assert "Ann" in mail.text and "script" in mail.text  # the asker's own line
     assert "<script>" not in mail.html
-    assert "Ben" not in mail.text.split("the player owned.")[-1].split("--")[0]
+    assert "Ben" not in mail.text.split("each on average.")[-1].split("--")[0]
+    # Plain words: no model's name or formula in a player's mail.
+    for word in ("mu", "σ", "OpenSkill", "Plackett"):
+        assert word not in mail.text.split(), word
+    assert "Plackett" not in mail.text and "3σ" not in mail.text
+    assert "The rating rises as you win" in " ".join(mail.text.split())
     nobody = render_standings(table, "new@x.test", top=2)
     assert "not in the table yet" in nobody.text
     assert text_table(table.rows).splitlines()[0].startswith("#")

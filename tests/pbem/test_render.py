@@ -497,7 +497,8 @@ def test_game_over_subject_and_result() -> None:
     assert 'Reply "rematch" for another game.' in flat  # the ending, under the result
     assert 'Reply "archive" for the whole game.' in flat and "archive" in mail.html
     assert "pbem " not in mail.text and "pbem " not in mail.html  # no admin commands
-    final = f"Final score: {NAMES[winner]} {outcome.scores[winner]}, You {outcome.scores[loser]}."
+    top = "121, pegged out" if outcome.scores[winner] >= 121 else outcome.scores[winner]
+    final = f"Final score: {NAMES[winner]} {top}; You {outcome.scores[loser]}."
     assert final in mail.text
     mine = render_turn(player_view(game, winner, last.since), ctx_for(game, winner, last.since))
     assert mine.subject == "[Cribbage 12] Game over — you win"

@@ -167,7 +167,9 @@ def links_of(mail: RenderedMail) -> list[Mailto]:
     links = [read(h) for h in hrefs]
     for found in links:
         assert found.to == (ADDRESS,)
-        assert found.subject == f"Re: {mail.subject}"
+        if found.subject != f"Re: {mail.subject}":
+            # The grid of pairs: the command alone, to keep the mail under its bound.
+            assert found.subject == "" and len(found.body.split()) == 3, found
     return links
 
 
@@ -200,8 +202,8 @@ def advance(game: Game, rng: random.Random, done: object, limit: int = 3000) -> 
 def test_every_legal_move_has_a_link_and_every_link_is_legal(players: int) -> None:
     """Through whole games: at each move the mover's mail links legal moves only, and all
     of them — every card that may be played, go, every card to lay away with three or
-    four players; with two, the best six of the fifteen pairs, the reply line's first —
-    and the others' mails link none."""
+    four players, all fifteen pairs with two; the reply line's move (a game with hints)
+    first — and the others' mails link none."""
     game = new_game(players, seed=f"links-{players}", target=61)
     rng = random.Random(players)
     seen: set[str] = set()
@@ -212,12 +214,11 @@ def test_every_legal_move_has_a_link_and_every_link_is_legal(players: int) -> No
             offered = bodies(mail)
             legal = legal_commands(game, seat)
             if seat in game.to_act() and game.phase in (DISCARD, PEGGING):
-                assert set(offered) <= legal and len(set(offered)) == len(offered)
+                assert set(offered) == legal
                 if game.phase == DISCARD and players == 2:
-                    assert len(offered) == DISCARD_LINKS
-                    assert offered[0] == reply_line(mail)
-                else:
-                    assert set(offered) == legal
+                    assert len(set(offered)) == DISCARD_LINKS == 15
+                if len(legal) > 1 and game.phase == PEGGING:
+                    assert offered[0] == reply_line(mail)  # the reply line's card
                 seen.add(offered[0].split()[0])
             else:
                 assert offered == [], (game.phase, seat)
@@ -232,23 +233,34 @@ def reply_line(mail: RenderedMail) -> str:
     return found.group(1)
 
 
-def test_the_discard_links_are_the_best_pairs_by_the_reply_lines_reckoning() -> None:
+def test_the_discard_grid_lists_the_fifteen_pairs_in_card_order() -> None:
+    """Never ranked (a free hint): the pairs in the hand's card order, a row per card;
+    the reply line's pair (a game with hints) is a link of its own and starred."""
     game = new_game(2, seed="pairs")
     view = player_view(game, 0)
     mail = turn_mail(game, 0)
     offered = bodies(mail)
-    values = {
-        "discard " + " ".join(c.ascii.lower() for c in d.cards): v for v, d in discard_values(view)
-    }
-    assert len(values) == 15
-    ranked = sorted(values.values(), reverse=True)
-    assert sorted((values[b] for b in offered), reverse=True) == ranked[:DISCARD_LINKS]
-    assert offered[0] == reply_line(mail)
-    assert "best 6 of the 15 ways" in " ".join(html.unescape(mail.html).split())
+    pairs = [
+        f"discard {a.ascii.lower()} {b.ascii.lower()}"
+        for i, a in enumerate(view.holding)
+        for b in view.holding[i + 1 :]
+    ]
+    assert offered == pairs
+    starred = reply_line(mail).removeprefix("discard ").split()
+    (marked,) = re.findall(r'<a href="([^"]+)">[^<]*★</a>', mail.html)
+    assert read(html.unescape(marked)).body == "discard " + " ".join(starred)
+    assert len(discard_values(view)) == 15
+    flat = " ".join(html.unescape(mail.html).split())
+    assert flat.count("★") == 2  # the starred pair, and the note that says what it is
+    assert "A click lays away the row's card and the one clicked" in flat
+    grid = mail.html.split('<table class="w">', 1)[1].split("</table>", 1)[0]
+    assert grid.count("<tr>") == 5
     # Three players lay away one card: all five are offered, and no note.
     three = new_game(3, seed="pairs")
     mail = turn_mail(three, 1)
-    assert sorted(bodies(mail)) == sorted(f"discard {c.ascii.lower()}" for c in three.holding(1))
+    assert sorted(set(bodies(mail))) == sorted(
+        f"discard {c.ascii.lower()}" for c in three.holding(1)
+    )
     assert "ways by the reply line" not in mail.html
 
 
@@ -285,10 +297,13 @@ def test_play_links_write_ascii_cards_and_show_the_suits() -> None:
     seat = game.to_act()[0]
     mail = turn_mail(game, seat)
     playable = [a.card for a in game.legal_actions(seat) if isinstance(a, Play)]
-    assert bodies(mail) == [f"play {c.ascii.lower()}" for c in sorted(playable)]
+    offered = bodies(mail)
+    assert offered[1:] == [f"play {c.ascii.lower()}" for c in sorted(playable)]
+    assert offered[0] == reply_line(mail)  # the reply line's card, one click too
     box = mail.html.split('<div class="k">', 1)[1].split("</div>", 1)[0]
     for card in playable:
         assert str(card) in box  # the button shows the card with its suit
+    assert box.count("★") == 1  # … and the reply line's card is marked among them
 
 
 def test_no_links_without_a_reply_address_or_a_move() -> None:
@@ -303,7 +318,7 @@ def test_no_links_without_a_reply_address_or_a_move() -> None:
     assert bodies(render_status_change(view, ctx, "paused", "a break")) == []
     assert bodies(render_aborted(view, ctx, "gone")) == []
     resumed = render_status_change(view, ctx, "active", "back")
-    assert len(bodies(resumed)) == DISCARD_LINKS
+    assert len(set(bodies(resumed))) == DISCARD_LINKS
     # An observer is mailed the public board: nothing to click.
     watching = render_observer(observer_view(game), ctx_for(game, -1, reply_to=ADDRESS))
     assert hrefs_in(watching.html) == []
@@ -323,11 +338,16 @@ def _finished(seed: str) -> Game:
 
 
 def test_the_game_over_mail_offers_a_rematch() -> None:
+    """Every answer the lines under the result offer is a link: the rematch, the
+    archive, a rematch as a match."""
     game = _finished("over-links")
     for seat in (0, 1):
         mail = turn_mail(game, seat)
         assert mail.subject.startswith("[Cribbage 12] Game over")
-        assert bodies(mail) == ["rematch"]
+        assert bodies(mail) == ["rematch", "archive"]
+        ending = ('Reply "rematch" for a game; "rematch best of 3" makes it a match.',)
+        mail = turn_mail(game, seat, ending=ending)  # type: ignore[arg-type]
+        assert bodies(mail) == ["rematch", "rematch best of 3"]
         result = mail.html.split('<div class="b g">', 1)[1]
         assert result.index("mailto:") < result.index("</div>\n</div>")  # in the result box
 
@@ -338,10 +358,10 @@ def test_no_rematch_while_the_match_goes_on() -> None:
     assert outcome is not None
     winner = outcome.winner
     going_on = MatchInfo(best_of=5, game_no=1, before=(0, 0))
-    assert bodies(turn_mail(game, 0, match=going_on)) == []
+    assert bodies(turn_mail(game, 0, match=going_on)) == ["archive"]
     before = tuple(2 if side == winner else 0 for side in range(2))
     decided = MatchInfo(best_of=5, game_no=3, before=before)
-    assert bodies(turn_mail(game, 0, match=decided)) == ["rematch"]
+    assert bodies(turn_mail(game, 0, match=decided)) == ["rematch", "archive"]
 
 
 def test_the_hint_table_lays_each_row_away_in_one_click() -> None:
@@ -404,14 +424,17 @@ def test_discard_then_play_links_are_the_views_own_cards() -> None:
         game.apply(choose_action(game, game.to_act()[0], rng, "random"))
 
 
-def test_without_hints_two_cards_to_lay_away_are_not_ranked_in_links() -> None:
-    """Linking "the best six" pairs would be a free hint where the game gives none: the
-    discard mail then links no pair (the text asks for two cards); plays are linked."""
+def test_without_hints_every_pair_is_a_link_and_none_is_marked() -> None:
+    """A game between people without hints: all fifteen pairs are links, in card order,
+    none starred and no reply line's pair (that would be a free hint); plays are linked."""
     game = new_game(2, seed="links-fair", target=61)
     seat = game.to_act()[0]
     assert game.phase == DISCARD
-    assert bodies(turn_mail(game, seat, suggest=False)) == []
-    assert len(bodies(turn_mail(game, seat, suggest=True))) == DISCARD_LINKS
+    plain = turn_mail(game, seat, suggest=False)
+    assert len(bodies(plain)) == len(set(bodies(plain))) == DISCARD_LINKS
+    assert set(bodies(plain)) == legal_commands(game, seat)
+    assert "★" not in plain.html
+    assert len(set(bodies(turn_mail(game, seat, suggest=True)))) == DISCARD_LINKS
     rng = random.Random(3)
     advance(game, rng, lambda g: g.phase == PEGGING)
     mover = game.to_act()[0]

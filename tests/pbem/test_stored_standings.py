@@ -105,15 +105,15 @@ def test_every_way_a_game_ends_is_rated_once_and_equals_a_recomputation(h: Harne
         # Resignations by mail, two to four players, each game alone in its batch.
         for count in (2, 3, 4):
             game_id = h.new_game(people(rng, count), seed=f"r{round_no}-{count}")
-            send(h, game_id, rng.randrange(count), "resign")
+            send(h, game_id, rng.randrange(count), "resign confirm")
             h.step()
             assert h.game_row(game_id).status == "finished"
         # Two games sharing a player, both resigned in one batch (held-back writes).
         shared = people(rng, 3)
         first = h.new_game(shared[:2], seed=f"b{round_no}a")
         second = h.new_game([shared[0], shared[2]], seed=f"b{round_no}b")
-        send(h, first, 1, "resign")
-        send(h, second, 0, "resign")
+        send(h, first, 1, "resign confirm")
+        send(h, second, 0, "resign confirm")
         h.step()
         assert {h.game_row(first).status, h.game_row(second).status} == {"finished"}
         # Whole games with every kind of points, imported.
@@ -159,7 +159,7 @@ def test_the_migration_fills_the_table_and_the_cli_rebuilds_and_checks_it(
     for count in (2, 3, 4, 2, 4):
         imported(h, rng, count)
     game_id = h.new_game(people(rng, 2), seed="mig")
-    send(h, game_id, 0, "resign")
+    send(h, game_id, 0, "resign confirm")
     h.step()
     ctx = h.service._ctx()
     with Session(h.db) as session:

@@ -1,7 +1,8 @@
 """A move written in the subject, as the README promises: a subject the writer wrote
 ("Re: discard 9d qs") with an empty body, a body of only the quoted original, or only a
 signature, applies the move. One of the service's own subjects, or a reply to one, is
-never read as a command — not even with words added after our tag."""
+never read as a command; a game's one Subject ("[Cribbage 12] Alice v Bob") edited by
+the writer is ("Re: [Cribbage 12] discard 5d 5s" with an empty body applies it)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,41 @@ A = ALICE[0]
 )
 def test_reply_subject(subject: str, command: str) -> None:
     assert reply_subject(subject) == command
+
+
+SENT = "[Cribbage 12] Alice v Bob"
+
+
+@pytest.mark.parametrize(
+    ("subject", "command"),
+    [
+        # The game's one Subject, as sent and as replied to: never a command.
+        (SENT, ""),
+        ("Re: [Cribbage 12] Alice v Bob", ""),
+        ("RE: AW:  [cribbage 12]   alice v bob", ""),
+        ("Re: Alice v Bob", ""),  # a client that dropped the tag
+        # Edited after the tag: read.
+        ("Re: [Cribbage 12] discard 9d qs", "discard 9d qs"),
+        ("RE: AW: [Cribbage 12] Re: play 7c", "play 7c"),
+        ("[Cribbage 12] hand", "hand"),
+        # What older game mails said after the tag: never read.
+        ("Re: [Cribbage 12] Hand 1 — your turn: discard", ""),
+        ("Re: [Cribbage 12] Hint: your play", ""),
+        ("Fwd: [cribbage #12] Game over — you win", ""),
+        # Lobby subjects and the writer's own: as without a game.
+        ("Re: [Cribbage] Standings", ""),
+        ("Re: discard 9d qs", "discard 9d qs"),
+        ("Re: Hand 2 — your turn: play", ""),
+    ],
+)
+def test_reply_subject_of_a_game(subject: str, command: str) -> None:
+    assert reply_subject(subject, sent=SENT) == command
+
+
+def test_a_name_like_a_command_is_not_read() -> None:
+    sent = "[Cribbage 4] Hand v Go"
+    assert reply_subject("Re: [Cribbage 4] Hand v Go", sent=sent) == ""
+    assert reply_subject("Re: Hand v Go", sent=sent) == ""
 
 
 def _discard(h: Harness, game: int) -> str:
@@ -88,18 +124,32 @@ def test_our_own_subject_is_not_a_command(harness: Harness) -> None:
     h = harness
     game = h.new_game((ALICE, BOB), seed="subject-ours")
     original = h.latest(A)
-    assert "Hand 1" in str(original["Subject"])
+    assert str(original["Subject"]) == f"[Cribbage {game}] Alice v Bob"
     before = h.count(A)
-    h.deliver(reply(original, A, "Alice", ""))  # "Re: [Cribbage 1] Hand 1 — your turn: …"
+    h.deliver(reply(original, A, "Alice", ""))  # "Re: [Cribbage 1] Alice v Bob"
     row = h.last_inbound()
     assert row.status == "rejected" and row.reason == "no command found"
     assert h.log(game) == [] and h.count(A) == before + 1
 
 
-def test_words_added_to_our_subject_are_not_read(harness: Harness) -> None:
+def test_a_move_written_over_our_subject_is_read(harness: Harness) -> None:
+    """The tag kept, the names replaced by a move, an empty body: the move is applied."""
     h = harness
     game = h.new_game((ALICE, BOB), seed="subject-added")
-    subject = f"Re: [Cribbage {game}] {_discard(h, game)}"
+    move = _discard(h, game)
+    subject = f"Re: [Cribbage {game}] {move}"
+    raw = reply(h.latest(A), A, "Alice", "", style="thunderbird", subject=subject)
+    h.deliver(_empty_body(raw))
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert "applied: " + move.lower() in (row.reason or "")
+    assert len(h.log(game)) == 1 and h.log(game)[0][1] == 0
+
+
+def test_words_added_to_an_older_subject_are_not_read(harness: Harness) -> None:
+    h = harness
+    game = h.new_game((ALICE, BOB), seed="subject-older")
+    subject = f"Re: [Cribbage {game}] Hint: your play"
     h.deliver(reply(h.latest(A), A, "Alice", "", subject=subject))
     row = h.last_inbound()
     assert row.status == "rejected" and row.reason == "no command found"

@@ -22,7 +22,7 @@ from engine import Resign, computer
 from engine.archive import load
 from pbem.demo.bots import view_of
 from pbem.service import Service
-from tests.e2e.helpers import ALICE, BOB, CAROL, CliResult, Harness, cli_env, run_cli
+from tests.e2e.helpers import ALICE, BOB, CAROL, CliResult, Harness, about, cli_env, run_cli
 
 A, B = ALICE[0], BOB[0]
 HOUR = timedelta(hours=1)
@@ -109,7 +109,7 @@ def test_a_reminder_to_the_player_to_move_only_repeated(timed: Build) -> None:
     advance(h, 2 * MINUTE)
     assert sent(h, A) == a and kinds(h, B, b) == ["reminder"]
     reminder = h.latest(B)
-    assert "Reminder" in str(reminder["Subject"])
+    assert "Reminder" in about(reminder)
     assert "waiting for your move for 24 hours" in plain(reminder)
     view = view_of(reminder)
     assert view is not None and view.my_turn

@@ -20,6 +20,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from engine import InvalidSyntaxError
+from engine import Settings as GameSettings
 from pbem.commands import LobbyCommand, words_after
 from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import reply_address
@@ -306,7 +307,8 @@ def result_line(session: Session, game_row: m.Game, player: m.Player) -> str:
     others = ", ".join(s.name for s in seats if s.player.id != player.id)
     outcome = game_row.outcome or {}
     won = mine in outcome.get("winner_seats", ())
-    scores = "–".join(str(n) for n in outcome.get("scores", ()))
+    target = GameSettings.from_json(game_row.settings).target
+    scores = "–".join(str(min(int(n), target)) for n in outcome.get("scores", ()))
     line = f"Game {game_row.id} v {others}: you {'won' if won else 'lost'} {scores}".rstrip()
     info = game_row.match_info
     if info:

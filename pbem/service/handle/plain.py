@@ -122,6 +122,7 @@ def without_token(
             else "help: no answer may go now (repeat, or policy)"
         )
         return finish(ctx, session, row, "applied", why, sender=player.email)
-    which = render_which_game(lines)
+    written = "\n".join(c.line for c in parsed.commands)
+    which = render_which_game(lines, command=written)
     outside.answer(ctx, session, player, row.id, "no-game", which, now, mail.message_id)
     return finish(ctx, session, row, "rejected", "no valid game token", sender=player.email)

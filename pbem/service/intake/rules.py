@@ -21,7 +21,8 @@ from pbem.mail.reading import IncomingMail, reply_subject
 from pbem.mail.tokens import find_tokens
 from pbem.render import Notice
 from pbem.service import policy
-from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish
+from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish, game_subject
+from pbem.service.game import older
 from pbem.service.game.deals import log_stray_cut
 from pbem.service.handle import confirmations, invitations, lobby, plain
 from pbem.service.intake.reading import authenticate, read_mail, record_bounces, sent_this_hour
@@ -364,7 +365,7 @@ def seat(a: Arrival) -> Known | Outcome:
             return tag_mismatch(a, game_row, seats[seat])
     if seat_email != sender:
         return wrong_seat(a, game_row, seat)
-    parsed = read_commands(mail)
+    parsed = read_commands(mail, sent=game_subject(game_row, seats))
     writer = ctx.senders[a.inbound_id]
     seated = seats[seat]
     decision = policy.decide(ctx, session, writer, "move", seat=seated.seat)
@@ -408,6 +409,7 @@ def seat(a: Arrival) -> Known | Outcome:
         tokenless=a.tokenless,
         inbound_id=row.id,
         message_id=mail.message_id,
+        answered_turn=older.answered_turn(mail, seated.seat.token, ctx.settings.domain),
     )
 
 

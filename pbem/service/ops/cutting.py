@@ -37,7 +37,7 @@ from pbem.commands import SETTING_VERBS
 from pbem.render import MailContext, Notice
 from pbem.render.cut import render_cut
 from pbem.service import moves
-from pbem.service.context import Context, Seated, stage
+from pbem.service.context import Context, Seated, game_subject, stage
 from pbem.service.game.deals import (
     deal_lines,
     humans,
@@ -77,6 +77,7 @@ def cut_context(
         deal_lines=deal_lines(game_row, over=False, names=[s.name for s in seats]),
         reply_to=reply_to,
         opening=turns.opening_line(game_row, seats, seat),
+        subject=game_subject(game_row, seats),
     )
 
 

@@ -32,7 +32,7 @@ from pbem.render import Notice
 from pbem.repeats import already_done
 from pbem.service import policy
 from pbem.service.context import Context, Seated, is_computer, load_game, seat_level, stage
-from pbem.service.game import hints, talk
+from pbem.service.game import hints, older, resign, talk
 from pbem.service.game.away import clock_start
 from pbem.service.game.deals import NOT_NEEDED, refuse_cut
 from pbem.service.game.settings import apply_setting
@@ -188,6 +188,11 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
                 )
             )
             continue
+        if cmd.verb == "resign":
+            asking = resign.ask_first(game, seat, seats, cmd)
+            if asking is not None:
+                notices.append(asking)
+                continue
         try:
             action = to_action(game, seat, cmd)
             game.apply(action)
@@ -201,6 +206,9 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
             if done is not None:
                 notices.append(Notice("already", str(cmd), done))
                 continue
+            if was_older(known, game_row, game):
+                notices.append(older.older_notice(game, seat, seats, cmd))
+                continue
             legal = getattr(exc, "legal", None) or describe_legal(game, seat, seats)
             notices.append(Notice("refused", str(cmd), name_seats(str(exc), seats), legal))
             continue
@@ -210,6 +218,16 @@ def play(ctx: Context, session: Session, known: Known) -> Move:
     for line in list(known.ignored)[:5]:
         notices.append(Notice("ignored", line, "not a command, ignored"))
     return move
+
+
+def was_older(known: Known, game_row: m.Game, game: Game) -> bool:
+    """Whether ``known`` answers a turn mail its own seat has moved past since: a move
+    of the seat is logged after the count the mail names (a player who has not moved
+    since answers the mail that still asks them)."""
+    count = known.answered_turn
+    if count is None or count >= game_row.action_count:
+        return False
+    return any(getattr(action, "seat", None) == known.seat for action in game.actions[count:])
 
 
 def may_resign(ctx: Context, session: Session, known: Known) -> bool:
@@ -244,6 +262,9 @@ def verdict(move: Move) -> tuple[str, str, tuple[str, ...]]:
             reason += " — refused: " + "; ".join(refused)
         return "applied", reason, tuple(applied)
     if answered_only(move):
+        asked = [n.command for n in notices if n.status == "confirm"]
+        if asked and not move.wants:
+            return "applied", "asked to confirm: " + "; ".join(asked), ()
         if not move.wants:
             already = [n for n in notices if n.status == "already"]
             return "rejected", "already done: " + "; ".join(n.command for n in already), ()

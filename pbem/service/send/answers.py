@@ -23,6 +23,7 @@ from pbem.render import (
     render_error,
     render_help,
     render_history,
+    render_note,
     render_turn,
 )
 from pbem.render.board import house_rules
@@ -206,21 +207,20 @@ def tell_others(
         other = seated.seat.seat
         if other == seat or seated.seat.mail_failed_at is not None:
             continue
-        view = player_view(game, other, len(game.events))
         notes = [Notice("info", "", line) for line in said]
         about = mail_context(
             game_row, seats, other, notes, len(game.events), reply_to=seat_reply_to(ctx, seated)
         )
+        # A note of its own: the board is in the player's last game mail.
         told += enqueue(
             ctx,
             session,
             game_row,
             seated,
-            render_turn(view, about),
+            render_note(about, "Note"),
             "status",
             tag,
             now,
-            view_json=view.to_json(),
             unsolicited=True,
         )
     return told
@@ -279,11 +279,23 @@ def answer_move(ctx: Context, session: Session, move: Move, inbound_id: int, now
         if "history" in wants:
             send_history(ctx, session, game_row, game, seats, seat, inbound_id, now)
     elif answered_only(move):
-        already = any(n.status == "already" for n in move.notices)
+        already = any(n.status in ("already", "confirm") for n in move.notices)
         # A note to tell (a first "say" to the computer, see `talk.to_the_computer`).
         noted = any(n.status == "info" for n in move.notices)
-        if already or noted or {"hand", "mail", "hints"} & set(wants) or not set(wants) - {"hand"}:
+        if already or "hand" in wants or not set(wants) - {"hand"}:
             reply_view(ctx, session, game_row, seats, seat, inbound_id, move.notices, "status", now)
+        elif noted or {"mail", "hints"} & set(wants):
+            # A setting's answer: a short note of its own, not the board again.
+            about = mail_context(
+                game_row,
+                seats,
+                seat,
+                move.notices,
+                len(game.events),
+                reply_to=seat_reply_to(ctx, seats[seat]),
+            )
+            mail = render_note(about, "About your reply")
+            enqueue(ctx, session, game_row, seats[seat], mail, "status", f"i{inbound_id}", now)
         if "archive" in wants:
             send_archive(ctx, session, game_row, game, seats, seat, inbound_id, now)
         if "history" in wants:
@@ -330,12 +342,11 @@ def tell_away(
             if seated.player.id == player.id:
                 continue
             seat = seated.seat.seat
-            view = player_view(game, seat, len(game.events))
             note = Notice("info", "", said)
             about = mail_context(
                 game_row, seats, seat, [note], len(game.events), reply_to=seat_reply_to(ctx, seated)
             )
-            mail = render_turn(view, about)
+            mail = render_note(about, "Note")  # a note of its own: no board
             enqueue(
                 ctx,
                 session,
@@ -345,6 +356,5 @@ def tell_away(
                 "status",
                 f"{tag}{verb[0]}",
                 now,
-                view_json=view.to_json(),
                 unsolicited=True,
             )

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlmodel import Session
 
 from pbem.render import MailContext, Said, render_talk
-from pbem.service.context import Context, Seated, is_computer
+from pbem.service.context import Context, Seated, game_subject, is_computer
 from pbem.service.game.talk import followers
 from pbem.service.send import envelope, watchers
 from pbem.store import models as m
@@ -54,6 +54,7 @@ def relay(
             recipient_seat=seat,
             reply_hint="",
             talk=lines,
+            subject=game_subject(game_row, seats),
         )
         mail = render_talk(about)
         envelope.enqueue(

@@ -35,6 +35,7 @@ from pbem.service import policy
 from pbem.service.context import (
     Context,
     Seated,
+    game_subject,
     is_computer,
     seat_levels,
     seat_names,
@@ -62,8 +63,9 @@ ARCHIVE_HINT = (
 
 # ... and the replay page attached to the game-over mail (``mail replay on|off``).
 REPLAY_HINT = (
-    "The attached {name} replays the whole game in your web browser, step by step, "
-    "every hand face up (open it: it needs no network)."
+    "The attached {name} replays the whole game in your web browser, step by step "
+    "(open it: it needs no network). It opens on your own view; choose “everything” in "
+    "its View menu to see every hand face up."
 )
 
 
@@ -107,6 +109,7 @@ def mail_context(
         match=match_info(game_row),
         reply_to=reply_to,
         suggest=game_row.hints,  # the computer's move on the reply line only with hints
+        subject=game_subject(game_row, seats),
     )
 
 

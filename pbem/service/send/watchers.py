@@ -34,7 +34,15 @@ from pbem.render import (
 from pbem.render.mail import observer_footer
 from pbem.render.page import lobby_footer
 from pbem.render.words import join_words, they_do
-from pbem.service.context import Context, Seated, display_name, seat_levels, seat_names
+from pbem.service.context import (
+    Context,
+    Seated,
+    display_name,
+    game_subject,
+    seat_levels,
+    seat_names,
+    seats_of,
+)
 from pbem.store import models as m
 from pbem.store._sql import update_row
 from pbem.store.outbox import outbox_row, queue_mails
@@ -72,6 +80,7 @@ def observer_context(
         talk=tuple(talk),
         since_event=since,
         first_mail=first,
+        subject=game_subject(game_row, seats),
     )
 
 
@@ -156,6 +165,7 @@ def tell_watcher(
         recipient_seat=OBSERVER,
         reply_hint="",
         notices=(Notice("info", "", said),),
+        subject=game_subject(game_row, seats_of(session, game_row.id)),
     )
     closing = lobby_footer(new_games=ctx.settings.lobby != "closed")
     footer = closing if last else observer_footer(game_row.id)
@@ -348,6 +358,7 @@ def relay_talk(
     if not said or not game_row.observers or game_row.id is None:
         return 0
     sent = 0
+    subject = game_subject(game_row, seats_of(session, game_row.id))
     for watcher, player in watchers_of(session, game_row.id):
         if watcher.id in told or player.stopped or player.blocked:
             continue
@@ -357,6 +368,7 @@ def relay_talk(
             recipient_seat=OBSERVER,
             reply_hint="",
             talk=tuple(said),
+            subject=subject,
         )
         mail = render_talk(about, observer=True)
         send(ctx, session, game_row, watcher, player, mail, "talk", now)

@@ -29,7 +29,7 @@ def test_the_named_board_is_the_mails_board_with_names_and_the_winner_first(
     fronts = [line.front for line in board.scores]
     assert fronts == sorted(fronts, reverse=True)
     winner_side = game.side_of(game.outcome.winner_seats[0])
-    assert board.scores[0].front == game.scores[winner_side] >= 61
+    assert board.scores[0].front == min(game.scores[winner_side], 61) == 61  # pegged out
     labels = [line.label for line in board.scores]
     if players == 4:  # partnerships: seats 0 & 2 against 1 & 3
         assert sorted(labels) == ["Alice & Carol", "Bob & Dave"]
@@ -75,7 +75,7 @@ def test_the_demo_ends_with_the_final_board_winner_first(tmp_path: Path) -> None
     assert winner == first and int(high) >= 61 > int(low)
     board = "\n".join(lines[heading + 2 :])
     assert "Scores — game to 61" in board
-    assert re.search(rf"^  {first} +{high} .*home!$", board, re.MULTILINE), board
+    assert re.search(rf"^  {first} +{high} .*pegged out$", board, re.MULTILINE), board
     assert re.search(rf"^  {second} +{low} .*{61 - int(low)} to go$", board, re.MULTILINE)
     assert f"61 game hole: {first} ●" in board
     assert board.index(f"  {first}  ") < board.index(f"  {second}  ")

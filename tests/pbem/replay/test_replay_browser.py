@@ -86,7 +86,7 @@ def _expected(game: Game, step: int) -> dict[str, Any]:
     pegging = game.phase == PEGGING
     return {
         "step": step,
-        "sides": list(game.scores),
+        "sides": [min(score, target) for score in game.scores],  # pegged out at the target
         "pegs": pegs,
         "starter": game.starter.ascii if game.starter else None,
         "count": game.count if pegging else 0,
@@ -109,7 +109,7 @@ def test_every_state_step_by_step_matches_the_engine(
         assert _page_state(page)["step"] == len(states) - 1
         outcome = states[-1].outcome
         assert outcome is not None
-        assert page.inner_text("#result") == result_words(outcome, NAMES[:players], "skunk")
+        assert page.inner_text("#result") == result_words(outcome, NAMES[:players], "skunk", 61)
         deals = sum(1 for e in states[-1].events if e.kind == "deal")
         assert page.get_attribute("#verify", "data-state") == "verified"
         assert page.inner_text("#verify").startswith(f"All {deals} deals verified")
@@ -261,6 +261,24 @@ def test_phone_width_has_no_horizontal_overflow(
             assert page.locator("#board").is_visible()
             shot = page.screenshot(path=str(tmp_path / f"phone{step[1:]}.png"))
             assert len(shot) > 1000
+    finally:
+        context.close()
+
+
+def test_your_cut_as_recorded_wraps_on_a_phone(
+    browser: Any, archives: dict[int, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A seat's own page shows its cut as recorded (its text and a 64-digit SHA-256): on
+    a 390-pixel screen the line wraps, nothing runs off the side."""
+    path = _write(tmp_path, "mine.html", replay_page(archives[2], seat=0).html)
+    context, page = open_page(browser, path, width=390, height=844)
+    try:
+        assert page.locator("#my-cut").is_visible()
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        box = page.locator("#my-cut-hash").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390
+        assert len(page.screenshot(path=str(tmp_path / "my-cut-390.png"))) > 1000
     finally:
         context.close()
 

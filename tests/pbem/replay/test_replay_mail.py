@@ -61,7 +61,7 @@ def test_the_game_over_mail_attaches_the_replay_to_who_wants_it(harness: Harness
     # No mail before the end carries a page.
     for address in (alice, bob, carol):
         assert all(_replay_of(msg) is None for msg in harness.received(address))
-    harness.answer(bob, "resign")
+    harness.answer(bob, "resign confirm")
     assert harness.game_row(game_id).status == "finished"
 
     assert _replay_of(harness.latest(alice)) is None
@@ -84,7 +84,7 @@ def test_the_setting_default_can_be_off(tmp_path: Any, db_url: str, db_engine: A
     try:
         h.new_game((ALICE, BOB), target=61)
         h.answer(BOB[0], "mail replay on")
-        h.answer(ALICE[0], "resign")
+        h.answer(ALICE[0], "resign confirm")
         assert _replay_of(h.latest(ALICE[0])) is None
         assert _replay_of(h.latest(BOB[0])) is not None
     finally:

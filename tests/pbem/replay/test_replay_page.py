@@ -70,7 +70,8 @@ def test_a_finished_games_page_holds_everything_and_the_proof() -> None:
     for game, state in zip(games, data["states"], strict=True):
         assert state["hold"] == [[c.ascii for c in sorted(game.holding(s))] for s in range(3)]
         assert state["crib"] == [c.ascii for c in sorted(game.crib())]
-        assert state["f"] == list(game.scores) and state["b"] == list(game.back_pegs)
+        pegged = [min(s, game.settings.target) for s in game.scores]  # stops at the target
+        assert state["f"] == pegged and state["b"] == list(game.back_pegs)
 
 
 def test_a_running_game_needs_a_seat_and_a_seat_must_exist() -> None:
@@ -104,21 +105,24 @@ def test_names_cannot_break_out_of_the_page() -> None:
 def test_result_words_name_the_skunk() -> None:
     names = ["Alice", "Bob", "Carol", "Dave"]
     double = Outcome(0, (0,), (121, 80), "target", {1: 2})
-    assert result_words(double, names[:2], "skunk") == (
+    assert result_words(double, names[:2], "skunk", 121) == (
         "Alice wins, 121 to 80: a double game (Bob is skunked)"
     )
     quadruple = Outcome(1, (1,), (50, 121), "target", {0: 4})
-    assert result_words(quadruple, names[:2], "skunk") == (
+    assert result_words(quadruple, names[:2], "skunk", 121) == (
         "Bob wins, 121 to 50: a quadruple game (Alice is double skunked)"
     )
     lurch = Outcome(1, (1, 3), (40, 121), "target", {0: 2})
-    assert result_words(lurch, names, "lurch") == (
+    assert result_words(lurch, names, "lurch", 121) == (
         "Bob and Dave win, 121 to 40: a double game (Alice and Carol are lurched)"
     )
     three = Outcome(2, (2,), (100, 95, 121), "resigned", {0: 1, 1: 1})
-    assert result_words(three, names[:3], "skunk") == (
+    assert result_words(three, names[:3], "skunk", 121) == (
         "Carol wins, 121 to 100 (resigned): a single game"
     )
+    # A last show that counts past the target: the result stops at it.
+    past = Outcome(0, (0,), (135, 98), "target", {1: 1})
+    assert result_words(past, names[:2], "skunk", 121).startswith("Alice wins, 121 to 98")
 
 
 def test_the_tests_proofs_follow_the_protocol() -> None:

@@ -26,7 +26,7 @@ ZED = f"{SECRET}@play.example"
 def finished_game(desk: Desk) -> int:
     """A game between Ann (named) and Zed (no name chosen), which Ann resigned."""
     game_id = admin.new_game(desk.ctx, [(ANN, "Ann"), (ZED, None)], seed="names-shown")
-    inbound_id = desk.store(ANN, "resign", desk.token(game_id, 0))
+    inbound_id = desk.store(ANN, "resign confirm", desk.token(game_id, 0))
     with Session(desk.ctx.db) as session:
         row = session.get(m.Inbound, inbound_id)
         assert row is not None

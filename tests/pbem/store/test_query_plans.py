@@ -63,7 +63,7 @@ def a_real_run(h: Harness) -> None:
     h.answer(ALICE[0], "standings")
     h.deliver(plain_mail(h, BOB[0], "standings"))
     token = reply_address(h.settings.local_part, h.token(game_id, 1), h.settings.domain)
-    h.deliver(plain_mail(h, BOB[0], "resign", to=token))
+    h.deliver(plain_mail(h, BOB[0], "resign confirm", to=token))
     assert h.game_row(game_id).status == "finished"
     slow = h.new_game([CAROL, BOB], seed="slow")
     h.clock.advance(timedelta(hours=25))

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, func, select
 
 from pbem.store._sql import dialect_name, insert_for, is_postgresql, update_row
 from pbem.store.models import Inbound, InboundStatus
+from pbem.store.named import index_inbound
 from pbem.store.text import LINE_MAX, REASON_MAX, SENDER_MAX, db_key, db_text
 
 _TABLE = Inbound.__table__  # type: ignore[attr-defined]
@@ -74,6 +75,7 @@ def insert_inbound(
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        index_inbound(connection, [(int(inserted), raw)])
         return int(inserted), True
     found = connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()
     return int(found), False
@@ -127,6 +129,7 @@ def _insert_many(
             _insert_new_many(dialect_name(session)), list(firsts.values())
         )
     }
+    index_inbound(connection, [(i, firsts[key]["raw"]) for key, i in created.items()])
     missing = [key for key in firsts if key not in created]
     known: dict[str, int] = {}
     if missing:
@@ -160,6 +163,7 @@ def _quarantine(
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        index_inbound(connection, [(int(inserted), raw)])
         return int(inserted), True
     return int(connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()), False
 

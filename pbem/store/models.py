@@ -22,6 +22,7 @@ from pbem.store.states import (
     MatchStatus,
     OutboxStatus,
 )
+from pbem.store.named import MailName  # noqa: F401  (a table of its own module)
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
 
 # Deterministic constraint names, so later migrations (and SQLite batch mode) can name them.
@@ -343,6 +344,9 @@ class Inbound(SQLModel, table=True):
     processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     attempts: int = 0
     rule: str | None = None  # the rule of intake's chain that ended it
+    # When ``raw`` was emptied (`pbem.store.retention`): the mail is done with and kept
+    # by its columns alone (the Message-ID in ``message_key`` still deduplicates).
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
 
 
 class ActionLog(SQLModel, table=True):
@@ -386,6 +390,8 @@ class Outbox(SQLModel, table=True):
     starts_clock: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     # When ``pbem outbox retry`` queued it again: its time to retry runs from then.
     retried_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # When ``raw`` was emptied, the mail delivered or cancelled (`pbem.store.retention`).
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
 
 
 class ErrorThrottle(SQLModel, table=True):

@@ -49,6 +49,7 @@ TABLES = {
     "rating",
     "rated_game",
     "rating_total",
+    "mail_name",
 }
 
 

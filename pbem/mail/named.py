@@ -27,6 +27,7 @@ MAILBOX_MAX = 254
 _ADDRESS = re.compile(
     r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?"
 )
+_ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}")
 _ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=")
 
 
@@ -41,6 +42,7 @@ def fold_mailbox(address: str) -> str:
 
 
 def _found(text: str, into: set[str]) -> None:
+    text = _ESCAPE.sub(" ", text)  # "\u003calice@…" in JSON is "<alice@…"
     for match in _ADDRESS.finditer(text):
         address = match.group(0).strip(".")
         if "@" in address and len(address) <= MAILBOX_MAX:
@@ -53,7 +55,7 @@ def _header_texts(raw: bytes) -> Iterable[str]:
 
     head, _, _ = raw.partition(b"\r\n\r\n") if b"\r\n\r\n" in raw else raw.partition(b"\n\n")
     text = head.decode("utf-8", "replace")
-    yield text
+    yield _ENCODED_WORD.sub(" ", text)  # an encoded word's letters are no address
     for word in _ENCODED_WORD.findall(text):
         yield decode_rfc2047(word)
 

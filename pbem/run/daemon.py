@@ -5,13 +5,14 @@ processes every pending message (ten to a transaction, each ending as it would a
 the outbox is drained after each transaction, so the first moves of a long batch go
 out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
-Then it drains the outbox and runs the timers.  ``run`` repeats steps until stopped,
-waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
-happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
-the inbox is the listener's (``pbem.listen.lmtp``): the listener has stored each message
-before the step, and its "stored" ends the wait at once.  Each message
-processed and each delivery is logged on one line.
+Then it drains the outbox, runs the timers and, when due, empties the raw bytes of a
+few batches of stored mail that is done with (`pbem.run.pruner`).  ``run`` repeats
+steps until stopped, waiting in between until mail arrives (IMAP IDLE, which it stays
+in while nothing happens, or a Maildir poll), until the next outbox retry or timer is
+due, or until the command line wakes it because it queued mail (see
+``pbem.run.wakeup``).  Fed over LMTP, the inbox is the listener's (``pbem.listen.lmtp``):
+the listener has stored each message before the step, and its "stored" ends the wait at
+once.  Each message processed and each delivery is logged on one line.
 
 On SQLite only one daemon may run per database: a second one is refused with a
 clear message (an exclusive lock file beside the database: `pbem.run.lock`).
@@ -31,6 +32,7 @@ from sqlmodel import Session, col, func, select
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.run.lock import DaemonError, lock_for
+from pbem.run.pruner import Pruner
 from pbem.run.sender import OutboxSender
 from pbem.run.wakeup import Wakeup
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
@@ -61,6 +63,7 @@ class StepStats:
     processed: int = 0
     sent: int = 0
     timers: int = 0
+    pruned: int = 0  # stored mails whose raw bytes were emptied (not work to wait for)
 
     @property
     def busy(self) -> bool:
@@ -87,6 +90,7 @@ class Daemon:
         self._reader_conn: Connection | None = None
         self._reader = False
         self.wakeup = Wakeup(service.db)
+        self.pruner = Pruner(service)
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
@@ -186,6 +190,8 @@ class Daemon:
         stats.timers = self.service.run_timers()
         if stats.timers:
             stats.sent += self.sender.drain()
+        # Mail done with loses its raw bytes, a few short batches at a time.
+        stats.pruned = self.pruner.step().rows
         return stats
 
     def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:

@@ -22,7 +22,6 @@ from pbem.store.states import (
     MatchStatus,
     OutboxStatus,
 )
-from pbem.store.named import MailName  # noqa: F401  (a table of its own module)
 from pbem.store.types import ID_TYPE, JSONText, UTCDateTime
 
 # Deterministic constraint names, so later migrations (and SQLite batch mode) can name them.
@@ -33,6 +32,9 @@ SQLModel.metadata.naming_convention = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+# The index of stored mail by mailbox, a table of its own module (named as the others).
+from pbem.store.named import MailName  # noqa: E402, F401
 
 
 class Player(SQLModel, table=True):
@@ -317,7 +319,7 @@ class Confirmation(SQLModel, table=True):
     address: str
     mailbox: str = Field(index=True)
     action: str
-    inbound_id: int = Field(foreign_key="inbound.id", sa_type=ID_TYPE)
+    inbound_id: int = Field(foreign_key="inbound.id", index=True, sa_type=ID_TYPE)
     status: str = Field(default=ConfirmationStatus.PENDING.value)
     created_at: datetime = Field(sa_type=UTCDateTime)
     expires_at: datetime = Field(sa_type=UTCDateTime)
@@ -329,7 +331,7 @@ class Inbound(SQLModel, table=True):
 
     __tablename__ = "inbound"
     # The hourly cap per sender counts recent mail by sender: keep that a range scan.
-    __table_args__ = (Index(None, "sender", "received_at"),)
+    __table_args__ = (Index(None, "sender", "received_at"), Index(None, "pruned_at", "id"))
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_key: str = Field(unique=True)
@@ -346,7 +348,7 @@ class Inbound(SQLModel, table=True):
     rule: str | None = None  # the rule of intake's chain that ended it
     # When ``raw`` was emptied (`pbem.store.retention`): the mail is done with and kept
     # by its columns alone (the Message-ID in ``message_key`` still deduplicates).
-    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ActionLog(SQLModel, table=True):
@@ -371,7 +373,7 @@ class Outbox(SQLModel, table=True):
     """A fully rendered outgoing message waiting for (or done with) delivery."""
 
     __tablename__ = "outbox"
-    __table_args__ = (Index(None, "status", "next_attempt_at"),)
+    __table_args__ = (Index(None, "status", "next_attempt_at"), Index(None, "pruned_at", "id"))
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_id: str = Field(unique=True)
@@ -391,7 +393,7 @@ class Outbox(SQLModel, table=True):
     # When ``pbem outbox retry`` queued it again: its time to retry runs from then.
     retried_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # When ``raw`` was emptied, the mail delivered or cancelled (`pbem.store.retention`).
-    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime, index=True)
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ErrorThrottle(SQLModel, table=True):

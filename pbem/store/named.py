@@ -36,7 +36,9 @@ _TABLE = MailName.__table__  # type: ignore[attr-defined]
 _INSERT = insert(_TABLE)
 
 
-def _rows(column: str, mails: Iterable[tuple[int, bytes, Sequence[str]]]) -> list[dict[str, object]]:
+def _rows(
+    column: str, mails: Iterable[tuple[int, bytes, Sequence[str]]]
+) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for row_id, raw, extra in mails:
         named = named_mailboxes(raw)

@@ -30,7 +30,9 @@ def upgrade() -> None:
     for table in ("inbound", "outbox"):
         with op.batch_alter_table(table) as batch:
             batch.add_column(sa.Column("pruned_at", sa.DateTime(timezone=True), nullable=True))
-        op.create_index(f"ix_{table}_pruned_at", table, ["pruned_at"])
+        op.create_index(f"ix_{table}_pruned_at_id", table, ["pruned_at", "id"])
+    # Pruning asks whether a confirmation request still waits on a received mail.
+    op.create_index("ix_confirmation_inbound_id", "confirmation", ["inbound_id"])
     id_type = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
     op.create_table(
         "mail_name",
@@ -91,6 +93,7 @@ def _backfill() -> None:
 def downgrade() -> None:
     op.drop_index("ix_mail_name_mailbox", table_name="mail_name")
     op.drop_table("mail_name")
+    op.drop_index("ix_confirmation_inbound_id", table_name="confirmation")
     for table in ("outbox", "inbound"):
-        op.drop_index(f"ix_{table}_pruned_at", table_name=table)
+        op.drop_index(f"ix_{table}_pruned_at_id", table_name=table)
         op.drop_column(table, "pruned_at")

@@ -31,7 +31,6 @@ from datetime import datetime, timedelta
 from sqlalchemy import (
     ColumnElement,
     Engine,
-    Exists,
     and_,
     bindparam,
     exists,
@@ -87,13 +86,21 @@ class Pruned:
         self.batches += other.batches
 
 
-def _game_over_before(game_id: ColumnElement[int]) -> Exists:
-    """Whether the mail's game (``game_id``) has been over since before ``:ended``."""
-    return exists().where(
-        _GAME.c.id == game_id,
-        _GAME.c.status.in_(_OVER),
-        func.coalesce(_GAME.c.finished_at, _GAME.c.updated_at) < bindparam("ended"),
+def _game_over_before(game_id: ColumnElement[int]) -> ColumnElement[bool]:
+    """Whether the mail's game (``game_id``) has been over since before ``:ended``: a
+    scalar subquery, so that each mail looks its game up by its key (a semi-join could
+    read every game)."""
+    ended = (
+        select(_GAME.c.id)
+        .where(
+            _GAME.c.id == game_id,
+            _GAME.c.status.in_(_OVER),
+            func.coalesce(_GAME.c.finished_at, _GAME.c.updated_at) < bindparam("ended"),
+        )
+        .limit(1)
+        .scalar_subquery()
     )
+    return ended.is_not(None)
 
 
 _DONE_IN = (

@@ -1,8 +1,9 @@
 """The mailboxes a stored mail names, for the index of stored mail by address.
 
-`named_mailboxes` finds every address in a raw message: in its headers (the raw bytes,
-RFC 2047 words decoded) and in each text part once its transfer encoding is undone
-(base64 and quoted-printable hide an address from a byte search). Each is folded as the
+`named_mailboxes` finds every address in a raw message: in its headers (RFC 2047 words
+decoded; not the ids of Message-ID, References and the like, which read like addresses)
+and in each text part once its transfer encoding is undone (base64 and quoted-printable
+hide an address from a byte search), but the service's own (every mail names it). Each is folded as the
 policy folds mailboxes (lowercase, no ``+tag``), so ``pbem player forget`` finds a
 player's mail by their mailbox alone. A message that names more than `MAX_NAMED`
 mailboxes is marked `MANY` instead of listed: forgetting anyone reads it. Never raises.
@@ -13,7 +14,8 @@ from __future__ import annotations
 import email
 import email.policy
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from email.message import Message
 
 __all__ = ["MANY", "MAX_NAMED", "fold_mailbox", "named_mailboxes"]
 
@@ -49,37 +51,45 @@ def _found(text: str, into: set[str]) -> None:
             into.add(fold_mailbox(address))
 
 
-def _header_texts(raw: bytes) -> Iterable[str]:
-    """The header section as text, and each RFC 2047 word in it decoded."""
+ID_HEADERS = frozenset(
+    {"message-id", "in-reply-to", "references", "list-id", "content-id", "resent-message-id"}
+)
+"""Headers of ids, not addresses (a Message-ID reads like one): not indexed."""
+
+
+def _header_texts(msg: Message) -> Iterable[str]:
+    """Each header's value (but `ID_HEADERS`), its RFC 2047 words decoded."""
     from pbem.mail.decoding import decode_rfc2047
 
-    head, _, _ = raw.partition(b"\r\n\r\n") if b"\r\n\r\n" in raw else raw.partition(b"\n\n")
-    text = head.decode("utf-8", "replace")
-    yield _ENCODED_WORD.sub(" ", text)  # an encoded word's letters are no address
-    for word in _ENCODED_WORD.findall(text):
-        yield decode_rfc2047(word)
+    for name, value in msg.items():
+        if name.lower() in ID_HEADERS:
+            continue
+        text = str(value)
+        yield _ENCODED_WORD.sub(" ", text)  # an encoded word's letters are no address
+        for word in _ENCODED_WORD.findall(text):
+            yield decode_rfc2047(word)
 
 
-def named_mailboxes(raw: bytes) -> set[str]:
-    """Every mailbox ``raw`` names (folded), or ``{MANY}`` past `MAX_NAMED` of them."""
+def named_mailboxes(raw: bytes, own: Collection[str] = ()) -> set[str]:
+    """Every mailbox ``raw`` names (folded), but those of ``own`` (the service's own
+    address: every mail names it), or ``{MANY}`` past `MAX_NAMED` of them."""
     found: set[str] = set()
     try:
-        for text in _header_texts(raw):
-            _found(text, found)
         msg = email.message_from_bytes(raw, policy=email.policy.compat32)
         for part in msg.walk():
-            if part.is_multipart():
-                for name in ("From", "To", "Cc", "Reply-To", "Sender"):
-                    for value in part.get_all(name, []):
-                        _found(str(value), found)
-                continue
-            if part.get_content_maintype() not in ("text", "message"):
+            for text in _header_texts(part):
+                _found(text, found)
+            if part.is_multipart() or part.get_content_maintype() not in ("text", "message"):
                 continue
             payload = part.get_payload(decode=True)
             if isinstance(payload, bytes):
-                _found(payload.decode(part.get_content_charset() or "utf-8", "replace"), found)
+                try:
+                    _found(payload.decode(part.get_content_charset() or "utf-8", "replace"), found)
+                except LookupError:  # a charset Python does not know
+                    _found(payload.decode("utf-8", "replace"), found)
     except Exception:  # a message too broken to parse: what a byte search finds
         _found(raw.decode("utf-8", "replace"), found)
+    found.difference_update(fold_mailbox(box) for box in own)
     if len(found) > MAX_NAMED:
         return {MANY}
     return found

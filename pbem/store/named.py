@@ -9,7 +9,7 @@ every stored mail. A mail that names too many mailboxes to list has one row unde
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from sqlalchemy import Connection, Index, bindparam, insert, select
 from sqlmodel import Field, SQLModel
@@ -37,11 +37,11 @@ _INSERT = insert(_TABLE)
 
 
 def _rows(
-    column: str, mails: Iterable[tuple[int, bytes, Sequence[str]]]
+    column: str, mails: Iterable[tuple[int, bytes, Sequence[str], Collection[str]]]
 ) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    for row_id, raw, extra in mails:
-        named = named_mailboxes(raw)
+    for row_id, raw, extra, own in mails:
+        named = named_mailboxes(raw, own)
         if MANY not in named:
             named.update(fold_mailbox(box) for box in extra if box)
         other = "outbox_id" if column == "inbound_id" else "inbound_id"
@@ -49,18 +49,21 @@ def _rows(
     return rows
 
 
-def index_inbound(connection: Connection, mails: Iterable[tuple[int, bytes]]) -> int:
-    """Index received mails ``(inbound id, raw)``; the rows written."""
-    rows = _rows("inbound_id", ((i, raw, ()) for i, raw in mails))
+def index_inbound(
+    connection: Connection, mails: Iterable[tuple[int, bytes]], own: Collection[str] = ()
+) -> int:
+    """Index received mails ``(inbound id, raw)``, but the mailboxes of ``own`` (the
+    service's addresses); the rows written."""
+    rows = _rows("inbound_id", ((i, raw, (), own) for i, raw in mails))
     if rows:
         connection.execute(_INSERT, rows)
     return len(rows)
 
 
-def index_outbox(connection: Connection, mails: Iterable[tuple[int, bytes, Sequence[str]]]) -> int:
-    """Index queued mails ``(outbox id, raw, mailboxes it names besides its text)``: the
-    recipient, and the players a mail names by their display name only; the rows written."""
-    rows = _rows("outbox_id", mails)
+def index_outbox(connection: Connection, mails: Iterable[tuple[int, bytes, str, str]]) -> int:
+    """Index queued mails ``(outbox id, raw, recipient, sender)``: the mailboxes the mail
+    names and its recipient, but its sender's (the service's own); the rows written."""
+    rows = _rows("outbox_id", ((i, raw, (to,), (by,)) for i, raw, to, by in mails))
     if rows:
         connection.execute(_INSERT, rows)
     return len(rows)

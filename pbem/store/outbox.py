@@ -72,7 +72,7 @@ def enqueue_outbox(
     )
     inserted_id = session.exec(statement).scalar_one_or_none()
     if inserted_id is not None:
-        index_outbox(session.connection(), [(int(inserted_id), raw, [recipient])])
+        index_outbox(session.connection(), [(int(inserted_id), raw, recipient, sender)])
     row = session.exec(
         select(Outbox)
         .where(Outbox.message_id == message_id)
@@ -126,8 +126,9 @@ def queue_mails(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     index_outbox(
         connection,
         [
-            (int(row_id), by_id[message_id]["raw"], [by_id[message_id]["recipient"]])
+            (int(row_id), row["raw"], row["recipient"], row["sender"])
             for row_id, message_id in queued
+            for row in (by_id[message_id],)
         ],
     )
 

@@ -52,7 +52,7 @@ def upgrade() -> None:
 
 def _backfill() -> None:
     """Index the mail stored before this revision, ``BATCH`` rows at a time."""
-    from pbem.mail.named import MANY, named_mailboxes
+    from pbem.mail.named import MANY, fold_mailbox, named_mailboxes
 
     connection = op.get_bind()
     names = sa.table(
@@ -63,13 +63,13 @@ def _backfill() -> None:
     )
     for table, column, extra in (
         ("inbound", "inbound_id", None),
-        ("outbox", "outbox_id", "recipient"),
+        ("outbox", "outbox_id", "recipient"),  # and its sender: the service's own address
     ):
         other = "outbox_id" if column == "inbound_id" else "inbound_id"
         source = sa.table(table, sa.column("id", sa.Integer()), sa.column("raw", sa.LargeBinary()))
         cols = [source.c.id, source.c.raw]
         if extra is not None:
-            cols.append(sa.column(extra, sa.String()))
+            cols += [sa.column(extra, sa.String()), sa.column("sender", sa.String())]
         last = 0
         while True:
             rows = connection.execute(
@@ -79,10 +79,9 @@ def _backfill() -> None:
                 break
             values: list[dict[str, object]] = []
             for row in rows:
-                named = named_mailboxes(bytes(row[1] or b""))
+                own = [str(row[3])] if extra is not None and row[3] else []
+                named = named_mailboxes(bytes(row[1] or b""), own)
                 if extra is not None and MANY not in named and row[2]:
-                    from pbem.mail.named import fold_mailbox
-
                     named.add(fold_mailbox(str(row[2])))
                 values += [{"mailbox": b, column: row[0], other: None} for b in sorted(named)]
             if values:

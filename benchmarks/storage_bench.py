@@ -42,17 +42,17 @@ from sqlmodel import Session
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service_bench import _fresh_postgres, _play, latest_mail  # noqa: E402
+from service_bench import _fresh_postgres, _play, latest_mail
 
-from engine.computer import choose_action  # noqa: E402
-from pbem.config import Settings  # noqa: E402
-from pbem.demo.bots import command_for, quoted_reply  # noqa: E402
-from pbem.run.pruner import Pruner  # noqa: E402
-from pbem.run.runtime import freeze_startup_objects  # noqa: E402
-from pbem.service import Service  # noqa: E402
-from pbem.store import models as m  # noqa: E402
-from pbem.store.db import make_engine, migrate  # noqa: E402
-from pbem.store.retention import prune  # noqa: E402
+from engine.computer import choose_action
+from pbem.config import Settings
+from pbem.demo.bots import command_for, quoted_reply
+from pbem.run.pruner import Pruner
+from pbem.run.runtime import freeze_startup_objects
+from pbem.service import Service
+from pbem.store import models as m
+from pbem.store.db import make_engine, migrate
+from pbem.store.retention import prune
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -117,8 +117,17 @@ def run(args: argparse.Namespace) -> None:
     rng = random.Random(1)
     t0 = time.perf_counter()
     moves = 0
-    print(json.dumps({"machine": platform.machine(), "python": platform.python_version(),
-                      "db": engine.dialect.name, "target": args.target}), flush=True)
+    print(
+        json.dumps(
+            {
+                "machine": platform.machine(),
+                "python": platform.python_version(),
+                "db": engine.dialect.name,
+                "target": args.target,
+            }
+        ),
+        flush=True,
+    )
     while finished < args.games:
         while len(active) < args.concurrent and started < args.games:
             active.append(new_game(service, started, args.target))
@@ -150,9 +159,7 @@ def run(args: argparse.Namespace) -> None:
                 for seated in seats:
                     who = seated.player.email
                     original = latest_mail(service, game_id, who)
-                    replies.append(
-                        quoted_reply(original, who, who.split("@")[0], "cut", clock.now)
-                    )
+                    replies.append(quoted_reply(original, who, who.split("@")[0], "cut", clock.now))
                 continue
             seat = game.to_act()[0]
             action = choose_action(game, seat, rng, "random")

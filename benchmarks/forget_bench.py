@@ -133,7 +133,7 @@ def one(kind: str, history: int, args: argparse.Namespace) -> dict[str, Any]:
             phases["audit_s"] = time.perf_counter() - t
             return result
 
-        forgetting.compact = timed_compact  # type: ignore[assignment]
+        forgetting.compact = timed_compact
         forgetting.audit_games = timed_audit  # type: ignore[assignment]
         try:
             t = time.perf_counter()

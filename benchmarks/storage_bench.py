@@ -80,7 +80,9 @@ def sizes(db: Engine) -> dict[str, Any]:
             used = c.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
             out["file_bytes"] = out["used_bytes"] = int(used)
         for table in ("inbound", "outbox", "mail_name", "action_log", "game"):
-            out[f"{table}_rows"] = int(c.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+            out[f"{table}_rows"] = int(
+                c.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+            )
         out["raw_kept_bytes"] = int(
             c.execute(
                 text(

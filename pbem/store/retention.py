@@ -137,6 +137,8 @@ _OUTBOX_DUE = (
     .order_by(_OUT.c.pruned_at, _OUT.c.id)
     .limit(bindparam("limit"))
 )
+_INBOUND_DUE_LOCKED = _INBOUND_DUE.with_for_update(skip_locked=True, of=_IN)
+_OUTBOX_DUE_LOCKED = _OUTBOX_DUE.with_for_update(skip_locked=True, of=_OUT)
 # The status is checked again as the row is emptied: a mail queued again meanwhile
 # (``pbem outbox retry``) keeps its bytes.
 _EMPTY_IN = (
@@ -162,11 +164,15 @@ def prune_batch(
     params = {"before": now - keep, "ended": now - keep_after_game, "limit": limit}
     done = Pruned(batches=1)
     with db.begin() as connection:
-        due_in = connection.execute(_INBOUND_DUE, params).all()
+        postgres = connection.dialect.name == "postgresql"
+        # Several workers prune side by side: each skips the rows another holds.
+        inbound_due = _INBOUND_DUE_LOCKED if postgres else _INBOUND_DUE
+        outbox_due = _OUTBOX_DUE_LOCKED if postgres else _OUTBOX_DUE
+        due_in = connection.execute(inbound_due, params).all()
         if due_in:
             connection.execute(_EMPTY_IN, {"ids": [r[0] for r in due_in], "now": now})
             done.inbound, done.inbound_bytes = len(due_in), sum(r[1] or 0 for r in due_in)
-        due_out = connection.execute(_OUTBOX_DUE, params).all()
+        due_out = connection.execute(outbox_due, params).all()
         if due_out:
             connection.execute(_EMPTY_OUT, {"ids": [r[0] for r in due_out], "now": now})
             done.outbox, done.outbox_bytes = len(due_out), sum(r[1] or 0 for r in due_out)

@@ -3,8 +3,10 @@
 Once every `PRUNE_EVERY` (by the service's clock) a step empties the raw bytes of mail
 that is done with, `PRUNE_BATCHES` batches of `BATCH` rows at most, each batch a short
 transaction of its own: on SQLite a move waits for one batch at most, never for the
-whole backlog. A step that found more to do prunes again at the next step. A failure is
-logged and tried again later: pruning never stops the daemon.
+whole backlog. When more is due it prunes again `CATCH_UP` later, so that a backlog
+(a database from before pruning) costs each step little; ``pbem db prune`` empties a
+backlog at once. A failure is logged and tried again later: pruning never stops the
+daemon.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pbem.store.retention import BATCH, Pruned, prune
 log = logging.getLogger("pbem.daemon")
 
 PRUNE_EVERY = timedelta(minutes=10)
-PRUNE_BATCHES = 5
+PRUNE_BATCHES = 2
+CATCH_UP = timedelta(seconds=5)
 
 
 class Pruner:
@@ -51,7 +54,7 @@ class Pruner:
         more = done.batches >= PRUNE_BATCHES and (
             done.inbound >= self.batch or done.outbox >= self.batch
         )
-        self.due = now if more else now + PRUNE_EVERY
+        self.due = now + (CATCH_UP if more else PRUNE_EVERY)
         if done.rows:
             log.info(
                 "pruned the raw bytes of %d received and %d sent mails (%d bytes)",

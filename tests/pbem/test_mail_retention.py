@@ -276,3 +276,26 @@ def test_a_bad_retention_setting_is_a_clean_cli_error(tmp_path: Path) -> None:
     result = run_cli(env, "db", "prune")
     assert result.exit_code == 1
     assert "mail_retention_days" in result.stderr and "Traceback" not in result.output
+
+
+def test_the_daemon_works_a_backlog_off_a_little_at_a_time(
+    tmp_path: Path, db_url: str, db_engine: Engine
+) -> None:
+    """`Pruner`: two batches a step at most; while more is due, again 5 seconds later,
+    not at once; then every 10 minutes."""
+    from pbem.run.pruner import CATCH_UP, PRUNE_EVERY, Pruner
+    from pbem.service import Service
+
+    _rows(db_engine)  # 4 received and 2 outgoing mails due
+    clock = [NOW]
+    service = Service(
+        Settings(data_dir=tmp_path, database_url=db_url), db_engine, clock=lambda: clock[0]
+    )
+    pruner = Pruner(service, batch=1)
+    assert pruner.step().rows == 4  # 2 batches: 2 received, 2 outgoing
+    assert pruner.step().rows == 0  # not again at once
+    clock[0] += CATCH_UP
+    assert pruner.step().inbound == 2
+    clock[0] += CATCH_UP
+    assert pruner.step().rows == 0  # nothing left: the next look is 10 minutes on
+    assert pruner.due == clock[0] + PRUNE_EVERY

@@ -3,9 +3,9 @@
 `named_mailboxes` finds every address in a raw message: in its headers (RFC 2047 words
 decoded; not the ids of Message-ID, References and the like, which read like addresses)
 and in each text part once its transfer encoding is undone (base64 and quoted-printable
-hide an address from a byte search), but the service's own (every mail names it). Each is folded as the
-policy folds mailboxes (lowercase, no ``+tag``), so ``pbem player forget`` finds a
-player's mail by their mailbox alone. A message that names more than `MAX_NAMED`
+hide an address from a byte search), but the service's own (every mail names it). Each
+is folded as the policy folds mailboxes (lowercase, no ``+tag``), so ``pbem player
+forget`` finds a player's mail by their mailbox alone. A message that names more than `MAX_NAMED`
 mailboxes is marked `MANY` instead of listed: forgetting anyone reads it. Never raises.
 """
 

@@ -138,6 +138,22 @@ class Settings(BaseSettings):
     outbox_backoff_seconds: float = Field(
         30.0, gt=0, description="the first retry's delay; it doubles, up to 4000 s"
     )
+    mail_retention_days: float = Field(
+        30.0,
+        ge=0,
+        le=36500,
+        allow_inf_nan=False,
+        description="days the raw bytes of a stored mail are kept once it is done with "
+        "(processed, or delivered); its row and Message-ID stay (pbem db prune)",
+    )
+    game_mail_retention_days: float = Field(
+        1.0,
+        ge=0,
+        le=36500,
+        allow_inf_nan=False,
+        description="days the raw bytes of a game's mail are kept once the game is over "
+        "(its archive holds what it proved), when that comes before mail_retention_days",
+    )
     poll_seconds: float = Field(5.0, gt=0)
     render_processes: int | None = Field(
         None,

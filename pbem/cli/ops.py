@@ -6,6 +6,9 @@
   ``pbem serve`` stopped.
 - ``pbem db copy --to URL``: the whole installation moved to another database (SQLite to
   PostgreSQL), every game then replayed and its deals verified on the target.
+- ``pbem db prune [--vacuum]``: the raw bytes of stored mail that is done with emptied
+  (`pbem.store.retention`), as ``pbem serve`` does a few batches at a time;
+  ``pbem db stats``: what is stored, rows and bytes per kind (`pbem.store.storage`).
 - ``pbem player forget ADDR`` (registered on the ``player`` group): the address, names
   and cut Message-IDs replaced by a pseudonym everywhere (`pbem.service.forget`).
 """
@@ -20,7 +23,9 @@ import typer
 from pbem.cli.base import app_group, database, examples, fail, out, settings
 
 commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
-db_app = app_group(help="Move the database: copy it whole to another one.")
+db_app = app_group(
+    help="The database: copy it whole to another one, prune its stored mail, count what it stores."
+)
 
 
 @commands.command("backup", epilog=examples("pbem backup /var/backups/pbem-$(date +%F).db"))
@@ -138,6 +143,76 @@ def db_copy(
     finally:
         target.dispose()
         source.dispose()
+
+
+@db_app.command(
+    "prune",
+    epilog=examples("pbem db prune", "pbem db prune --vacuum"),
+)
+def db_prune(
+    vacuum: Annotated[
+        bool,
+        typer.Option(
+            "--vacuum",
+            help="Then give the freed space back to the file system (SQLite: VACUUM, which "
+            "holds the database while it runs; PostgreSQL: VACUUM of the mail tables).",
+        ),
+    ] = False,
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, max=10000, help="Rows emptied per transaction.")
+    ] = 200,
+) -> None:
+    """Empty the raw bytes of stored mail that is done with, now (pbem serve does it a
+    few batches at a time): received mail processed and outgoing mail delivered or
+    cancelled, older than mail_retention_days or of a game over for
+    game_mail_retention_days. Each batch is a short transaction of its own, so it may run
+    beside pbem serve. Mail not processed, not delivered, to be retried, or that a
+    confirmation request waits on keeps its bytes; every row, and its Message-ID, stays.
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from pbem.store.retention import prune
+
+    cfg = settings()
+    db = database(cfg)
+    done = prune(
+        db,
+        now=datetime.now(UTC),
+        keep=timedelta(days=cfg.mail_retention_days),
+        keep_after_game=timedelta(days=cfg.game_mail_retention_days),
+        limit=batch,
+    )
+    out.print(
+        f"pruned the raw bytes of {done.inbound} received mails ({done.inbound_bytes} bytes) "
+        f"and {done.outbox} outgoing mails ({done.outbox_bytes} bytes) "
+        f"in {done.batches} transactions"
+    )
+    if vacuum:
+        from pbem.store.retention import vacuum as vacuum_db
+
+        before, after = vacuum_db(db)
+        out.print(f"vacuumed: {before} bytes before, {after} after")
+    db.dispose()
+
+
+@db_app.command("stats", epilog=examples("pbem db stats"))
+def db_stats() -> None:
+    """What the database stores: the mail by kind (raw bytes kept or pruned), then each
+    table's rows and size, and the database's size."""
+    from pbem.store.storage import storage_stats
+
+    db = database(settings())
+    found = storage_stats(db)
+    db.dispose()
+    out.print(f"{'stored mail':<44} {'rows':>10} {'raw bytes':>14}")
+    for kind in found.mail:
+        out.print(f"{kind.name:<44} {kind.rows:>10} {kind.bytes or 0:>14}")
+    out.print(f"\n{'table':<44} {'rows':>10} {'bytes':>14}")
+    for kind in found.tables:
+        size = "?" if kind.bytes is None else str(kind.bytes)
+        out.print(f"{kind.name:<44} {kind.rows:>10} {size:>14}")
+    free = "" if found.free_bytes is None else f" ({found.free_bytes} free, reused first)"
+    out.print(f"\ndatabase: {found.database_bytes} bytes{free}")
 
 
 def player_forget(

@@ -5,12 +5,13 @@ processes every pending message (ten to a transaction, each ending as it would a
 the outbox is drained after each transaction, so the first moves of a long batch go
 out early), and only then acks the fetched messages to the inbox
 (Maildir: flagged seen; IMAP: \\Seen or moved).
-Then it drains the outbox if a retry is due, and runs the timers if one is due (both
+Then it drains the outbox if a retry is due, runs the timers if one is due (both
 known from one query, `pbem.run.due`, kept until something may have changed them: an
-idle step costs nothing when nothing is due).  ``run`` repeats steps until stopped,
-waiting in between until mail arrives (IMAP IDLE, which it stays in while nothing
-happens, or a Maildir poll), until the next outbox retry or timer is due, or until the
-command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
+idle step costs nothing when nothing is due) and, when due, empties the raw bytes of a
+few batches of stored mail that is done with (`pbem.run.pruner`).  ``run`` repeats
+steps until stopped, waiting in between until mail arrives (IMAP IDLE, which it stays in
+while nothing happens, or a Maildir poll), until the next outbox retry or timer is due,
+or until the command line wakes it because it queued mail (see ``pbem.run.wakeup``).  Fed over LMTP,
 the inbox is the listener's (``pbem.listen.lmtp``): the listener has stored each message
 before the step, and its "stored" ends the wait at once.  Each message
 processed is logged on one line, the deliveries of a drain on one.
@@ -34,6 +35,7 @@ from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.run.due import Dues, ask
 from pbem.run.lock import DaemonError, lock_for
+from pbem.run.pruner import Pruner
 from pbem.run.sender import OutboxSender
 from pbem.run.wakeup import Wakeup
 from pbem.service import ALREADY_PROCESSED, Outcome, Service
@@ -63,6 +65,7 @@ class StepStats:
     processed: int = 0
     sent: int = 0
     timers: int = 0
+    pruned: int = 0  # stored mails whose raw bytes were emptied (not work to wait for)
 
     @property
     def busy(self) -> bool:
@@ -92,6 +95,7 @@ class Daemon:
         METRICS.started(service.clock().timestamp())
         # The next outbox retry and timer (`pbem.run.due`), or None when they must be asked.
         self._dues: Dues | None = None
+        self.pruner = Pruner(service)
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
@@ -202,6 +206,8 @@ class Daemon:
             stats.timers = self.service.run_timers()
             if stats.timers:
                 stats.sent += self.sender.drain()
+        # Mail done with loses its raw bytes, a few short batches at a time.
+        stats.pruned = self.pruner.step().rows
         return stats
 
     def _known_dues(self) -> Dues:

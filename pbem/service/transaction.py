@@ -119,7 +119,7 @@ class Service:
             where = f"{source}:oversize" if oversize else source
             rows.append((raw, where, message_key(raw, msg_id), sender, subject))
         with session_scope(self.db) as session:
-            return insert_inbound_many(session, rows, now=now)
+            return insert_inbound_many(session, rows, now=now, own=[self.settings.address])
 
     # -- processing ----------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -14,6 +14,7 @@ from sqlmodel import Session, col, func, select
 
 from pbem.store._sql import dialect_name, insert_for, is_postgresql, update_row
 from pbem.store.models import Inbound, InboundStatus
+from pbem.store.named import index_inbound
 from pbem.store.text import LINE_MAX, REASON_MAX, SENDER_MAX, db_key, db_text
 
 _TABLE = Inbound.__table__  # type: ignore[attr-defined]
@@ -74,6 +75,7 @@ def insert_inbound(
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        index_inbound(connection, [(int(inserted), raw)])
         return int(inserted), True
     found = connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()
     return int(found), False
@@ -84,10 +86,13 @@ def insert_inbound_many(
     messages: Sequence[tuple[bytes, str, str, str | None, str | None]],
     *,
     now: datetime,
+    own: Collection[str] = (),
 ) -> list[tuple[int, bool]]:
     """`insert_inbound` for several messages ``(raw, source, key, sender, subject)`` in one
     INSERT (and one SELECT for those already stored): (id, created) for each, in order. A
-    key given twice is stored once; its second message gets (that id, False).
+    key given twice is stored once; its second message gets (that id, False). Each new
+    message is indexed by the mailboxes it names (`pbem.store.named`), but ``own`` (the
+    service's own addresses).
 
     Text columns are made storable (`db_text`). Should the INSERT fail all the same, the
     messages are stored one by one, and one that still cannot be stored is quarantined:
@@ -98,16 +103,16 @@ def insert_inbound_many(
         return []
     try:
         with session.begin_nested():
-            return _insert_many(session, messages, now)
+            return _insert_many(session, messages, now, own)
     except DBAPIError:
         pass
     out: list[tuple[int, bool]] = []
     for message in messages:
         try:
             with session.begin_nested():
-                out.extend(_insert_many(session, [message], now))
+                out.extend(_insert_many(session, [message], now, own))
         except DBAPIError as exc:
-            out.append(_quarantine(session, message[0], message[1], exc, now))
+            out.append(_quarantine(session, message[0], message[1], exc, now, own))
     return out
 
 
@@ -115,6 +120,7 @@ def _insert_many(
     session: Session,
     messages: Sequence[tuple[bytes, str, str, str | None, str | None]],
     now: datetime,
+    own: Collection[str],
 ) -> list[tuple[int, bool]]:
     firsts: dict[str, dict[str, Any]] = {}
     for raw, source, key, sender, subject in messages:
@@ -127,6 +133,7 @@ def _insert_many(
             _insert_new_many(dialect_name(session)), list(firsts.values())
         )
     }
+    index_inbound(connection, [(i, firsts[key]["raw"]) for key, i in created.items()], own)
     missing = [key for key in firsts if key not in created]
     known: dict[str, int] = {}
     if missing:
@@ -145,7 +152,12 @@ def _insert_many(
 
 
 def _quarantine(
-    session: Session, raw: bytes, source: str, error: Exception, now: datetime
+    session: Session,
+    raw: bytes,
+    source: str,
+    error: Exception,
+    now: datetime,
+    own: Collection[str] = (),
 ) -> tuple[int, bool]:
     """Store a message that could not be stored normally: raw, keyed by its SHA-256, with
     status 'failed' and why. (id, created) as `insert_inbound_many` returns them."""
@@ -160,6 +172,7 @@ def _quarantine(
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        index_inbound(connection, [(int(inserted), raw)], own)
         return int(inserted), True
     return int(connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()), False
 

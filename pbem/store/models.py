@@ -33,6 +33,11 @@ SQLModel.metadata.naming_convention = {
     "pk": "pk_%(table_name)s",
 }
 
+# Tables of their own modules (named as the others): the index of stored mail by
+# mailbox, and the stored standings.
+from pbem.store.named import MailName  # noqa: E402, F401
+from pbem.store.rating_tables import RatedGame, Rating, RatingTotal  # noqa: E402, F401
+
 
 class Player(SQLModel, table=True):
     """A person known by an email address (stored stripped and lowercase)."""
@@ -319,7 +324,7 @@ class Confirmation(SQLModel, table=True):
     address: str
     mailbox: str = Field(index=True)
     action: str
-    inbound_id: int = Field(foreign_key="inbound.id", sa_type=ID_TYPE)
+    inbound_id: int = Field(foreign_key="inbound.id", index=True, sa_type=ID_TYPE)
     status: str = Field(default=ConfirmationStatus.PENDING.value)
     created_at: datetime = Field(sa_type=UTCDateTime)
     expires_at: datetime = Field(sa_type=UTCDateTime)
@@ -331,7 +336,7 @@ class Inbound(SQLModel, table=True):
 
     __tablename__ = "inbound"
     # The hourly cap per sender counts recent mail by sender: keep that a range scan.
-    __table_args__ = (Index(None, "sender", "received_at"),)
+    __table_args__ = (Index(None, "sender", "received_at"), Index(None, "pruned_at", "id"))
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_key: str = Field(unique=True)
@@ -348,6 +353,9 @@ class Inbound(SQLModel, table=True):
     rule: str | None = None  # the rule of intake's chain that ended it
     # A proven mail over the hourly volume waits until then (`pbem.service.intake`).
     not_before: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # When ``raw`` was emptied (`pbem.store.retention`): the mail is done with and kept
+    # by its columns alone (the Message-ID in ``message_key`` still deduplicates).
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ActionLog(SQLModel, table=True):
@@ -372,7 +380,7 @@ class Outbox(SQLModel, table=True):
     """A fully rendered outgoing message waiting for (or done with) delivery."""
 
     __tablename__ = "outbox"
-    __table_args__ = (Index(None, "status", "next_attempt_at"),)
+    __table_args__ = (Index(None, "status", "next_attempt_at"), Index(None, "pruned_at", "id"))
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_id: str = Field(unique=True)
@@ -391,6 +399,8 @@ class Outbox(SQLModel, table=True):
     starts_clock: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     # When ``pbem outbox retry`` queued it again: its time to retry runs from then.
     retried_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # When ``raw`` was emptied, the mail delivered or cancelled (`pbem.store.retention`).
+    pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ErrorThrottle(SQLModel, table=True):
@@ -439,56 +449,6 @@ class TransportState(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_type=Text)
     last_error_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_ok_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-
-
-class Rating(SQLModel, table=True):
-    """One line of the standings (`pbem.ratings.Standing`), stored and updated once for
-    each game the player finishes (`pbem.service.game.standings`), so the standings are a read
-    of this table. ``key`` is the player's address, or ``computer:LEVEL`` for a computer
-    level (``player_id`` None); ``rating`` is ``mu - 3 sigma``, the table's order."""
-
-    __tablename__ = "rating"
-    # The table's order (best rating, then more games, then the key), read from its top.
-    __table_args__ = (Index(None, "rating", "games"),)
-
-    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
-    key: str = Field(unique=True)
-    player_id: int | None = Field(default=None, foreign_key="player.id", sa_type=ID_TYPE)
-    name: str
-    computer: bool = False
-    mu: float
-    sigma: float
-    rating: float
-    games: int = 0
-    wins: int = 0
-    skunks: int = 0
-    skunked: int = 0
-    hands: int = 0
-    cribs: int = 0
-    pegging: int = 0
-    hand: int = 0
-    crib: int = 0
-
-
-class RatedGame(SQLModel, table=True):
-    """A finished game the stored standings count, in the order they were rated
-    (``seq``: 1, 2, …): each game once, never an aborted one."""
-
-    __tablename__ = "rated_game"
-
-    game_id: int = Field(primary_key=True, foreign_key="game.id", sa_type=ID_TYPE)
-    seq: int = Field(unique=True)
-    rated_at: datetime = Field(sa_type=UTCDateTime)
-
-
-class RatingTotal(SQLModel, table=True):
-    """The one row that counts the rated games: each game's rating takes its row lock
-    first, so games that end at once are rated one after the other, in ``seq`` order."""
-
-    __tablename__ = "rating_total"
-
-    id: int = Field(default=1, primary_key=True, sa_type=ID_TYPE)
-    games: int = 0
 
 
 class EventCount(SQLModel, table=True):

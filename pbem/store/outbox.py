@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, upsert
 from pbem.store.models import Outbox, OutboxStatus
+from pbem.store.named import index_outbox
 
 DEFAULT_BACKOFF = timedelta(minutes=1)
 # As Postfix: retries at most 4000 s apart (maximal_backoff_time), for 5 days
@@ -72,6 +73,8 @@ def enqueue_outbox(
         .returning(col(Outbox.id))
     )
     inserted_id = session.exec(statement).scalar_one_or_none()
+    if inserted_id is not None:
+        index_outbox(session.connection(), [(int(inserted_id), raw, recipient, sender)])
     row = session.exec(
         select(Outbox)
         .where(Outbox.message_id == message_id)
@@ -113,13 +116,29 @@ def queue_mails(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Queue messages (`outbox_row` values) whose Message-IDs are new, in one statement.
 
     A plain INSERT (the service's hot path): a Message-ID queued already raises
-    IntegrityError. Use `enqueue_outbox` where the message may be queued already.
+    IntegrityError. Use `enqueue_outbox` where the message may be queued already. Each
+    mail is indexed by the mailboxes it names (`pbem.store.named`), its recipient among
+    them.
     """
-    if rows:
-        session.connection().execute(_QUEUE, list(rows))
+    if not rows:
+        return
+    connection = session.connection()
+    by_id = {row["message_id"]: row for row in rows}
+    queued = connection.execute(_QUEUE, list(rows))
+    index_outbox(
+        connection,
+        [
+            (int(row_id), row["raw"], row["recipient"], row["sender"])
+            for row_id, message_id in queued
+            for row in (by_id[message_id],)
+        ],
+    )
 
 
-_QUEUE = insert(Outbox.__table__)  # type: ignore[attr-defined]
+_QUEUE = insert(Outbox.__table__).returning(  # type: ignore[attr-defined]
+    Outbox.__table__.c.id,  # type: ignore[attr-defined]
+    Outbox.__table__.c.message_id,  # type: ignore[attr-defined]
+)
 
 
 def claim_due_outbox(

@@ -50,6 +50,7 @@ TABLES = {
     "rated_game",
     "rating_total",
     "event_count",
+    "mail_name",
 }
 
 

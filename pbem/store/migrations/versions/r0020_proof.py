@@ -3,7 +3,7 @@
 (``inbound.not_before``).
 
 Revision ID: 0020_proof
-Revises: 0015_delivery_clock
+Revises: 0019_mail_retention
 Create Date: 2026-11-29
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020_proof"
-down_revision: str | None = "0015_delivery_clock"
+down_revision: str | None = "0019_mail_retention"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

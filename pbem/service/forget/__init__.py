@@ -2,7 +2,9 @@
 
 What names the player — their address (any ``+tag`` of their mailbox), their display
 names, the Message-IDs of their mails — is replaced by a pseudonym everywhere the service
-keeps it, in one transaction:
+keeps it. Only the player's rows are read: the stored mails that the index of stored
+mail lists under their mailbox or that belong to their games (`pbem.service.forget.mail`),
+rewritten a batch at a time in short transactions, then the player's other rows in one:
 
 - ``player``: the address becomes ``forgotten-ID@forgotten.invalid`` (a domain no mail
   reaches, and that the policy never mails), the name "Forgotten player ID"; the seats'
@@ -31,60 +33,55 @@ not stay in free pages, and the player's games are replayed and their deals veri
 
 from __future__ import annotations
 
-import email
-import email.policy
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.utils import getaddresses
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, or_, text, update
 from sqlmodel import Session, col, select
 
 from engine.fairness import text_hash
 from pbem.mail.address import is_valid_address, normalize_address
-from pbem.mail.scrub import Traces, scrub_message
+from pbem.mail.named import fold_mailbox
+from pbem.mail.scrub import Traces
 from pbem.mail.tokens import new_token
 from pbem.service.admin import set_status
 from pbem.service.audit import Audit, audit_games
 from pbem.service.context import Context, ServiceError
+from pbem.service.forget.mail import (
+    KEEP_HEADERS,
+    Found,
+    chunks,
+    gather,
+    players_of,
+    scrub_mail,
+    seats_of,
+    their_words,
+)
 from pbem.service.policy import FORGOTTEN_DOMAIN, forgotten_key, mailbox_of
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.named import MailName
 
-KEEP_HEADERS = (
-    "From",
-    "To",
-    "Cc",
-    "Subject",
-    "Date",
-    "Message-ID",
-    "In-Reply-To",
-    "References",
-    "MIME-Version",
-    "Content-Type",
-    "Content-Transfer-Encoding",
-    "Content-Disposition",
-)
-"""The headers a forgotten player's own stored mail keeps."""
+__all__ = ["ABORT_REASON", "COMPACTED", "KEEP_HEADERS", "Forgotten", "compact", "forget"]
 
 ABORT_REASON = "a player asked to be forgotten"
 UNFINISHED = (m.GameStatus.CUTTING.value, m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value)
-BATCH = 200
 
 
 @dataclass
 class Forgotten:
     """What `forget` did: the pseudonym, the games the player sat at (those aborted
-    first among them), the rows rewritten per table, whether a suppression was kept, and
-    the audit of the player's games afterwards."""
+    first among them), the rows rewritten per table, the stored mails read per table
+    (the player's alone), whether a suppression was kept, and the audit of the player's
+    games afterwards."""
 
     pseudonym: str
     name: str
     games: list[int] = field(default_factory=list)
     aborted: list[int] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
+    read: dict[str, int] = field(default_factory=dict)
     suppression_kept: bool = False
     audit: Audit = field(default_factory=Audit)
 
@@ -103,8 +100,8 @@ def forget(ctx: Context, address: str, *, abort_games: bool = False) -> Forgotte
     if not is_valid_address(box) or box.endswith("@" + FORGOTTEN_DOMAIN):
         raise ServiceError(f"{address!r} is not a player's address")
     with Session(ctx.db) as session:
-        players = _players_of(session, box)
-        seats = _seats_of(session, players)
+        players = players_of(session, box)
+        seats = seats_of(session, players)
         unfinished = sorted(
             {
                 row.id
@@ -126,65 +123,73 @@ def forget(ctx: Context, address: str, *, abort_games: bool = False) -> Forgotte
     for game_id in unfinished:
         set_status(ctx, game_id, m.GameStatus.ABORTED.value, ABORT_REASON)
         aborted.append(game_id)
+    with Session(ctx.db) as session:
+        found = gather(session, box)
+        invitations = _invitations(session, box, found)
+        consent = session.exec(select(m.Consent).where(m.Consent.mailbox == box)).first()
+        if not (found.players or found.mine or invitations or consent):
+            raise ServiceError(f"the service knows nothing of {box}")
+        tag = str(found.players[0].id) if found.players else new_token()[:8]
+        their_words(session, found, tag)
+        session.expunge_all()
+    report = Forgotten(f"forgotten-{tag}@{FORGOTTEN_DOMAIN}", f"Forgotten player {tag}")
+    traces = Traces.build(
+        mailboxes=found.addresses,
+        address_to=report.pseudonym,
+        names=found.names,
+        name_to=report.name,
+        message_ids=found.message_ids,
+    )
+    rewritten, games = scrub_mail(ctx.db, found, traces, report.pseudonym, tag)
+    for table, n in rewritten.items():
+        report.count(table, n)
     with session_scope(ctx.db) as session:
-        report = _rewrite(ctx, session, box, ctx.clock())
+        _rewrite(session, found, traces, report, games | found.games, tag, ctx.clock())
+    report.read = dict(found.read)
     report.aborted = aborted
     compact(ctx.db)
     report.audit = audit_games(ctx, report.games)
     return report
 
 
-def _players_of(session: Session, box: str) -> list[m.Player]:
+def _invitations(session: Session, box: str, found: Found) -> list[m.Invitation]:
+    """The invitations that name the player: to them, from them, or made by a mail of
+    theirs."""
     domain = box.rpartition("@")[2]
-    rows = session.exec(select(m.Player).where(col(m.Player.email).endswith("@" + domain))).all()
-    return [p for p in rows if mailbox_of(p.email) == box]
-
-
-def _seats_of(session: Session, players: list[m.Player]) -> list[m.Seat]:
-    ids = [p.id for p in players]
-    return list(session.exec(select(m.Seat).where(col(m.Seat.player_id).in_(ids))).all())
-
-
-def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgotten:
-    players = _players_of(session, box)
-    mine = [
+    players = [p.id for p in found.players]
+    rows = session.exec(
+        select(m.Invitation).where(
+            or_(
+                col(m.Invitation.invitee).endswith("@" + domain),
+                col(m.Invitation.challenger_id).in_(players),
+                col(m.Invitation.inbound_id).in_(sorted(found.inbound) or [0]),
+            )
+        )
+    ).all()
+    return [
         row
-        for row in session.exec(
-            select(m.Inbound).where(col(m.Inbound.sender).ilike("%@" + box.rpartition("@")[2]))
-        ).all()
-        if row.sender is not None and mailbox_of(row.sender) == box
+        for row in rows
+        if mailbox_of(row.invitee) == box
+        or row.challenger_id in players
+        or row.inbound_id in found.inbound
     ]
-    invitations = [
-        row for row in session.exec(select(m.Invitation)).all() if mailbox_of(row.invitee) == box
-    ]
-    consent = session.exec(select(m.Consent).where(m.Consent.mailbox == box)).first()
-    if not (players or mine or invitations or consent):
-        raise ServiceError(f"the service knows nothing of {box}")
-    tag = str(players[0].id) if players else new_token()[:8]
-    report = Forgotten(f"forgotten-{tag}@{FORGOTTEN_DOMAIN}", f"Forgotten player {tag}")
 
-    # What names the player: their addresses, names, and their mails' Message-IDs.
-    names = {p.display_name for p in players if p.display_name}
-    ids: dict[str, str] = {}
-    for row in mine:
-        head = email.message_from_bytes(row.raw, policy=email.policy.compat32)
-        for name, _ in getaddresses([str(v) for v in head.get_all("From", [])]):
-            if name.strip():
-                names.add(name.strip())
-        for key in (str(head.get("Message-ID", "")), row.message_key):
-            bare = key.strip().strip("<>").strip()
-            if bare and not bare.startswith("sha256:"):
-                ids[bare] = f"forgotten-{tag}-{row.id}@{FORGOTTEN_DOMAIN}"
+
+def _rewrite(
+    session: Session,
+    found: Found,
+    traces: Traces,
+    report: Forgotten,
+    games: set[int],
+    tag: str,
+    now: datetime,
+) -> None:
+    """The player's rows besides the stored mail, in one transaction: player, seats,
+    standings, watching, consent, throttles, confirmations, invitations, the index of
+    stored mail, and the games that name them (theirs, and those of the mails read)."""
+    box = found.box
+    players = players_of(session, box)
     addresses = {box, *(p.email for p in players)}
-    traces = Traces.build(
-        mailboxes=addresses,
-        address_to=report.pseudonym,
-        names=names,
-        name_to=report.name,
-        message_ids=ids,
-    )
-
-    # The player and their seats.
     for player in players:
         pseudonym = f"forgotten-{player.id}@{FORGOTTEN_DOMAIN}"
         player.email, player.display_name = pseudonym, report.name
@@ -194,7 +199,7 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         session.add(player)
         report.count("player")
     session.flush()
-    seats = _seats_of(session, players)
+    seats = seats_of(session, players)
     for seat in seats:
         seat.token = new_token()
         session.add(seat)
@@ -219,6 +224,7 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         report.count("watcher")
 
     # Consent: kept under a hash only while the mailbox is suppressed.
+    consent = session.exec(select(m.Consent).where(m.Consent.mailbox == box)).first()
     if consent is not None:
         held = consent.suppressed and (
             consent.suppressed_until is None or consent.suppressed_until > now
@@ -235,11 +241,21 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         else:
             session.delete(consent)
         report.count("consent")
-    for throttle in session.exec(select(m.ErrorThrottle)).all():
+    domain = "@" + box.rpartition("@")[2]
+    for throttle in session.exec(
+        select(m.ErrorThrottle).where(col(m.ErrorThrottle.address).endswith(domain))
+    ).all():
         if mailbox_of(throttle.address) == box:
             session.delete(throttle)
             report.count("error_throttle")
-    for confirmation in session.exec(select(m.Confirmation)).all():
+    for confirmation in session.exec(
+        select(m.Confirmation).where(
+            or_(
+                col(m.Confirmation.mailbox) == box,
+                col(m.Confirmation.inbound_id).in_(sorted(found.inbound) or [0]),
+            )
+        )
+    ).all():
         if mailbox_of(confirmation.mailbox) == box or traces.found(confirmation.address):
             confirmation.address = confirmation.mailbox = report.pseudonym
             if confirmation.status == m.ConfirmationStatus.PENDING.value:
@@ -247,7 +263,7 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
                 confirmation.answered_at = now
             session.add(confirmation)
             report.count("confirmation")
-    for invitation in session.exec(select(m.Invitation)).all():
+    for invitation in _invitations(session, box, found):
         changed = False
         if mailbox_of(invitation.invitee) == box:
             invitation.invitee = report.pseudonym
@@ -262,80 +278,72 @@ def _rewrite(ctx: Context, session: Session, box: str, now: datetime) -> Forgott
         if changed:
             session.add(invitation)
             report.count("invitation")
+    # The index of stored mail: the player's mailbox is the pseudonym's now.
+    # (Her Message-IDs read as addresses too: they go as well.)
+    names = MailName.__table__  # type: ignore[attr-defined]
+    named = addresses | {fold_mailbox(i) for i in found.message_ids}
+    indexed = session.exec(
+        update(names).where(names.c.mailbox.in_(sorted(named))).values(mailbox=report.pseudonym)
+    ).rowcount
+    report.count("mail_name", indexed)
     session.flush()
+    _rewrite_games(session, seats, games, traces, found, tag, report)
 
-    # The mail, in and out.
-    mine_ids = {row.id for row in mine}
-    for row in _each(session, m.Inbound):
-        before = (row.raw, row.sender, row.subject, row.reason, row.message_key)
-        if row.id in mine_ids:
-            row.raw = scrub_message(row.raw, traces, keep_headers=KEEP_HEADERS)
-            row.sender = report.pseudonym
-            row.message_key = f"<forgotten-{tag}-{row.id}@{FORGOTTEN_DOMAIN}>"
-        else:
-            row.raw = scrub_message(row.raw, traces)
-        row.subject = _text(traces, row.subject)
-        row.reason = _text(traces, row.reason)
-        if (row.raw, row.sender, row.subject, row.reason, row.message_key) != before:
-            session.add(row)
-            report.count("inbound")
-    session.flush()
-    for out in _each(session, m.Outbox):
-        before_out = (out.raw, out.recipient, out.last_error, out.status)
-        if mailbox_of(out.recipient) == box:
-            out.recipient = report.pseudonym
-            if out.status != m.OutboxStatus.SENT.value:
-                out.status = m.OutboxStatus.CANCELLED.value
-        out.raw = scrub_message(out.raw, traces)
-        out.last_error = _text(traces, out.last_error)
-        if (out.raw, out.recipient, out.last_error, out.status) != before_out:
-            session.add(out)
-            report.count("outbox")
-    session.flush()
 
-    # Games, talk, transport errors.
+def _rewrite_games(
+    session: Session,
+    seats: list[m.Seat],
+    games: set[int],
+    traces: Traces,
+    found: Found,
+    tag: str,
+    report: Forgotten,
+) -> None:
+    """The games that name the player (``games``): deal proofs, settings, outcomes,
+    reasons, their cut mails and table talk; and the transport errors."""
     from engine.forgetting import forget_entry
 
     seat_at = {(s.game_id, s.seat) for s in seats}
-    for game in _each(session, m.Game):
-        changes: dict[str, Any] = {}
-        if game.entropy:
-            entropy = [
-                forget_entry(e)
-                if (game.id, int(e["seat"])) in seat_at
-                or ("text" in e and traces.found(str(e["text"])))
-                else e
-                for e in game.entropy
-            ]
-            if entropy != game.entropy:
-                changes["entropy"] = entropy
-        for name in ("settings", "outcome", "match_info"):
-            value = getattr(game, name)
-            if value is not None and traces.json(value) != value:
-                changes[name] = traces.json(value)
-        if game.status_reason and traces.found(game.status_reason):
-            changes["status_reason"] = traces.text(game.status_reason)
-        if changes:
-            for name, value in changes.items():
-                setattr(game, name, value)
-            session.add(game)
-            report.count("game")
-    for cut in _each(session, m.CutMail):
-        if _forget_cut(cut, seat_at, traces, ids, tag):
-            session.add(cut)
-            report.count("cut_mail")
-    for talk in _each(session, m.Talk):
-        if traces.found(talk.text):
-            talk.text = traces.text(talk.text)
-            session.add(talk)
-            report.count("talk")
+    for part in chunks(games):
+        for game in session.exec(select(m.Game).where(col(m.Game.id).in_(part))).all():
+            changes: dict[str, Any] = {}
+            if game.entropy:
+                entropy = [
+                    forget_entry(e)
+                    if (game.id, int(e["seat"])) in seat_at
+                    or ("text" in e and traces.found(str(e["text"])))
+                    else e
+                    for e in game.entropy
+                ]
+                if entropy != game.entropy:
+                    changes["entropy"] = entropy
+            for name in ("settings", "outcome", "match_info"):
+                value = getattr(game, name)
+                if value is not None and traces.json(value) != value:
+                    changes[name] = traces.json(value)
+            if game.status_reason and traces.found(game.status_reason):
+                changes["status_reason"] = traces.text(game.status_reason)
+            if changes:
+                for name, value in changes.items():
+                    setattr(game, name, value)
+                session.add(game)
+                report.count("game")
+        for cut in session.exec(select(m.CutMail).where(col(m.CutMail.game_id).in_(part))).all():
+            if _forget_cut(cut, seat_at, traces, found.message_ids, tag):
+                session.add(cut)
+                report.count("cut_mail")
+        for talk in session.exec(select(m.Talk).where(col(m.Talk.game_id).in_(part))).all():
+            if traces.found(talk.text):
+                talk.text = traces.text(talk.text)
+                session.add(talk)
+                report.count("talk")
+        session.flush()
     for state in session.exec(select(m.TransportState)).all():
         if state.last_error and traces.found(state.last_error):
             state.last_error = traces.text(state.last_error)
             session.add(state)
             report.count("transport_state")
     session.flush()
-    return report
 
 
 def _forget_cut(
@@ -358,28 +366,8 @@ def _forget_cut(
             bare = cut.message_id.strip().strip("<>").strip()
             fresh = ids.get(bare, f"forgotten-{tag}-cut-{cut.id}@{FORGOTTEN_DOMAIN}")
             cut.message_id = f"<{fresh}>"
-    cut.reason = _text(traces, cut.reason)
+    cut.reason = traces.text(cut.reason) if cut.reason else cut.reason
     return (cut.text, cut.sha256, cut.message_id, cut.reason) != before
-
-
-def _text(traces: Traces, value: str | None) -> str | None:
-    return traces.text(value) if value else value
-
-
-def _each(session: Session, model: Any) -> Iterable[Any]:
-    """Every row of a table, in batches by id."""
-    last = 0
-    while True:
-        rows = session.exec(
-            select(model).where(model.id > last).order_by(model.id).limit(BATCH)
-        ).all()
-        if not rows:
-            return
-        yield from rows
-        last = rows[-1].id
-        session.flush()  # the batch's changes written, its rows let go
-        for row in rows:
-            session.expunge(row)
 
 
 COMPACTED = (

@@ -1,0 +1,95 @@
+"""The mailboxes a stored mail names, for the index of stored mail by address.
+
+`named_mailboxes` finds every address in a raw message: in its headers (RFC 2047 words
+decoded; not the ids of Message-ID, References and the like, which read like addresses)
+and in each text part once its transfer encoding is undone (base64 and quoted-printable
+hide an address from a byte search), but the service's own (every mail names it). Each
+is folded as the policy folds mailboxes (lowercase, no ``+tag``), so ``pbem player
+forget`` finds a player's mail by their mailbox alone. A message that names more than `MAX_NAMED`
+mailboxes is marked `MANY` instead of listed: forgetting anyone reads it. Never raises.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+from collections.abc import Collection, Iterable
+from email.message import Message
+
+__all__ = ["MANY", "MAX_NAMED", "fold_mailbox", "named_mailboxes"]
+
+MAX_NAMED = 200
+"""The most mailboxes listed for one message; past that it is indexed as `MANY`."""
+MANY = "*"
+"""The index's key of a message that names too many mailboxes to list."""
+MAILBOX_MAX = 254
+"""The longest address kept (RFC 5321); anything longer is no mailbox we could mail."""
+
+_ADDRESS = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?"
+)
+_ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}")
+_ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=")
+
+
+def fold_mailbox(address: str) -> str:
+    """``address`` folded as a mailbox: lowercase, without a ``+tag`` (as
+    `pbem.service.policy.mailbox_of` folds it)."""
+    local, at, domain = address.strip().lower().rpartition("@")
+    if not at:
+        return address.strip().lower()
+    base = local.split("+", 1)[0]
+    return (base or local) + at + domain
+
+
+def _found(text: str, into: set[str]) -> None:
+    text = _ESCAPE.sub(" ", text)  # "\u003calice@…" in JSON is "<alice@…"
+    for match in _ADDRESS.finditer(text):
+        address = match.group(0).strip(".")
+        if "@" in address and len(address) <= MAILBOX_MAX:
+            into.add(fold_mailbox(address))
+
+
+ID_HEADERS = frozenset(
+    {"message-id", "in-reply-to", "references", "list-id", "content-id", "resent-message-id"}
+)
+"""Headers of ids, not addresses (a Message-ID reads like one): not indexed."""
+
+
+def _header_texts(msg: Message) -> Iterable[str]:
+    """Each header's value (but `ID_HEADERS`), its RFC 2047 words decoded."""
+    from pbem.mail.decoding import decode_rfc2047
+
+    for name, value in msg.items():
+        if name.lower() in ID_HEADERS:
+            continue
+        text = str(value)
+        yield _ENCODED_WORD.sub(" ", text)  # an encoded word's letters are no address
+        for word in _ENCODED_WORD.findall(text):
+            yield decode_rfc2047(word)
+
+
+def named_mailboxes(raw: bytes, own: Collection[str] = ()) -> set[str]:
+    """Every mailbox ``raw`` names (folded), but those of ``own`` (the service's own
+    address: every mail names it), or ``{MANY}`` past `MAX_NAMED` of them."""
+    found: set[str] = set()
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.compat32)
+        for part in msg.walk():
+            for text in _header_texts(part):
+                _found(text, found)
+            if part.is_multipart() or part.get_content_maintype() not in ("text", "message"):
+                continue
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                try:
+                    _found(payload.decode(part.get_content_charset() or "utf-8", "replace"), found)
+                except LookupError:  # a charset Python does not know
+                    _found(payload.decode("utf-8", "replace"), found)
+    except Exception:  # a message too broken to parse: what a byte search finds
+        _found(raw.decode("utf-8", "replace"), found)
+    found.difference_update(fold_mailbox(box) for box in own)
+    if len(found) > MAX_NAMED:
+        return {MANY}
+    return found

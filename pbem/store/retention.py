@@ -1,0 +1,225 @@
+"""Stored mail kept only as long as it is needed: the raw bytes of mail that is done
+with are emptied, in small batches, each in a short transaction of its own.
+
+A stored mail's ``raw`` goes (``raw`` set to nothing, ``pruned_at`` set), its row staying
+with every column the service and the audit read — the Message-ID (``inbound.message_key``
+still deduplicates a mail delivered again, ``outbox.message_id`` still tells whom a bounce
+answers), sender, recipient, subject, status, game, times — once
+
+- a received mail has been processed (applied, rejected, ignored; or failed, which the
+  admin reads, only by age) and no confirmation request still waits on it (the mail that
+  asked is acted on when its sender confirms), and
+- an outgoing mail was delivered ('sent') or will never be ('cancelled'): mail waiting to
+  go ('pending', 'sending') or to be retried ('failed') keeps its bytes,
+
+and either it is older than the retention period (``mail_retention_days``) or its game
+has been over for ``game_mail_retention_days``: the game's archive, its action log and
+its cut mails (``cut_mail``: every cut's text or SHA-256, its Message-ID) hold what it
+proved. The deals still verify and the games still replay: neither ever reads a mail.
+
+The freed space is reused by the mail stored next (SQLite's free pages, PostgreSQL's
+free space after autovacuum), so the database stops growing with the retention period's
+mail; ``pbem db prune --vacuum`` also gives it back to the file system (SQLite: a
+``VACUUM``, which holds the database for its duration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    and_,
+    bindparam,
+    exists,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
+
+from pbem.store.models import (
+    Confirmation,
+    ConfirmationStatus,
+    Game,
+    GameStatus,
+    Inbound,
+    InboundStatus,
+    Outbox,
+    OutboxStatus,
+)
+
+__all__ = ["BATCH", "Pruned", "prune", "prune_batch"]
+
+BATCH = 200
+"""Rows emptied in one transaction (of each table)."""
+
+_IN = Inbound.__table__  # type: ignore[attr-defined]
+_OUT = Outbox.__table__  # type: ignore[attr-defined]
+_GAME = Game.__table__  # type: ignore[attr-defined]
+_CONFIRMATION = Confirmation.__table__  # type: ignore[attr-defined]
+_OVER = (GameStatus.FINISHED.value, GameStatus.ABORTED.value)
+
+
+@dataclass
+class Pruned:
+    """What pruning emptied: rows of each table and the raw bytes they held."""
+
+    inbound: int = 0
+    outbox: int = 0
+    inbound_bytes: int = 0
+    outbox_bytes: int = 0
+    batches: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.inbound + self.outbox
+
+    def add(self, other: Pruned) -> None:
+        self.inbound += other.inbound
+        self.outbox += other.outbox
+        self.inbound_bytes += other.inbound_bytes
+        self.outbox_bytes += other.outbox_bytes
+        self.batches += other.batches
+
+
+def _game_over_before(game_id: ColumnElement[int]) -> ColumnElement[bool]:
+    """Whether the mail's game (``game_id``) has been over since before ``:ended``: a
+    scalar subquery, so that each mail looks its game up by its key (a semi-join could
+    read every game)."""
+    ended = (
+        select(_GAME.c.id)
+        .where(
+            _GAME.c.id == game_id,
+            _GAME.c.status.in_(_OVER),
+            func.coalesce(_GAME.c.finished_at, _GAME.c.updated_at) < bindparam("ended"),
+        )
+        .limit(1)
+        .scalar_subquery()
+    )
+    return ended.is_not(None)
+
+
+_DONE_IN = (
+    InboundStatus.APPLIED.value,
+    InboundStatus.REJECTED.value,
+    InboundStatus.IGNORED.value,
+)
+_INBOUND_DUE = (
+    select(_IN.c.id, func.length(_IN.c.raw))
+    .where(
+        _IN.c.pruned_at.is_(None),
+        or_(
+            and_(
+                _IN.c.status.in_([*_DONE_IN, InboundStatus.FAILED.value]),
+                _IN.c.received_at < bindparam("before"),
+            ),
+            and_(_IN.c.status.in_(_DONE_IN), _game_over_before(_IN.c.game_id)),
+        ),
+        ~exists().where(
+            _CONFIRMATION.c.inbound_id == _IN.c.id,
+            _CONFIRMATION.c.status == ConfirmationStatus.PENDING.value,
+        ),
+    )
+    .order_by(_IN.c.pruned_at, _IN.c.id)
+    .limit(bindparam("limit"))
+)
+_OUTBOX_DUE = (
+    select(_OUT.c.id, func.length(_OUT.c.raw))
+    .where(
+        _OUT.c.pruned_at.is_(None),
+        _OUT.c.status.in_([OutboxStatus.SENT.value, OutboxStatus.CANCELLED.value]),
+        or_(_OUT.c.created_at < bindparam("before"), _game_over_before(_OUT.c.game_id)),
+    )
+    .order_by(_OUT.c.pruned_at, _OUT.c.id)
+    .limit(bindparam("limit"))
+)
+_INBOUND_DUE_LOCKED = _INBOUND_DUE.with_for_update(skip_locked=True, of=_IN)
+_OUTBOX_DUE_LOCKED = _OUTBOX_DUE.with_for_update(skip_locked=True, of=_OUT)
+# The status is checked again as the row is emptied: a mail queued again meanwhile
+# (``pbem outbox retry``) keeps its bytes.
+_EMPTY_IN = (
+    update(_IN)
+    .where(_IN.c.id.in_(bindparam("ids", expanding=True)), _IN.c.status != "pending")
+    .values(raw=b"", pruned_at=bindparam("now"))
+)
+_EMPTY_OUT = (
+    update(_OUT)
+    .where(
+        _OUT.c.id.in_(bindparam("ids", expanding=True)),
+        _OUT.c.status.in_([OutboxStatus.SENT.value, OutboxStatus.CANCELLED.value]),
+    )
+    .values(raw=b"", pruned_at=bindparam("now"))
+)
+
+
+def prune_batch(
+    db: Engine, *, now: datetime, keep: timedelta, keep_after_game: timedelta, limit: int = BATCH
+) -> Pruned:
+    """Empty up to ``limit`` received and ``limit`` outgoing mails that are done with (see
+    the module's docstring), in one short transaction; what it emptied."""
+    params = {"before": now - keep, "ended": now - keep_after_game, "limit": limit}
+    done = Pruned(batches=1)
+    with db.begin() as connection:
+        postgres = connection.dialect.name == "postgresql"
+        # Several workers prune side by side: each skips the rows another holds.
+        inbound_due = _INBOUND_DUE_LOCKED if postgres else _INBOUND_DUE
+        outbox_due = _OUTBOX_DUE_LOCKED if postgres else _OUTBOX_DUE
+        due_in = connection.execute(inbound_due, params).all()
+        if due_in:
+            connection.execute(_EMPTY_IN, {"ids": [r[0] for r in due_in], "now": now})
+            done.inbound, done.inbound_bytes = len(due_in), sum(r[1] or 0 for r in due_in)
+        due_out = connection.execute(outbox_due, params).all()
+        if due_out:
+            connection.execute(_EMPTY_OUT, {"ids": [r[0] for r in due_out], "now": now})
+            done.outbox, done.outbox_bytes = len(due_out), sum(r[1] or 0 for r in due_out)
+    return done
+
+
+def prune(
+    db: Engine,
+    *,
+    now: datetime,
+    keep: timedelta,
+    keep_after_game: timedelta,
+    limit: int = BATCH,
+    max_batches: int | None = None,
+) -> Pruned:
+    """`prune_batch` until nothing is left to empty (or ``max_batches`` ran): each batch
+    its own transaction, so a daemon's moves go on between them."""
+    total = Pruned()
+    while max_batches is None or total.batches < max_batches:
+        done = prune_batch(db, now=now, keep=keep, keep_after_game=keep_after_game, limit=limit)
+        total.add(done)
+        if done.inbound < limit and done.outbox < limit:
+            break
+    return total
+
+
+def vacuum(db: Engine) -> tuple[int, int]:
+    """Give the space that pruning freed back to the file system; the database's bytes
+    before and after. SQLite: ``VACUUM`` (the database is held while it runs; its
+    write-ahead log emptied after); PostgreSQL: ``VACUUM`` of the mail tables, which
+    runs beside the workers."""
+    with db.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            raw = connection.connection.driver_connection
+            assert raw is not None
+
+            def size() -> int:
+                page = raw.execute("PRAGMA page_size").fetchone()[0]
+                return int(page * raw.execute("PRAGMA page_count").fetchone()[0])
+
+            before = size()
+            raw.execute("VACUUM")
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return before, size()
+        auto = connection.execution_options(isolation_level="AUTOCOMMIT")
+        query = text("SELECT pg_database_size(current_database())")
+        before = int(auto.execute(query).scalar_one())
+        for table in ("inbound", "outbox", "mail_name"):
+            auto.execute(text(f'VACUUM "{table}"'))
+        return before, int(auto.execute(query).scalar_one())

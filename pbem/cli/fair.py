@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,9 +59,17 @@ def verify(
         str | None,
         typer.Option("--cut", help="With --seat: the cut text the player's receipt quotes."),
     ] = None,
+    previous: Annotated[
+        Path | None,
+        typer.Option(
+            "--previous",
+            help="The archive of the game this one follows: check that its follows record "
+            "(game, commitment, state hash, result, last dealer) is that game's.",
+        ),
+    ] = None,
 ) -> None:
     """Check every deal of a game against its commitment and the players' cuts
-    (pbem-deal/1 and /2, docs/pbem-deal-1.md), and every move of its computer seats
+    (pbem-deal/1, /2 and /3: docs/pbem-deal-3.md), and every move of its computer seats
     against that seat's own cards. Exit 0: all verified; 1: a mismatch; 3: not
     verifiable, or the server seed not revealed yet."""
     from engine import EngineError
@@ -71,22 +79,19 @@ def verify(
         fail("give an archive FILE or --game ID (one of them)")
     if (seat is None) != (cut is None):
         fail("--seat and --cut go together: the seat, and the cut text of its receipt")
-    if file is not None:
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            fail(f"cannot read {file}: {exc.strerror or exc}")
-        except (ValueError, UnicodeDecodeError) as exc:
-            fail(f"{file} is not a JSON archive: {exc}")
-    else:
-        data = guard(service().export, game_id)
+    data = read_json(file) if file is not None else guard(service().export, game_id)
+    before = read_json(previous) if previous is not None else None
+    if before is not None and not isinstance(before, dict):
+        fail(f"{previous} is not a game archive")
     try:
-        verdict = verify_archive(data, seat=seat, cut=cut)
+        verdict = verify_archive(data, seat=seat, cut=cut, previous=before)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
     code = 0
-    if seat is not None and verdict.verifiable and verdict.check != "cut":
+    if seat is not None and f"seat {seat}'s cut against its receipt" in verdict.checked:
         out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
+    for what in verdict.checked:
+        out.print(f"checked: {what}", highlight=False)
     if not verdict.verifiable or not verdict.revealed:
         err.print(verdict.message, highlight=False)
         code = NOT_VERIFIABLE_EXIT
@@ -106,6 +111,16 @@ def verify(
         code = 1  # a computer move that its own cards do not give outranks the deals
     if code:
         raise typer.Exit(code)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; a clean failure (exit 1) when it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        fail(f"{path} is not a JSON archive: {exc}")
 
 
 def check_computer(data: object) -> bool:

@@ -271,6 +271,9 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
     proof = imported_proof(data, game)
     stored = game.settings.to_json()
     stored.update(imported_computer(data))
+    if proof is not None and isinstance(data["deal_proof"].get("game"), int):
+        # pbem-deal/3: the key binds the number the game was dealt under, not the new id.
+        stored["deal_game"] = int(data["deal_proof"]["game"])
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         rows = [get_or_create_player(session, email, name, now=now) for email, name in people]

@@ -18,11 +18,13 @@ from typing import Any
 from sqlmodel import Session
 
 from engine import Game
+from engine.dealkey import PROTOCOL_3, key_v3
 from engine.fairness import (
     PROTOCOL,
     PROTOCOL_1,
     DealProof,
     commitment,
+    derive_seed,
     entropy_text,
     records_of,
     text_hash,
@@ -33,6 +35,7 @@ from pbem.render import Notice
 from pbem.service.context import (
     Seated,
     is_computer,
+    seat_level,
 )
 from pbem.service.moves import read_commands
 from pbem.store import models as m
@@ -151,6 +154,8 @@ def deal_proof(
         abort_reason=game_row.status_reason if aborted else None,
         # A forgotten player's cut: its hash only (`engine.forgetting`).
         forgotten=tuple((int(e["seat"]), str(e["sha256"])) for e in entries if is_forgotten(e)),
+        game=dealt_as(game_row),
+        players=int(game_row.settings.get("players", 2)),
     )
     records = records_of(game) if game is not None and revealed(game_row) else None
     data = proof.to_json(reveal=revealed(game_row), records=records)
@@ -164,7 +169,42 @@ def deal_proof(
     data["follows"] = proof.follows
     data["outcome"] = proof.outcome
     data["abort_reason"] = proof.abort_reason
+    if proof.protocol == PROTOCOL_3:
+        _v3_fields(data, game_row, game)
     return data
+
+
+def _v3_fields(data: dict[str, Any], game_row: m.Game, game: Game | None) -> None:
+    """What ``pbem-deal/3`` adds: the human seats whose cut was missing when a game
+    ended before its deal, and the result of a finished game (what the game that
+    follows it records, and a verifier checks with ``--previous``)."""
+    if game_row.seed is None and game_row.status == m.GameStatus.ABORTED.value:
+        data["missing"] = waiting(game_row)
+    if game is not None and game.is_over and game.outcome is not None and revealed(game_row):
+        data["result"] = {"scores": list(game.outcome.scores), "winner": game.outcome.winner}
+
+
+def dealt_as(game_row: m.Game) -> int | None:
+    """The game number a ``pbem-deal/3`` key binds: the game's id, or for a game
+    imported from another service's archive the number it was dealt under there."""
+    bound = game_row.settings.get("deal_game")
+    return int(bound) if bound is not None else game_row.id
+
+
+def derive_key(game_row: m.Game) -> str:
+    """``K`` of a fair game whose human seats have all cut, by its protocol (``/3``
+    binds the game's number and player count and each cut's seat)."""
+    assert game_row.server_seed is not None and game_row.id is not None
+    entries = sorted(game_row.entropy or (), key=lambda e: int(e["seat"]))
+    protocol = protocol_of(game_row)
+    if protocol == PROTOCOL_3:
+        pairs = [
+            (int(e["seat"]), text_hash(str(e["text"])) if "text" in e else str(e["sha256"]))
+            for e in entries
+        ]
+        players = int(game_row.settings.get("players", 2))
+        return key_v3(game_row.server_seed, int(dealt_as(game_row) or 0), players, pairs)
+    return derive_seed(game_row.server_seed, [str(e["text"]) for e in entries], protocol)
 
 
 def cut_record(cut: m.CutMail) -> dict[str, Any]:
@@ -199,10 +239,22 @@ def unplayed_archive(
         "state_hash": None,
         "deal_proof": deal_proof(game_row, cuts),
         "game_id": game_row.id,
+        "computer": computer_seats(game_row),
         "players": [{"email": s.player.email, "name": s.name} for s in seats],
         "status": game_row.status,
         "created_at": game_row.created_at.isoformat(),
     }
+
+
+def computer_seats(game_row: m.Game) -> list[dict[str, Any]]:
+    """The archive's ``computer``: each computer seat with its level and the engine
+    that plays it (`engine.audit`; [] when every seat is a person)."""
+    from engine.audit import computer_entries
+    from pbem import engine_version
+
+    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
+    return computer_entries(levels, engine_version())
 
 
 def prepare_next(session: Session, game_row: m.Game) -> None:

@@ -192,11 +192,14 @@ def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, An
     makes deal first. ServiceError when that game is not over."""
     from engine.match import first_dealer_after
 
-    game = load_game(ctx, session, get_game(ctx, session, game_id))
+    before = get_game(ctx, session, game_id)
+    game = load_game(ctx, session, before)
     if not game.is_over or game.outcome is None:
         raise ServiceError(f"game {game_id} is not over yet")
     return {
         "game": game_id,
+        # pbem-deal/3: whoever holds that game's archive checks this record against it.
+        "commitment": before.commitment,
         "state_hash": game.state_hash(),
         "scores": list(game.outcome.scores),
         "winner": game.outcome.winner,

@@ -59,6 +59,23 @@ def verify(
         str | None,
         typer.Option("--cut", help="With --seat: the cut text the player's receipt quotes."),
     ] = None,
+    mail: Annotated[
+        Path | None,
+        typer.Option(
+            "--mail",
+            help="The player's saved mails of the game (.eml files, an mbox or a Maildir "
+            "folder): check the archive against the commitment, receipt, cut hashes, game "
+            "number and seats they show.",
+        ),
+    ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="The public commitment log (pbem site's commitment-log.json): check the "
+            "game's entries in it and the whole chain.",
+        ),
+    ] = None,
     previous: Annotated[
         Path | None,
         typer.Option(
@@ -74,6 +91,7 @@ def verify(
     verifiable, or the server seed not revealed yet."""
     from engine import EngineError
     from engine.dealcheck import verify_archive
+    from engine.fairness import Verdict
 
     if (file is None) == (game_id is None):
         fail("give an archive FILE or --game ID (one of them)")
@@ -87,6 +105,24 @@ def verify(
         verdict = verify_archive(data, seat=seat, cut=cut, previous=before)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
+    if mail is not None and isinstance(data, dict):
+        from engine.mailcheck import check_mail
+
+        seen = check_mail(data, read_mails(mail))
+        if seen.problems:
+            verdict = Verdict(
+                False, check="mail", detail="; ".join(seen.problems), checked=verdict.checked
+            )
+        else:
+            verdict.checked.append("the player's mail: " + ", ".join(seen.checked))
+    if log is not None and isinstance(data, dict):
+        problems = check_against_log(data, log)
+        if problems:
+            verdict = Verdict(
+                False, check="log", detail="; ".join(problems), checked=verdict.checked
+            )
+        else:
+            verdict.checked.append("the game's entries in the commitment log, and its chain")
     code = 0
     if seat is not None and f"seat {seat}'s cut against its receipt" in verdict.checked:
         out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
@@ -111,6 +147,49 @@ def verify(
         code = 1  # a computer move that its own cards do not give outranks the deals
     if code:
         raise typer.Exit(code)
+
+
+def check_against_log(data: dict[str, Any], path: Path) -> list[str]:
+    """The problems of the game's archive against the commitment log in ``path``, and of
+    the log's chain (`engine.commitlog`); empty when they agree."""
+    from engine.commitlog import check_game, check_log
+    from pbem.cli.commitlog import read_log
+
+    rows = read_log(path)
+    chain = check_log(rows)
+    return chain.problems + check_game(rows, data)
+
+
+def read_mails(path: Path) -> list[tuple[str, str]]:
+    """Each saved mail's subject and plain text: ``path`` a Maildir folder, a folder of
+    ``.eml`` files, an mbox file or one ``.eml`` file. A clean failure when it is none."""
+    import mailbox
+    from email import message_from_bytes, policy
+    from email.message import EmailMessage
+
+    def text_of(raw: bytes) -> tuple[str, str]:
+        msg = message_from_bytes(raw, policy=policy.default)
+        assert isinstance(msg, EmailMessage)
+        body = msg.get_body(preferencelist=("plain",))
+        try:
+            text = body.get_content() if body is not None else ""
+        except (LookupError, ValueError):
+            text = ""
+        return str(msg.get("Subject", "")), str(text)
+
+    try:
+        if path.is_dir() and (path / "cur").is_dir():
+            box = mailbox.Maildir(str(path), create=False)
+            return [text_of(box.get_bytes(key)) for key in box.iterkeys()]
+        if path.is_dir():
+            return [text_of(f.read_bytes()) for f in sorted(path.glob("*.eml"))]
+        raw = path.read_bytes()
+        if raw.startswith(b"From "):
+            mbox = mailbox.mbox(str(path), create=False)
+            return [text_of(mbox.get_bytes(key)) for key in mbox.iterkeys()]
+        return [text_of(raw)]
+    except OSError as exc:
+        fail(f"cannot read the mail in {path}: {exc.strerror or exc}")
 
 
 def read_json(path: Path) -> Any:

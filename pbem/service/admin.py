@@ -27,6 +27,7 @@ from pbem.service.ops import cutting, play
 from pbem.service.ops.start import get_game, start_game
 from pbem.service.send import archive, envelope, turns
 from pbem.store import models as m
+from pbem.store.commitlog import log_end
 from pbem.store.db import session_scope
 from pbem.store.games import append_actions, create_game
 from pbem.store.outbox import cancel_game_mail
@@ -195,6 +196,16 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
         game_row.updated_at = now
         session.add(game_row)
         session.flush()
+        if status == "aborted":
+            log_end(
+                session,
+                game_id,
+                game_row.commitment,
+                game_row.server_seed,
+                dealt=game_row.seed is not None,
+                aborted=True,
+                now=now,
+            )
         tell_status(ctx, session, game_row, status, reason, now)
         session.flush()
         session.expunge(game_row)

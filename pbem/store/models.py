@@ -484,3 +484,7 @@ class RatingTotal(SQLModel, table=True):
 
     id: int = Field(default=1, primary_key=True, sa_type=ID_TYPE)
     games: int = 0
+
+
+# The public commitment log's tables (kept in their own module: registered here).
+from pbem.store.commitlog import CommitmentEntry, CommitmentHead  # noqa: E402, F401

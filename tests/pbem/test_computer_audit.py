@@ -109,7 +109,7 @@ def test_an_imported_archive_keeps_its_computer_seats_when_they_re_derive(
     tampered["computer"][0]["level"] = "medium"
     with pytest.raises(ServiceError, match=r"computer moves do not re-derive: .* action "):
         harness.service.import_archive(tampered)
-    with pytest.raises(ServiceError, match=r"computer seats are unreadable: .* not a list"):
+    with pytest.raises(ServiceError, match=r"deals do not verify: .*computer: .* not of type"):
         harness.service.import_archive({**data, "computer": "seat 1"})
 
 
@@ -146,10 +146,11 @@ def test_verify_re_derives_the_computers_moves(
     assert bad.exit_code == 1
     assert "the computer's moves cannot be checked: no seat 7 in a 3-player game" in bad.stderr
 
-    # An archive without a computer list (from before the list): no computer line.
+    # An archive without a computer list: pbem-deal/3 requires one (deleting it would
+    # take a human's cut out of the check and switch the audit off).
     archive.write_text(json.dumps({k: v for k, v in data.items() if k != "computer"}))
     plain = run_cli(env, "verify", str(archive))
-    assert plain.exit_code == 0 and "computer" not in plain.output
+    assert plain.exit_code == 1 and "'computer' is a required property" in plain.stderr
 
     # The computer seats relabelled as people: they made no cut, so the deals fail.
     archive.write_text(json.dumps({**data, "computer": []}))

@@ -40,6 +40,8 @@ from pbem.service.context import (
 from pbem.service.moves import read_commands
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.commitlog import append as append_log
+from pbem.store.commitlog import head_of
 from pbem.store.games import log_cut
 
 NOT_NEEDED = (
@@ -54,7 +56,12 @@ def new_server_seed() -> str:
 
 
 def deal_lines(
-    game_row: m.Game, *, over: bool, following: str = "", names: Sequence[str] = ()
+    game_row: m.Game,
+    *,
+    over: bool,
+    following: str = "",
+    names: Sequence[str] = (),
+    head: tuple[int, str] | None = None,
 ) -> tuple[str, ...]:
     """The lines every mail of a fair game carries: the commitment; the SHA-256 of each
     seat's cut as recorded (``names``: the seats' names), for the player to compare
@@ -67,6 +74,10 @@ def deal_lines(
     if not game_row.commitment:
         return ()
     lines = [f"Deal commitment ({protocol_of(game_row)}): {game_row.commitment}"]
+    if head is None:
+        head = log_head(game_row)
+    if head is not None and head[0]:
+        lines.append(log_line(head))
     cut = cut_hash_line(game_row, names)
     if cut:
         lines.append(cut)
@@ -94,6 +105,21 @@ def deal_lines(
     else:
         lines.append("The server seed behind it is revealed when the game is over.")
     return tuple(lines)
+
+
+def log_line(head: tuple[int, str]) -> str:
+    """The public commitment log's head, as every mail of a fair game shows it: a
+    player who keeps the mail pins the log (`engine.commitlog`)."""
+    return f"Commitment log: {head[0]} entries, head {head[1][:CUT_HASH_DIGITS]}."
+
+
+def log_head(game_row: m.Game) -> tuple[int, str] | None:
+    """The public commitment log's head now (entries, last hash), read in the session
+    that holds ``game_row`` (one row by its key); None for a row no session holds."""
+    from sqlalchemy.orm import object_session
+
+    session = object_session(game_row)
+    return head_of(session) if session is not None else None
 
 
 CUT_HASH_DIGITS = 16
@@ -257,12 +283,15 @@ def computer_seats(game_row: m.Game) -> list[dict[str, Any]]:
     return computer_entries(levels, engine_version())
 
 
-def prepare_next(session: Session, game_row: m.Game) -> None:
+def prepare_next(session: Session, game_row: m.Game, now: datetime) -> None:
     """A fair game is over: make the server seed of the game that may follow it (a
     rematch, or its match's next game) before its game-over mail shows its commitment,
-    so that each player's answer to that mail can be their cut for it."""
+    so that each player's answer to that mail can be their cut for it; that commitment
+    enters the public log (event ``next``) before anyone can answer."""
     if game_row.commitment and not game_row.next_seed:
+        assert game_row.id is not None
         update_row(session, game_row, next_seed=new_server_seed())
+        append_log(session, game_row.id, "next", commitment(str(game_row.next_seed)), now)
 
 
 def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:

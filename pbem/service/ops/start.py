@@ -33,6 +33,7 @@ from pbem.service.game import deals
 from pbem.service.ops import cutting, play
 from pbem.service.send import turns
 from pbem.store import models as m
+from pbem.store.commitlog import log_commit
 from pbem.store.games import append_actions, create_game, log_cut
 from pbem.store.players import get_or_create_player
 
@@ -224,6 +225,8 @@ def begin_fair(
 
     assert game_row.id is not None
     cutting.commit_new(game_row, server_seed, cuts)
+    # The public commitment log holds the commitment before anyone cuts (`engine.commitlog`).
+    log_commit(session, game_row.id, str(game_row.commitment), now)
     for seat, text in sorted((cuts or {}).items()):
         # A cut by another word (accept, rematch, next): its mail's Message-ID leads it.
         log_cut(session, game_row.id, int(seat), text.split(" ", 1)[0], text, now)

@@ -222,7 +222,24 @@ def check_computer(data: object) -> bool:
         err.print(audit.message, highlight=False, soft_wrap=True)
         return False
     out.print(audit.message, highlight=False, soft_wrap=True)
+    out.print(engine_note(data), highlight=False, soft_wrap=True)
     return True
+
+
+def engine_note(data: dict[str, Any]) -> str:
+    """Which engine re-derived the moves, by content, against the one the archive names."""
+    from pbem import engine_digest
+
+    mine = engine_digest()
+    named = {c.get("engine_sha256") for c in data.get("computer") or [] if isinstance(c, dict)}
+    if named == {mine}:
+        return f"the engine that re-derived them is the one the archive names (SHA-256 {mine})"
+    if named - {None}:
+        return (
+            f"note: the archive names the engine {', '.join(sorted(str(n) for n in named))}; "
+            f"this one is {mine}: a difference may come from the engines, not the computer"
+        )
+    return f"note: the archive does not name its engine by content; this one is {mine}"
 
 
 @commands.command(

@@ -18,7 +18,7 @@ import pytest
 
 from engine.audit import audit_archive, engine_label
 from engine.view import player_view
-from pbem import engine_version
+from pbem import engine_digest, engine_version
 from pbem.cli.fair import NOT_VERIFIABLE_EXIT
 from pbem.render.replay import replay_page
 from pbem.service import ServiceError, admin
@@ -86,8 +86,8 @@ def test_the_archive_names_the_computer_seats(
 ) -> None:
     game_id, data = against_computer
     assert data["computer"] == [
-        {"seat": 1, "level": "hard", "engine": ENGINE},
-        {"seat": 2, "level": "easy", "engine": ENGINE},
+        {"seat": 1, "level": "hard", "engine": ENGINE, "engine_sha256": engine_digest()},
+        {"seat": 2, "level": "easy", "engine": ENGINE, "engine_sha256": engine_digest()},
     ]
     assert engine_version() != "unknown" and ENGINE.endswith(f" {engine_version()}")
     audit = audit_archive(data, engine=ENGINE)
@@ -124,6 +124,16 @@ def test_verify_re_derives_the_computers_moves(
     assert by_id.exit_code == 0, by_id.output
     assert by_id.stdout.splitlines()[0].startswith("all ") and "deals verified" in by_id.stdout
     assert by_id.stdout.splitlines()[1] == line
+    # The engine is named by content: the hash of its code, the same as the running one.
+    from pbem import engine_digest
+
+    assert data["computer"][0]["engine_sha256"] == engine_digest()
+    assert f"is the one the archive names (SHA-256 {engine_digest()})" in by_id.stdout
+    other = {**data, "computer": [{**c, "engine_sha256": "e" * 64} for c in data["computer"]]}
+    archive = tmp_path / "other-engine.json"
+    archive.write_text(json.dumps(other))
+    noted = run_cli(env, "verify", str(archive))
+    assert noted.exit_code == 0 and "a difference may come from the engines" in noted.stdout
     archive = tmp_path / "g.json"
     archive.write_text(json.dumps(data))
     from_file = run_cli(env, "verify", str(archive))
@@ -179,7 +189,7 @@ def test_verify_in_a_process_of_its_own_re_derives_the_same_moves(
     )
     assert done.returncode == 0, done.stderr
     decisions = audit_archive(data).decisions
-    assert done.stdout.splitlines()[-1] == (
+    assert done.stdout.splitlines()[-2] == (
         f"the computer played only from its own cards ({decisions} decisions re-derived)"
     )
 

@@ -276,11 +276,11 @@ def computer_seats(game_row: m.Game) -> list[dict[str, Any]]:
     """The archive's ``computer``: each computer seat with its level and the engine
     that plays it (`engine.audit`; [] when every seat is a person)."""
     from engine.audit import computer_entries
-    from pbem import engine_version
+    from pbem import engine_digest, engine_version
 
     robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
     levels = {seat: seat_level(game_row, seat) for seat in robots}
-    return computer_entries(levels, engine_version())
+    return computer_entries(levels, engine_version(), engine_digest() if robots else "")
 
 
 def prepare_next(session: Session, game_row: m.Game, now: datetime) -> None:

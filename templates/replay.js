@@ -686,7 +686,7 @@
       for (var seat = 0; seat < n; seat++) if (!same(rec.hands[seat], d.hands[seat])) fail("hand " + h + ": " + D.names[seat] + "'s dealt cards are not the seed's.");
       if (!same(rec.crib, d.crib)) fail("hand " + h + ": the crib's dealt card is not the seed's.");
       if (rec.starter === null || rec.starter === undefined) {
-        if (h !== deals.length || proof.outcome === "finished") fail("hand " + h + ": no starter is recorded for a hand that was played.");
+        if (h !== deals.length) fail("hand " + h + ": no starter is recorded for a hand that was played.");
       } else if (rec.starter !== d.starter) fail("hand " + h + ": the starter is not the seed's.");
       dealer = (dealer + 1) % n;
     }

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Check the deals of a Cribbage game's archive, from the specification alone.
 
-    python3 pbem_deal_verify.py ARCHIVE.json [--seat N --cut TEXT]
+    python3 pbem_deal_verify.py ARCHIVE.json [--seat N --cut TEXT] [--previous PREV.json]
 
-Written from docs/pbem-deal-1.md (pbem-deal/1 and pbem-deal/2), with nothing but
+Written from docs/pbem-deal-3.md and docs/pbem-deal-1.md (pbem-deal/1, /2 and /3), with
+nothing but
 Python's standard library: it needs neither the service nor its rules engine. It checks
 the commitment, the entropy texts and their hashes, the key, the cuts received, every
 re-cut, the first dealer (the draw, or the rule after the game this one follows), and
 every recorded draw, deal, crib card and starter against the key. With ``--seat N
 --cut TEXT`` it first checks that the cut recorded for seat N is TEXT, the text the
-player's receipt quotes.
+player's receipt quotes. With ``--previous PREV.json`` (the archive of the game this
+one follows) it checks that the ``follows`` record is that game's.
 
 A forgotten player's cut keeps only its text's SHA-256 (``{"seat", "sha256"}``): under
-pbem-deal/2 the key derives from the hashes and every check runs; under pbem-deal/1 the
-deals are checked against the archive's seed instead, and a note says so.
+pbem-deal/2 and /3 the key derives from the hashes and every check runs; under
+pbem-deal/1 the key cannot be derived again, so the verdict is "not verifiable" (exit 3)
+even when every other check passes against the archive's seed.
 
 Exit 0: verified; 1: a mismatch (the first is printed); 3: not verifiable (no
 commitment, or an archive without deal records) or the server seed not revealed yet.
@@ -24,15 +27,96 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeGuard
 
-PROTOCOLS = ("pbem-deal/1", "pbem-deal/2")
+PROTOCOLS = ("pbem-deal/1", "pbem-deal/2", "pbem-deal/3")
+P3 = "pbem-deal/3"
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 DECK = [rank + suit for rank in RANKS for suit in "CDHS"]  # spec 4.1: rank-major, CDHS
 WORD = 1 << 64
 
 OK, MISMATCH, NOT_VERIFIABLE = 0, 1, 3
+
+
+SCHEMA_DIRS = [
+    Path(__file__).resolve().parent.parent / "engine" / "schemas",  # in the repository
+    Path(__file__).resolve().parent / "schemas",  # beside this file
+]
+"""Where the archive format's JSON Schema files are looked for (``--schemas DIR`` first)."""
+
+
+def load_schema(protocol: str, folders: list[Path]) -> dict[str, Any]:
+    """The JSON Schema of ``protocol``'s archives (``pbem-deal-N.schema.json``)."""
+    name = "pbem-deal-" + protocol.rsplit("/", 1)[1] + ".schema.json"
+    for folder in folders:
+        if (folder / name).is_file():
+            loaded: dict[str, Any] = json.loads((folder / name).read_text(encoding="utf-8"))
+            return loaded
+    raise FileNotFoundError(f"{name} not found in " + ", ".join(str(f) for f in folders))
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a parsed JSON value; integers strictly (not booleans,
+    not 2.0)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if type(value) is int:
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def schema_error(node: dict[str, Any], value: Any, root: dict[str, Any], where: str) -> str | None:
+    """The first place ``value`` breaks the schema ``node`` (the keywords the archive
+    schemas use, as JSON Schema 2020-12 defines them), or None."""
+    if "$ref" in node:
+        return schema_error(root["$defs"][node["$ref"].rsplit("/", 1)[1]], value, root, where)
+    kind = json_type(value)
+    if "type" in node and node["type"] != kind and not (node["type"] == "number" == kind):
+        return f"{where}: not of type {node['type']}"
+    if "const" in node and not (json_type(node["const"]) == kind and node["const"] == value):
+        return f"{where}: not {node['const']!r}"
+    if "enum" in node and not any(json_type(e) == kind and e == value for e in node["enum"]):
+        return f"{where}: not one of the values allowed"
+    if kind == "string":
+        if not node.get("minLength", 0) <= len(value) <= node.get("maxLength", len(value)):
+            return f"{where}: of the wrong length"
+        if "pattern" in node and not re.search(node["pattern"], value):
+            return f"{where}: does not match {node['pattern']}"
+    if kind in ("integer", "number") and not (
+        node.get("minimum", value) <= value <= node.get("maximum", value)
+    ):
+        return f"{where}: out of range"
+    if kind == "array":
+        if not node.get("minItems", 0) <= len(value) <= node.get("maxItems", len(value)):
+            return f"{where}: has the wrong number of items"
+        for index, item in enumerate(value):
+            found = schema_error(node.get("items", {}), item, root, f"{where}.{index}")
+            if found:
+                return found
+    if kind == "object":
+        for key in node.get("required", []):
+            if key not in value:
+                return f"{where}: {key!r} is required"
+        properties = node.get("properties", {})
+        for key, item in value.items():
+            if key in properties:
+                found = schema_error(properties[key], item, root, f"{where}.{key}")
+                if found:
+                    return found
+            elif node.get("additionalProperties", True) is False:
+                return f"{where}: {key!r} is not allowed"
+    if "anyOf" in node and all(schema_error(n, value, root, where) for n in node["anyOf"]):
+        return f"{where}: not valid under any of the allowed forms"
+    return None
 
 
 class Failed(Exception):
@@ -70,6 +154,23 @@ def derive_from_hashes(server_seed: str, hashes: list[str]) -> str:
     for digest in hashes:
         blob += bytes.fromhex(digest)
     return hashlib.sha256(blob).hexdigest()
+
+
+def derive_v3(server_seed: str, game: int, players: int, entries: list[tuple[int, str]]) -> str:
+    """Spec /3, section 3: K = SHA-256 over u32be(len(P)) || P || u64be(game) ||
+    u32be(players) || u32be(len(S)) || S, then u32be(seat) || the 32-byte SHA-256 of each
+    text, in seat order (P = "pbem-deal/3")."""
+    protocol, seed = P3.encode("utf-8"), server_seed.encode("utf-8")
+    blob = len(protocol).to_bytes(4, "big") + protocol
+    blob += game.to_bytes(8, "big") + players.to_bytes(4, "big")
+    blob += len(seed).to_bytes(4, "big") + seed
+    for seat, digest in entries:
+        blob += seat.to_bytes(4, "big") + bytes.fromhex(digest)
+    return hashlib.sha256(blob).hexdigest()
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return type(value) is int
 
 
 def is_hash(value: Any) -> bool:
@@ -192,15 +293,104 @@ def check_entropy(entries: Any, players: int, check: str) -> list[tuple[int, str
     return out
 
 
-def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str:
-    """The verdict line on success; Failed otherwise (spec 8, step by step)."""
-    if not isinstance(archive, dict) or not isinstance(archive.get("settings"), dict):
-        raise mismatch("archive", "not a game archive")
+def check_v3_form(archive: dict[str, Any], proof: dict[str, Any], players: int) -> None:
+    """Spec /3: S is 64 lowercase hex digits, the proof names its game by number, and
+    the archive lists its computer seats ([] for none), each a seat of the game, once."""
+    if not is_hash(proof.get("server_seed")):
+        raise mismatch("commitment", "a pbem-deal/3 server seed is exactly 64 lowercase hex digits")
+    game = proof.get("game")
+    if not is_int(game) or game < 0:
+        raise mismatch("game", f"the deal proof names no game number: {game!r}")
+    computer = archive.get("computer")
+    if not isinstance(computer, list):
+        raise mismatch("computer", "a pbem-deal/3 archive lists its computer seats ([] for none)")
+    seats = [c.get("seat") if isinstance(c, dict) else None for c in computer]
+    if not all(is_int(s) and 0 <= s < players for s in seats) or len(set(seats)) != len(seats):
+        raise mismatch("computer", "the computer list names a seat twice, or no seat of the game")
+    if archive.get("seed") is not None and not ("draws" in proof and "deals" in proof):
+        raise mismatch("records", "a dealt pbem-deal/3 game records its draws and deals")
+
+
+def check_missing(
+    archive: dict[str, Any], proof: dict[str, Any], players: int, cut: list[int]
+) -> None:
+    """Spec /3: a game never dealt lists the human seats whose cut was missing (not
+    empty); a dealt game lists none."""
+    robots = {c.get("seat") for c in archive["computer"]}
+    want = [s for s in range(players) if s not in robots and s not in cut]
+    missing = proof.get("missing", [])
+    if archive.get("seed") is None:
+        if not want:
+            raise mismatch("missing", "every human seat cut, yet the game says it was never dealt")
+        if missing != want:
+            raise mismatch(
+                "missing", f"the seats whose cut was missing are {want}, not {missing!r}"
+            )
+    elif missing not in ([], None):
+        raise mismatch("missing", "a dealt game names a missing cut")
+
+
+def check_previous(archive: dict[str, Any], previous: Any) -> None:
+    """Spec /3, section 7: ``follows`` is the previous game's: its number, commitment,
+    final state hash, last dealer and the result its archive records (that archive must
+    verify first)."""
+    try:
+        verify(previous)
+    except Failed as exc:
+        raise mismatch("previous", f"the previous game's archive does not verify: {exc}") from None
+    proof, before = archive["deal_proof"], previous["deal_proof"]
+    follows = proof.get("follows")
+    if not isinstance(follows, dict):
+        raise mismatch("previous", "the game follows no other game, yet an archive was given")
+    number = before.get("game") if before.get("protocol") == P3 else previous.get("game_id")
+    if follows.get("game") != number:
+        raise mismatch("previous", f"it follows game {follows.get('game')!r}, not {number!r}")
+    if follows.get("state_hash") != previous.get("state_hash"):
+        raise mismatch("previous", "the state hash it records is not the previous game's")
+    if ("commitment" in follows or proof["protocol"] == P3) and follows.get(
+        "commitment"
+    ) != before.get("commitment"):
+        raise mismatch("previous", "the commitment it records is not the previous game's")
+    deals = before.get("deals")
+    if deals and isinstance(deals[-1], dict) and follows.get("dealer") != deals[-1].get("dealer"):
+        raise mismatch("previous", "the last dealer it records is not the previous game's")
+    result = before.get("result")
+    if not isinstance(result, dict):
+        raise mismatch("previous", "the previous archive records no result")
+    if [follows.get("scores"), follows.get("winner")] != [
+        result.get("scores"),
+        result.get("winner"),
+    ]:
+        raise mismatch("previous", "the scores and winner it records are not the previous game's")
+
+
+def verify(
+    archive: Any,
+    seat: int | None = None,
+    cut: str | None = None,
+    schemas: list[Path] | None = SCHEMA_DIRS,
+) -> str:
+    """The verdict line on success; Failed otherwise (spec 8, step by step). The archive
+    is first checked against its protocol's JSON Schema, looked for in ``schemas``
+    (None: not checked)."""
+    if (
+        not isinstance(archive, dict)
+        or archive.get("format") != "pbem-cribbage/1"
+        or not all(key in archive for key in ("settings", "seed", "actions"))
+        or not isinstance(archive["settings"], dict)
+        or not isinstance(archive["actions"], list)
+    ):
+        raise mismatch("archive", "not a pbem-cribbage/1 game archive")
     proof = archive.get("deal_proof")
     if proof is None:
         raise Failed(NOT_VERIFIABLE, "this game's deals are not verifiable (no commitment)")
     if not isinstance(proof, dict) or proof.get("protocol") not in PROTOCOLS:
         raise mismatch("archive", "the deal_proof is not one of " + ", ".join(PROTOCOLS))
+    if schemas is not None:
+        schema = load_schema(proof["protocol"], schemas)
+        wrong = schema_error(schema, archive, schema, "archive")
+        if wrong:
+            raise mismatch("schema", wrong)
     commit, server_seed = proof.get("commitment"), proof.get("server_seed")
     if not isinstance(commit, str) or not (server_seed is None or isinstance(server_seed, str)):
         raise mismatch("archive", "the commitment and server seed must be strings")
@@ -236,6 +426,9 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
     # Step 1: the commitment.
     if sha256_hex(server_seed) != commit:
         raise mismatch("commitment", "SHA-256 of the server seed is not the commitment")
+    v3 = proof["protocol"] == P3
+    if v3:
+        check_v3_form(archive, proof, players)
     # Step 2: one cut per human seat, in seat order, each hash its text's.
     entropy = check_entropy(proof.get("entropy", []), players, "entropy")
     computer = archive.get("computer")
@@ -246,10 +439,15 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
         # A game never dealt may have stopped before every human seat cut.
         if (not set(seats) <= set(humans)) if archive.get("seed") is None else seats != humans:
             raise mismatch("entropy", f"the entropy is not one cut per human seat {humans}")
+    if v3:
+        check_missing(archive, proof, players, [s for s, _, _ in entropy])
     # Step 3: the key (none for a game aborted before every human seat cut).
     never_dealt = archive.get("seed") is None
     notes: list[str] = []
-    if proof["protocol"] == "pbem-deal/2":
+    if v3:
+        pairs = [(who, digest) for who, _, digest in entropy]
+        key = derive_v3(server_seed, proof["game"], players, pairs)
+    elif proof["protocol"] == "pbem-deal/2":
         key = derive_from_hashes(server_seed, [digest for _, _, digest in entropy])
     elif any(text is None for _, text, _ in entropy):
         # pbem-deal/1 with a forgotten cut: the key cannot be derived again.
@@ -385,7 +583,123 @@ def verify(archive: Any, seat: int | None = None, cut: str | None = None) -> str
                 "starter", f"the starter is {record.get('starter')}, the key gives {starter}", hand
             )
         dealer = (dealer + 1) % players
-    return "\n".join([f"all {len(deals)} deals verified", *(f"note: {n}" for n in notes)])
+    if notes:  # pbem-deal/1 with a forgotten cut: checked against a seed not derived
+        raise Failed(NOT_VERIFIABLE, "not verifiable: " + " ".join(notes))
+    return f"all {len(deals)} deals verified"
+
+
+# -- The player's own mail (docs/pbem-deal-3.md section 11) ---------------------------
+
+_HEXS = r"([0-9a-f](?: ?[0-9a-f]){63})"
+MAIL_PATTERNS = {
+    "subject": re.compile(r"\[Cribbage (\d+)\]"),
+    "commitment": re.compile(r"Deal commitment \((pbem-deal/\d)\): " + _HEXS),
+    "next": re.compile(r"The next game's deal commitment: " + _HEXS),
+    "receipt": re.compile(r"recorded as \u201c(.*?)\u201d \(SHA-256 " + _HEXS + r"\)"),
+    "cuts": re.compile(r"Cuts as recorded \(SHA-256, first (\d+) hex digits\): (.*?)\.(?: |$)"),
+}
+
+
+def read_mails(path: Path) -> list[tuple[str, str]]:
+    """Each saved mail's subject and plain text: a Maildir folder, a folder of .eml
+    files, an mbox file or one .eml file."""
+    import mailbox
+    from email import message_from_bytes, policy
+
+    def text_of(raw: bytes) -> tuple[str, str]:
+        msg: Any = message_from_bytes(raw, policy=policy.default)
+        body = msg.get_body(preferencelist=("plain",))
+        try:
+            text = body.get_content() if body is not None else ""
+        except (LookupError, ValueError):
+            text = ""
+        return str(msg.get("Subject", "")), str(text)
+
+    if path.is_dir() and (path / "cur").is_dir():
+        box = mailbox.Maildir(str(path), create=False)
+        return [text_of(box.get_bytes(key)) for key in box.iterkeys()]
+    if path.is_dir():
+        return [text_of(f.read_bytes()) for f in sorted(path.glob("*.eml"))]
+    raw = path.read_bytes()
+    if raw.startswith(b"From "):
+        mbox = mailbox.mbox(str(path), create=False)
+        return [text_of(mbox.get_bytes(key)) for key in mbox.iterkeys()]
+    return [text_of(raw)]
+
+
+def check_mail(archive: dict[str, Any], mails: list[tuple[str, str]]) -> str:
+    """Spec section 11: the archive against what the player's mails showed; the line
+    saying what was checked, or Failed (check "mail")."""
+    proof = archive.get("deal_proof")
+    proof = proof if isinstance(proof, dict) else {}
+    game = proof.get("game") if proof.get("protocol") == P3 else archive.get("game_id")
+    follows = proof.get("follows") if isinstance(proof.get("follows"), dict) else {}
+    before = follows.get("game") if follows else None
+    seated = archive.get("players")
+    players: list[Any] = seated if isinstance(seated, list) else []
+    names = [str(p.get("name")) if isinstance(p, dict) else "" for p in players]
+    listed = proof.get("entropy")
+    entries = [e for e in (listed if isinstance(listed, list) else []) if isinstance(e, dict)]
+    counts = {"commitment": 0, "receipt": 0, "cut hashes": 0, "game": 0}
+    problems: list[str] = []
+    for subject, text in mails:
+        number = MAIL_PATTERNS["subject"].search(subject or "")
+        if number is None:
+            continue
+        shown, body = int(number.group(1)), " ".join(text.split())
+        if before is not None and shown == before:
+            for found in MAIL_PATTERNS["next"].finditer(body):
+                counts["commitment"] += 1
+                if found.group(1).replace(" ", "") != proof.get("commitment"):
+                    problems.append(
+                        f"game {before}'s game-over mail showed another next commitment"
+                    )
+            continue
+        if shown != game:
+            continue
+        counts["game"] += 1
+        for found in MAIL_PATTERNS["commitment"].finditer(body):
+            counts["commitment"] += 1
+            if found.group(1) != proof.get("protocol"):
+                problems.append(f"the mail named the protocol {found.group(1)}")
+            if found.group(2).replace(" ", "") != proof.get("commitment"):
+                problems.append(
+                    "the mail showed another commitment: the server seed was changed after "
+                    "it was shown"
+                )
+        for found in MAIL_PATTERNS["receipt"].finditer(body):
+            counts["receipt"] += 1
+            digest = found.group(2).replace(" ", "")
+            entry = next((e for e in entries if e.get("sha256") == digest), None)
+            if entry is None or ("text" in entry and entry["text"] != found.group(1)):
+                problems.append(
+                    f"the cut the mail's receipt quotes (\u201c{found.group(1)}\u201d) "
+                    "is not recorded"
+                )
+        for found in MAIL_PATTERNS["cuts"].finditer(body):
+            counts["cut hashes"] += 1
+            for part in found.group(2).split("; "):
+                who, _, start = part.rpartition(" ")
+                seat = (
+                    int(who[5:])
+                    if who.startswith("seat ") and who[5:].isdigit()
+                    else (names.index(who) if who in names else None)
+                )
+                entry = next((e for e in entries if e.get("seat") == seat), None)
+                if seat is None:
+                    problems.append(f"the mail names {who!r}, who is no player of the archive")
+                elif entry is None or not str(entry.get("sha256", "")).startswith(start):
+                    problems.append(
+                        f"the mail showed {who}'s cut as {start}\u2026, the archive records another"
+                    )
+    if not counts["game"] and not counts["commitment"]:
+        problems.append(f"no saved mail is of game {game}")
+    if problems:
+        raise mismatch("mail", "; ".join(problems))
+    done = [f"{what} ({n} mail{'s' if n != 1 else ''})" for what, n in counts.items() if n]
+    if counts["game"] and (counts["cut hashes"] or counts["receipt"]):
+        done.append("seats")
+    return "checked: the player's mail: " + ", ".join(done)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -393,7 +707,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("archive", help="the game's JSON archive")
     parser.add_argument("--seat", type=int, help="with --cut: the seat whose cut to check")
     parser.add_argument("--cut", help="with --seat: the cut text the player's receipt quotes")
+    parser.add_argument("--previous", help="the archive of the game this one follows")
+    parser.add_argument(
+        "--mail", help="the player's saved mails of the game: .eml files, an mbox or a Maildir"
+    )
+    parser.add_argument(
+        "--schemas",
+        help="the folder of the pbem-deal-N.schema.json files (default: the repository's "
+        "engine/schemas, or schemas/ beside this file)",
+    )
     args = parser.parse_args(argv)
+    schemas = [Path(args.schemas)] if args.schemas else SCHEMA_DIRS
     if (args.seat is None) != (args.cut is None):
         parser.error("--seat and --cut go together")
     try:
@@ -402,11 +726,41 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: cannot read {args.archive}: {exc}", file=sys.stderr)
         return MISMATCH
+    previous = None
+    if args.previous:
+        try:
+            with open(args.previous, encoding="utf-8") as handle:
+                previous = json.load(handle)
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot read {args.previous}: {exc}", file=sys.stderr)
+            return MISMATCH
+    mails = None
+    if args.mail:
+        try:
+            mails = read_mails(Path(args.mail))
+        except OSError as exc:
+            print(f"error: cannot read the mail in {args.mail}: {exc}", file=sys.stderr)
+            return MISMATCH
     try:
-        print(verify(archive, args.seat, args.cut))
+        try:
+            said = verify(archive, args.seat, args.cut, schemas)
+        except Failed as exc:
+            # What the mail shows is checked even when the deals cannot be (yet).
+            if exc.code == NOT_VERIFIABLE and mails is not None:
+                check_mail(archive, mails)
+            raise
+        if previous is not None:
+            check_previous(archive, previous)
+            said += "\nchecked: the follows record against the previous game's archive"
+        if mails is not None:
+            said += "\n" + check_mail(archive, mails)
+        print(said)
     except Failed as exc:
         print(exc, file=sys.stderr)
         return exc.code
+    except FileNotFoundError as exc:
+        print(f"error: the archive format's schema: {exc}", file=sys.stderr)
+        return 2
     return OK
 
 

@@ -44,9 +44,14 @@ class ComputerSeat:
     seat: int
     level: str
     engine: str
+    engine_sha256: str = ""
+    """The engine by content (`pbem.engine_digest`): "" in an archive from before."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"seat": self.seat, "level": self.level, "engine": self.engine}
+        data = {"seat": self.seat, "level": self.level, "engine": self.engine}
+        if self.engine_sha256:
+            data["engine_sha256"] = self.engine_sha256
+        return data
 
 
 def engine_label(version: str) -> str:
@@ -54,11 +59,13 @@ def engine_label(version: str) -> str:
     return f"{ENGINE_NAME} {version}"
 
 
-def computer_entries(levels: Mapping[int, str], version: str) -> list[dict[str, Any]]:
+def computer_entries(
+    levels: Mapping[int, str], version: str, digest: str = ""
+) -> list[dict[str, Any]]:
     """The archive's ``computer`` list for the computer seats ``levels`` (seat → level,
     aliases resolved), in seat order, played by engine ``version``."""
     return [
-        ComputerSeat(seat, canonical(level), engine_label(version)).to_json()
+        ComputerSeat(seat, canonical(level), engine_label(version), digest).to_json()
         for seat, level in sorted(levels.items())
     ]
 
@@ -91,7 +98,13 @@ def computer_seats(record: Mapping[str, Any], players: int) -> tuple[ComputerSea
             name = canonical(level)
         except ValueError as exc:
             raise ReplayError(f"the computer at seat {seat}: {exc}") from exc
-        seats[seat] = ComputerSeat(seat, name, str(engine) if engine is not None else "")
+        digest = entry.get("engine_sha256")
+        seats[seat] = ComputerSeat(
+            seat,
+            name,
+            str(engine) if engine is not None else "",
+            digest if isinstance(digest, str) else "",
+        )
     return tuple(seats[s] for s in sorted(seats))
 
 

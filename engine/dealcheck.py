@@ -20,6 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from engine.cards import Card
+from engine.dealchain import Mismatch, check_missing, check_previous, check_v3, human_seats
+from engine.dealkey import PROTOCOL_3
+from engine.dealschema import schema_error
 from engine.errors import EngineError, ReplayError
 from engine.fairness import (
     PROTOCOL_1,
@@ -43,24 +46,23 @@ FORGOTTEN_NOTE = (
 """What a ``pbem-deal/1`` verdict says of each forgotten cut."""
 
 
-class Mismatch(Exception):
-    """The first check that failed: its name, the hand (when it has one), what differs."""
-
-    def __init__(self, check: str, detail: str, hand: int | None = None) -> None:
-        super().__init__(detail)
-        self.check, self.detail, self.hand = check, detail, hand
-
-    def verdict(self) -> Verdict:
-        return Verdict(False, check=self.check, hand=self.hand, detail=self.detail)
+def _verdict(exc: Mismatch, checked: list[str]) -> Verdict:
+    return Verdict(False, check=exc.check, hand=exc.hand, detail=exc.detail, checked=checked)
 
 
 def verify(
-    data: dict[str, Any] | str, *, seat: int | None = None, cut: str | None = None
+    data: dict[str, Any] | str,
+    *,
+    seat: int | None = None,
+    cut: str | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> Verdict:
     """The verdict on an archive: not verifiable (no commitment), the recorded cut of
     ``seat`` differing from ``cut`` (when given), not revealed (no server seed), the
-    first mismatch, or ok with the number of deals. ReplayError: unreadable archive."""
-    from engine.archive import parse_archive, replay_archive
+    first mismatch, or ok with the number of deals; with ``previous`` (the archive of
+    the game this one follows) that ``follows`` is that game's (`check_previous`).
+    ReplayError: unreadable archive."""
+    from engine.archive import parse_archive
 
     record = parse_archive(data)
     raw = record.get("deal_proof")
@@ -68,17 +70,63 @@ def verify(
         return Verdict(False, verifiable=False)
     if not isinstance(raw, dict) or raw.get("protocol") not in PROTOCOLS:
         raise ReplayError("the deal_proof is not one of " + ", ".join(PROTOCOLS))
-    if not isinstance(raw.get("commitment"), str):
-        raise ReplayError("the deal_proof's commitment must be a string")
+    checked: list[str] = []
+    wrong = schema_error(record, str(raw["protocol"]))
+    if wrong is not None:  # the archive format of its protocol (engine/schemas/)
+        return Verdict(False, check="schema", detail=wrong)
     try:
         if seat is not None and cut is not None:
             check_receipt(raw, seat, cut)
+            checked.append(f"seat {seat}'s cut against its receipt")
         if raw.get("server_seed") is None:
-            return Verdict(False, revealed=False)
+            return Verdict(False, revealed=False, checked=checked)
         proof = check_proof(record, raw)
         deals = check_with_key(record, raw, proof)
+        if previous is not None:
+            _check_previous(raw, previous)
+            checked.append("the follows record against the previous game's archive")
     except Mismatch as exc:
-        return exc.verdict()
+        return _verdict(exc, checked)
+    verdict = _replayed(record, raw, proof, deals)
+    verdict.checked = checked
+    unbound = proof.protocol == PROTOCOL_1 and proof.forgotten and record.get("seed") is not None
+    if verdict.ok and unbound:
+        # The checks passed against the archive's own seed; that seed is not derived.
+        return Verdict(
+            False,
+            verifiable=False,
+            deals=verdict.deals,
+            detail="not verifiable: " + " ".join(verdict.notes),
+            notes=verdict.notes,
+            checked=checked,
+        )
+    return verdict
+
+
+def _check_previous(raw: dict[str, Any], previous: dict[str, Any]) -> None:
+    """The previous game's archive verifies, and ``follows`` is that game's (its result
+    and last dealer as its replay gives them)."""
+    from engine.archive import replay_archive
+
+    before = verify(previous)
+    if not before.ok:
+        raise Mismatch("previous", f"the previous game's archive does not verify: {before.message}")
+    final = list(replay_archive(previous))[-1]
+    if final.outcome is None:
+        raise Mismatch("previous", "the previous game is not over")
+    result = (list(final.outcome.scores), final.outcome.winner)
+    check_previous(raw, previous, result)
+    follows = raw.get("follows") or {}
+    if follows.get("dealer") != final.dealer:
+        raise Mismatch("previous", "the last dealer it records is not the previous game's")
+
+
+def _replayed(
+    record: dict[str, Any], raw: dict[str, Any], proof: DealProof, deals: int | None
+) -> Verdict:
+    """Step 8: the replay (a game never dealt has none)."""
+    from engine.archive import replay_archive
+
     if record.get("seed") is None:
         return Verdict(
             True,
@@ -116,6 +164,10 @@ def verify(
             detail=f"the outcome says {outcome}, the replayed game "
             + ("is over" if final.is_over else "is not over"),
         )
+    if proof.protocol == PROTOCOL_3 and final.is_over and final.outcome is not None:
+        want = {"scores": list(final.outcome.scores), "winner": final.outcome.winner}
+        if raw.get("result") != want:
+            return Verdict(False, check="records", detail="the result is not the replayed game's")
     return Verdict(True, deals=deals if deals is not None else verdict.deals, notes=notes)
 
 
@@ -172,8 +224,10 @@ def check_proof(record: dict[str, Any], raw: dict[str, Any]) -> DealProof:
             "commitment",
             f"SHA-256 of the server seed is {commitment(seed)}, the commitment says {commit}",
         )
-    _check_entropy(raw.get("entropy") or [], _players(record), "entropy")
-    return DealProof.from_json(raw)
+    players = _players(record)
+    check_v3(record, raw, players)
+    _check_entropy(raw.get("entropy") or [], players, "entropy")
+    return DealProof.from_json(raw, players)
 
 
 def check_with_key(record: dict[str, Any], raw: dict[str, Any], proof: DealProof) -> int | None:
@@ -181,17 +235,16 @@ def check_with_key(record: dict[str, Any], raw: dict[str, Any], proof: DealProof
     the number of deal records checked (None for an archive without records, from before they were
     kept). Mismatch at the first that fails."""
     players = _players(record)
-    computer = record.get("computer")
-    if isinstance(computer, list):
-        robots = {c.get("seat") for c in computer if isinstance(c, dict)}
-        humans = [s for s in range(players) if s not in robots]
-        seats = [int(e["seat"]) for e in proof.entries()]
+    humans = human_seats(record, players)
+    seats = [int(e["seat"]) for e in proof.entries()]
+    if humans is not None:
         # A game never dealt may have stopped before every human seat cut.
         never = record.get("seed") is None
         if (not set(seats) <= set(humans)) if never else seats != humans:
             raise Mismatch(
                 "entropy", f"the entropy is not one cut per human seat {humans}, in seat order"
             )
+    check_missing(record, raw, players, seats)
     settings = record.get("settings") or {}
     first = settings.get("first_dealer")
     if record.get("seed") is None:
@@ -415,9 +468,13 @@ def _join(cards: Any) -> str:
 
 
 def verify_archive(
-    data: dict[str, Any] | str, *, seat: int | None = None, cut: str | None = None
+    data: dict[str, Any] | str,
+    *,
+    seat: int | None = None,
+    cut: str | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> Verdict:
     """Check an archive by every step of the specification (`verify`); with ``seat``
-    and ``cut``, first that the entropy text recorded for that seat is ``cut``.
-    ReplayError when the archive is unreadable."""
-    return verify(data, seat=seat, cut=cut)
+    and ``cut``, first that the entropy text recorded for that seat is ``cut``; with
+    ``previous``, that it follows that game. ReplayError when the archive is unreadable."""
+    return verify(data, seat=seat, cut=cut, previous=previous)

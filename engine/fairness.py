@@ -34,15 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.cards import Card, full_deck
+from engine.dealkey import PROTOCOL_3, key_v3
 from engine.errors import ReplayError
 from engine.game import Game
 from engine.rng import shuffled
 
 PROTOCOL_1 = "pbem-deal/1"
 PROTOCOL_2 = "pbem-deal/2"
-PROTOCOL = PROTOCOL_2
-"""The protocol of new games."""
-PROTOCOLS = (PROTOCOL_1, PROTOCOL_2)
+PROTOCOL = PROTOCOL_3
+"""The protocol of new games (`engine.dealkey`)."""
+PROTOCOLS = (PROTOCOL_1, PROTOCOL_2, PROTOCOL_3)
 """The protocols whose archives verify."""
 MAX_WORDS = 200
 """The most characters of a player's cut words that enter the entropy text."""
@@ -89,7 +90,7 @@ def clean_words(words: str, protocol: str = PROTOCOL) -> str:
     if protocol == PROTOCOL_1:
         kept = _UNSAFE.sub(" ", words)
         return " ".join(kept.split())[:MAX_WORDS].strip()
-    if protocol != PROTOCOL_2:
+    if protocol not in (PROTOCOL_2, PROTOCOL_3):
         raise ValueError(f"unknown deal protocol {protocol!r}")
     out: list[str] = []
     for ch in words:
@@ -137,12 +138,12 @@ def entropy_text(
     return f"{mid} {said}" if said else mid
 
 
-def derive_seed(server_seed: str, entropy: Sequence[str], protocol: str = PROTOCOL) -> str:
+def derive_seed(server_seed: str, entropy: Sequence[str], protocol: str = PROTOCOL_2) -> str:
     """``K`` from the server seed and the human seats' entropy texts, in seat order.
 
     ``pbem-deal/1``: SHA-256 over the length-prefixed server seed and texts.
     ``pbem-deal/2``: `seed_from_hashes` of the texts' SHA-256. ValueError for another
-    protocol."""
+    protocol (``pbem-deal/3`` binds the game too: `engine.dealkey.key_v3`)."""
     if protocol == PROTOCOL_2:
         return seed_from_hashes(server_seed, [text_hash(text) for text in entropy])
     if protocol != PROTOCOL_1:
@@ -187,13 +188,15 @@ class DealProof:
     commitment: str
     server_seed: str | None = None
     entropy: tuple[tuple[int, str], ...] = ()
-    protocol: str = PROTOCOL
+    protocol: str = PROTOCOL_2
     cuts: tuple[dict[str, Any], ...] = ()
     recuts: tuple[dict[str, Any], ...] = ()
     follows: dict[str, Any] | None = None
     outcome: str | None = None
     abort_reason: str | None = None
     forgotten: tuple[tuple[int, str], ...] = ()
+    game: int | None = None
+    players: int | None = None
 
     def entries(self) -> list[dict[str, Any]]:
         """The archive's ``entropy``, in seat order: ``{"seat", "text", "sha256"}`` for a
@@ -219,6 +222,8 @@ class DealProof:
             "server_seed": self.server_seed if reveal else None,
             "entropy": self.entries(),
         }
+        if self.protocol == PROTOCOL_3:
+            data["game"] = self.game
         if self.outcome is not None:
             data["cuts"] = [dict(cut) for cut in self.cuts]
             data["recuts"] = [dict(recut) for recut in self.recuts]
@@ -235,6 +240,11 @@ class DealProof:
         text is needed to derive it (``pbem-deal/1``)."""
         if self.server_seed is None:
             raise ValueError("the server seed is not revealed")
+        if self.protocol == PROTOCOL_3:
+            if self.game is None or self.players is None:
+                raise ValueError("a pbem-deal/3 key needs the game number and the players")
+            pairs = [(int(e["seat"]), str(e["sha256"])) for e in self.entries()]
+            return key_v3(self.server_seed, self.game, self.players, pairs)
         if self.protocol == PROTOCOL_2:
             return seed_from_hashes(self.server_seed, self.hashes())
         if self.forgotten:
@@ -242,8 +252,9 @@ class DealProof:
         return derive_seed(self.server_seed, [text for _, text in self.entropy], self.protocol)
 
     @classmethod
-    def from_json(cls, data: Any) -> DealProof:
-        """Read an archive's ``deal_proof``; ReplayError when it is malformed."""
+    def from_json(cls, data: Any, players: int | None = None) -> DealProof:
+        """Read an archive's ``deal_proof`` (of a game of ``players``, which a
+        ``pbem-deal/3`` key binds); ReplayError when it is malformed."""
         if not isinstance(data, dict):
             raise ReplayError("the deal_proof is not an object")
         protocol = data.get("protocol")
@@ -290,6 +301,7 @@ class DealProof:
         if outcome not in (None, "finished", "aborted"):
             raise ReplayError(f"unknown outcome {outcome!r}")
         reason = data.get("abort_reason")
+        game = data.get("game")
         return cls(
             commit,
             seed,
@@ -301,6 +313,8 @@ class DealProof:
             outcome,
             reason if isinstance(reason, str) else None,
             tuple(forgotten),
+            game if isinstance(game, int) and not isinstance(game, bool) else None,
+            players,
         )
 
 
@@ -310,7 +324,8 @@ class Verdict:
     first mismatch (``check`` names it: "commitment", "entropy", "seed", "cuts",
     "recut", "first dealer", "draw", "dealer", "deal", "crib", "starter", "records",
     "replay", "cut"; ``hand`` the hand it was found in, when it has one); not
-    ``verifiable`` (no commitment) or not ``revealed`` (no server seed yet)."""
+    ``verifiable`` (no commitment, or a ``pbem-deal/1`` key that cannot be derived
+    again: ``detail`` says why) or not ``revealed`` (no server seed yet)."""
 
     ok: bool
     verifiable: bool = True
@@ -320,11 +335,14 @@ class Verdict:
     hand: int | None = None
     detail: str = ""
     notes: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    """What was checked beyond the archive itself: "the receipt of seat N", "the
+    previous game's archive", "the commitment log", "the player's mail: …"."""
 
     @property
     def message(self) -> str:
         if not self.verifiable:
-            return NOT_VERIFIABLE
+            return self.detail or NOT_VERIFIABLE
         if not self.revealed:
             return NOT_REVEALED
         if self.ok and not self.deals and self.notes:

@@ -27,6 +27,23 @@ DISTRIBUTION = "pbem-cribbage"
 
 
 @cache
+def engine_digest() -> str:
+    """The engine named by its content: the SHA-256 (hex) of every module of the
+    ``engine`` package — the computer's strategy code and the tables it holds — each as
+    its path (UTF-8), a zero byte, its length (8 bytes, big-endian) and its bytes, in
+    path order. An archive's ``computer`` entries carry it (``engine_sha256``)."""
+    import hashlib
+    from importlib.resources import files
+
+    root = files("engine")
+    blob = hashlib.sha256()
+    for item in sorted(root.iterdir(), key=lambda i: i.name):
+        if item.is_file() and item.name.endswith(".py"):
+            data = item.read_bytes()
+            blob.update(item.name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return blob.hexdigest()
+
+
 def engine_version() -> str:
     """The installed version of this distribution, whose engine plays the computer seats
     (an archive names it); "unknown" when it is not installed."""

@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("replay-data").textContent);
+  if (D.archive_json) { try { D.deal_proof = JSON.parse(D.archive_json).deal_proof; } catch (e) { D.deal_proof = {}; } }
   var S = D.states;
   var N = S.length;
   var cur = N - 1;
@@ -448,7 +449,7 @@
 
   // The checks of docs/pbem-deal-1.md, section 8, in its order (as pbem verify and
   // docs/pbem_deal_verify.py make them), then the board shown against the key.
-  var PROTOCOLS = ["pbem-deal/1", "pbem-deal/2"];
+  var PROTOCOLS = ["pbem-deal/1", "pbem-deal/2", "pbem-deal/3"], P3 = "pbem-deal/3";
   function Mismatch(text) { this.text = text; }
   function fail(text) { throw new Mismatch("Deal check failed: " + text); }
   function isInt(x) { return typeof x === "number" && Math.floor(x) === x; }
@@ -487,6 +488,16 @@
     var out = new Uint8Array(h.length / 2);
     for (var i = 0; i < out.length; i++) out[i] = parseInt(h.substr(2 * i, 2), 16);
     return out;
+  }
+  // pbem-deal/3: K = SHA-256 over u32be(len(P)) || P || u64be(game) || u32be(players) ||
+  // u32be(len(S)) || S, then u32be(seat) || the 32-byte SHA-256 of each cut, in seat order.
+  function u32(n) { var b = new Uint8Array(4); new DataView(b.buffer).setUint32(0, n, false); return b; }
+  async function deriveV3(serverSeed, game, players, entries) {
+    var chunks = lengthPrefixed(P3);
+    chunks.push(u32(Math.floor(game / 4294967296)), u32(game >>> 0), u32(players));
+    chunks = chunks.concat(lengthPrefixed(serverSeed));
+    for (var i = 0; i < entries.length; i++) chunks.push(u32(entries[i].seat), unhex(await digestOf(entries[i])));
+    return hex(await sha256(concat(chunks)));
   }
   async function deriveInOrder(serverSeed, entries, protocol) {
     var chunks = lengthPrefixed(serverSeed);
@@ -527,6 +538,58 @@
     return losers[0];
   }
 
+  // The archive's format: its protocol's JSON Schema (engine/schemas/, the file pbem
+  // verify uses), checked here with the keywords that file uses. The archive is parsed
+  // from its own text so that a number written 2.0 is no integer (as in Python).
+  function Float(src) { this.src = src; }
+  function parseStrict(text) {
+    return JSON.parse(text, function (k, v, ctx) {
+      return typeof v === "number" && ctx && typeof ctx.source === "string" && /[.eE]/.test(ctx.source) ? new Float(ctx.source) : v;
+    });
+  }
+  function typeOf(x) {
+    if (x === null) return "null";
+    if (x instanceof Float) return "number";
+    if (Array.isArray(x)) return "array";
+    if (typeof x === "number") return Number.isInteger(x) ? "integer" : "number";
+    return typeof x;
+  }
+  function schemaError(s, x, root, where) {
+    if (s.$ref) return schemaError(root.$defs[s.$ref.split("/").pop()], x, root, where);
+    var t = typeOf(x), i, found;
+    if (s.type !== undefined && s.type !== t && !(s.type === "number" && t === "integer")) return where + ": not of type " + s.type;
+    if ("const" in s && !(typeOf(s.const) === t && same(s.const, x))) return where + ": not " + JSON.stringify(s.const);
+    if (s.enum && !s.enum.some(function (e) { return typeOf(e) === t && same(e, x); })) return where + ": not one of the values allowed";
+    if (t === "string") {
+      var len = Array.from(x).length;
+      if (len < (s.minLength || 0) || (s.maxLength !== undefined && len > s.maxLength)) return where + ": of the wrong length";
+      if (s.pattern !== undefined && !new RegExp(s.pattern, "u").test(x)) return where + ": does not match " + s.pattern;
+    }
+    if (t === "integer" && ((s.minimum !== undefined && x < s.minimum) || (s.maximum !== undefined && x > s.maximum))) return where + ": out of range";
+    if (t === "array") {
+      if (x.length < (s.minItems || 0) || (s.maxItems !== undefined && x.length > s.maxItems)) return where + ": has the wrong number of items";
+      for (i = 0; i < x.length; i++) if ((found = schemaError(s.items || {}, x[i], root, where + "." + i))) return found;
+    }
+    if (t === "object") {
+      var req = s.required || [], props = s.properties || {};
+      for (i = 0; i < req.length; i++) if (!Object.prototype.hasOwnProperty.call(x, req[i])) return where + ": " + JSON.stringify(req[i]) + " is required";
+      var keys = Object.keys(x);
+      for (i = 0; i < keys.length; i++) {
+        if (Object.prototype.hasOwnProperty.call(props, keys[i])) { if ((found = schemaError(props[keys[i]], x[keys[i]], root, where + "." + keys[i]))) return found; }
+        else if (s.additionalProperties === false) return where + ": " + JSON.stringify(keys[i]) + " is not allowed";
+      }
+    }
+    if (s.anyOf && s.anyOf.every(function (n) { return schemaError(n, x, root, where) !== null; })) return where + ": not valid under any of the allowed forms";
+    return null;
+  }
+  function checkSchema() {
+    if (!D.schema) return;
+    var archive;
+    try { archive = parseStrict(D.archive_json); } catch (e) { fail("the archive is not JSON."); }
+    var wrong = schemaError(D.schema, archive, D.schema, "archive");
+    if (wrong !== null) fail("the archive is not in its protocol's format: " + wrong + ".");
+  }
+
   async function checkProof(proof) {
     var n = D.players;
     if (PROTOCOLS.indexOf(proof.protocol) < 0 || typeof proof.commitment !== "string") fail("the deal proof is not pbem-deal/1 or pbem-deal/2.");
@@ -534,6 +597,15 @@
     if (typeof S0 !== "string") fail("the server seed is not a string.");
     // 1. The commitment.
     if (await textHash(S0) !== proof.commitment) fail("SHA-256 of the server seed is not the commitment " + proof.commitment + ".");
+    var v3 = proof.protocol === P3;
+    if (v3) {
+      if (!/^[0-9a-f]{64}$/.test(S0)) fail("a pbem-deal/3 server seed is exactly 64 lowercase hex digits.");
+      if (!isInt(proof.game) || proof.game < 0) fail("the deal proof names no game number.");
+      if (!Array.isArray(D.computer)) fail("a pbem-deal/3 archive lists its computer seats.");
+      var cs = D.computer.map(function (c) { return c && typeof c === "object" ? c.seat : null; });
+      if (!cs.every(function (x, i) { return isInt(x) && x >= 0 && x < n && cs.indexOf(x) === i; })) fail("the computer list names a seat twice, or no seat of the game.");
+      if (!("draws" in proof && "deals" in proof)) fail("a dealt pbem-deal/3 game records its draws and deals.");
+    }
     // 2. One cut per human seat, in seat order, each hash its text's.
     var entropy = proof.entropy === undefined ? [] : proof.entropy;
     await checkEntropy(entropy, "the players' cuts");
@@ -546,8 +618,9 @@
       for (var s = 0; s < n; s++) if (robots.indexOf(s) < 0) humans.push(s);
       if (!same(entropy.map(function (e) { return e.seat; }), humans)) fail("the cuts are not one per human seat.");
     }
+    if (v3 && !(proof.missing === undefined || proof.missing === null || same(proof.missing, []))) fail("a dealt game names a missing cut.");
     // 3. The key.
-    var key = forgotten.length ? D.seed : await deriveInOrder(S0, entropy, proof.protocol);
+    var key = v3 ? await deriveV3(S0, proof.game, n, entropy) : forgotten.length ? D.seed : await deriveInOrder(S0, entropy, proof.protocol);
     if (key !== D.seed) fail("the game's seed is not derived from the server seed and the players' cuts.");
     // 4. The cuts received: each seat's last accepted cut is its entropy text (compared
     // by their SHA-256: a forgotten player's cut keeps only that).
@@ -680,6 +753,7 @@
     var proof = D.deal_proof;
     if (!D.over && !D.revealed) return { state: "hidden", text: "The deals can be verified when the game is over (the server seed is revealed then)." };
     if (!proof) return { state: "none", text: "This game's deals are not verifiable (no commitment)." };
+    try { checkSchema(); } catch (err) { if (err instanceof Mismatch) return { state: "mismatch", text: err.text }; throw err; }
     if (proof.server_seed === null || proof.server_seed === undefined) return { state: "hidden", text: "The server seed is not revealed yet: the deals can be checked once it is." };
     try {
       var found = await checkProof(proof);
@@ -688,7 +762,7 @@
       if (err instanceof Mismatch) return { state: "mismatch", text: err.text };
       throw err;
     }
-    if (found.forgotten) return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, and every draw, deal and starter is the seed's shuffle; a forgotten player's cut is kept only as its SHA-256, so the seed cannot be derived again from the cuts." };
+    if (found.forgotten) return { state: "none", text: "Not verifiable: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, and every draw, deal and starter is the archive's seed's shuffle, but a forgotten player's cut is kept only as its SHA-256 and under pbem-deal/1 the seed cannot be derived again from the cuts." };
     return { state: "verified", text: "All " + deals + " deals verified: the server seed matches its commitment " + String(proof.commitment).slice(0, 16) + "…, the seed comes from it and the players' cuts, and every draw, deal and starter is the seed's shuffle." };
   }
   function report(r) {

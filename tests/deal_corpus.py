@@ -25,9 +25,11 @@ from typing import Any
 from engine import Game, Settings, to_archive
 from engine.archive import replay_archive
 from engine.computer import choose_action
+from engine.dealkey import PROTOCOL_3, key_bytes_v3, key_v3
 from engine.fairness import (
     PROTOCOL,
     PROTOCOL_1,
+    PROTOCOL_2,
     DealProof,
     commitment,
     deal_records,
@@ -70,6 +72,19 @@ def _cut(seat: int, mid: str, words: str, minute: int, protocol: str = PROTOCOL)
     }
 
 
+def make_key(
+    s: str, entropy: tuple[tuple[int, str], ...], protocol: str, game: int, players: int
+) -> str:
+    """The key of a game by ``protocol``: ``/3`` binds the game number, the player count
+    and each cut's seat (`engine.dealkey`)."""
+    if protocol == PROTOCOL_3:
+        pairs = [(seat, text_hash(text)) for seat, text in entropy]
+        if len(s) != 64:  # a forger's short seed: the same bytes, unchecked
+            return hashlib.sha256(bytes.fromhex(key_bytes_v3(s, game, players, pairs))).hexdigest()
+        return key_v3(s, game, players, pairs)
+    return derive_seed(s, [text for _, text in entropy], protocol)
+
+
 def _play(game: Game, rng: random.Random, computer: dict[int, str], stop: int | None) -> None:
     """Random legal moves for the humans, the computer player's own for its seats, until
     the game is over or ``stop`` actions are applied."""
@@ -96,12 +111,14 @@ def fair_game(
     recuts: list[dict[str, Any]] | None = None,
     refused: bool = False,
     protocol: str = PROTOCOL,
+    seed: str | None = None,
 ) -> dict[str, Any]:
     """The archive of a fair game named ``name``: every human seat cuts (``refused``:
     seat 0 first sends a cut that is refused), the game is played to 61 (or ``stop``
-    actions), and its proof (by ``protocol``) carries every field of the contract."""
+    actions), and its proof (by ``protocol``) carries every field of the contract.
+    ``seed``: another server seed (a forger's)."""
     computer = computer or {}
-    s = server_seed(name)
+    s = seed if seed is not None else server_seed(name)
     humans = [seat for seat in range(players) if seat not in computer]
     cuts: list[dict[str, Any]] = []
     if refused:
@@ -111,10 +128,10 @@ def fair_game(
     for seat in humans:
         cuts.append(_cut(seat, f"<{name}-{seat}@mail.example>", words[seat], seat + 1, protocol))
     entropy = tuple((c["seat"], c["text"]) for c in cuts if c["accepted"])
-    key = derive_seed(s, [text for _, text in entropy], protocol)
+    game_id = int(hashlib.sha256(name.encode()).hexdigest()[:4], 16)
+    key = make_key(s, entropy, protocol, game_id, players)
     game = Game(Settings(players=players, target=61, first_dealer=first_dealer), key)
     _play(game, random.Random(name), computer, stop)
-    game_id = int(hashlib.sha256(name.encode()).hexdigest()[:4], 16)
     archive = to_archive(game, game_id=game_id, status="finished")
     archive["players"] = [{"email": f"p{i}@example.org", "name": f"P{i}"} for i in range(players)]
     archive["computer"] = [
@@ -131,9 +148,14 @@ def fair_game(
         follows=follows,
         outcome="aborted" if aborted else "finished",
         abort_reason=aborted,
+        game=game_id,
+        players=players,
     )
     records = deal_records(replay_archive(archive))
     archive["deal_proof"] = proof.to_json(reveal=reveal, records=records)
+    if protocol == PROTOCOL_3 and game.is_over and game.outcome is not None:
+        result = {"scores": list(game.outcome.scores), "winner": game.outcome.winner}
+        archive["deal_proof"]["result"] = result
     if not game.is_over:
         archive["status"] = "aborted" if aborted else "active"
     return archive
@@ -159,7 +181,8 @@ def follows_of(previous: dict[str, Any]) -> tuple[dict[str, Any], int]:
     final = games[-1]
     assert final.outcome is not None
     data = {
-        "game": previous["game_id"],
+        "game": previous["deal_proof"].get("game", previous["game_id"]),
+        "commitment": previous["deal_proof"]["commitment"],
         "state_hash": previous["state_hash"],
         "scores": list(final.outcome.scores),
         "winner": final.outcome.winner,
@@ -205,7 +228,10 @@ def base_cases() -> list[Case]:
     never = never_dealt()
     # A player forgotten: /2 derives the key from the hashes; /1 checks the deals
     # against the archive's seed, with a note.
-    forgot2 = forgotten(fair_game("forgotten", 2, refused=True))
+    forgot2 = forgotten(fair_game("forgotten", 2, refused=True, protocol=PROTOCOL_2))
+    forgot3 = forgotten(fair_game("forgotten3", 2, refused=True))
+    older2 = fair_game("older2", 3, computer={1: "easy"}, protocol=PROTOCOL_2)
+    older1 = fair_game("older1", 2, protocol=PROTOCOL_1)
     forgot1 = forgotten(fair_game("forgotten1", 3, protocol=PROTOCOL_1), seat=1)
     unfair = to_archive(_played(Game(Settings(players=2, target=61), "admin seed")))
     return [
@@ -220,7 +246,11 @@ def base_cases() -> list[Case]:
         Case("follows4", after4, OK),
         Case("never-dealt", never, OK),
         Case("forgotten", forgot2, OK),
-        Case("forgotten1", forgot1, OK),
+        Case("forgotten3", forgot3, OK),
+        Case("older2", older2, OK),
+        Case("older1", older1, OK),
+        # /1 with a forgotten cut: the key cannot be derived again, so not verifiable.
+        Case("forgotten1", forgot1, NOT_VERIFIABLE),
         Case("running", running, NOT_REVEALED),
         Case("legacy-unrevealed", legacy, NOT_REVEALED),
         Case("no-proof", unfair, NOT_VERIFIABLE),
@@ -236,18 +266,23 @@ def never_dealt() -> dict[str, Any]:
         commitment(s),
         s,
         ((0, cut["text"]),),
+        PROTOCOL,
         cuts=(cut,),
         follows=None,
         outcome="aborted",
         abort_reason="not every player cut by the deadline",
+        game=77,
+        players=3,
     )
+    data = proof.to_json(reveal=True)
+    data["missing"] = [1, 2]
     return {
         "format": "pbem-cribbage/1",
         "settings": Settings(players=3, target=61).to_json(),
         "seed": None,
         "actions": [],
         "state_hash": None,
-        "deal_proof": proof.to_json(reveal=True),
+        "deal_proof": data,
         "game_id": 77,
         "status": "aborted",
         "computer": [],
@@ -475,8 +510,40 @@ NOT_REVEALED_TAMPERS: list[tuple[str, str, Tamper]] = [
 ]
 
 
+def _never_dealt_after_every_cut(missing: list[int]) -> dict[str, Any]:
+    """Game "two" fully cut, then relabelled as never dealt (its deal dropped): no seed,
+    no action, no records, the cuts all there, ``missing`` as given."""
+    archive = fair_game("two", 2, refused=True)
+    proof = archive["deal_proof"]
+    for key in ("draws", "deals", "result"):
+        proof.pop(key, None)
+    proof.update(outcome="aborted", abort_reason="not every player cut", missing=missing)
+    archive.update(seed=None, actions=[], state_hash=None, status="aborted")
+    return archive
+
+
+def forged_cases() -> list[Case]:
+    """Forgeries made as a cheating server would: by playing the game again through the
+    engine from a key that fits the forged proof, not only by editing a field. Each is
+    caught by the archive alone (the mail and the log catch those that are not: see
+    tests/pbem/test_deal_mail.py and tests/pbem/test_commitment_log.py)."""
+    short = fair_game("two", 2, refused=True, seed="ab" * 8)
+    robot = fair_game("computer", 2, computer={1: "hard"})
+    robot.pop("computer")
+    return [
+        # A short S, consistent with C and the key, the game replayed from it.
+        Case("forged--short-server-seed", short, MISMATCH),
+        # A played game relabelled "never dealt", naming no missing cut, or a false one.
+        Case("forged--dropped-deal", _never_dealt_after_every_cut([]), MISMATCH),
+        Case("forged--dropped-deal-missing-named", _never_dealt_after_every_cut([1]), MISMATCH),
+        # The computer list deleted: under /3 the list is required.
+        Case("forged--computer-list-deleted", robot, MISMATCH),
+    ]
+
+
 def corpus() -> list[Case]:
-    """Every corpus archive with its verdict: the real ones, then the tampered."""
+    """Every corpus archive with its verdict: the real ones, then the tampered, then the
+    forged."""
     bases = base_cases()
     by_name = {case.name: case for case in bases}
     out = list(bases)
@@ -485,6 +552,7 @@ def corpus() -> list[Case]:
             archive = copy.deepcopy(by_name[base].archive)
             tamper(archive)
             out.append(Case(f"{base}--{what}", archive, verdict))
+    out += forged_cases()
     return out
 
 

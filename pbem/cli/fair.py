@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,34 +59,75 @@ def verify(
         str | None,
         typer.Option("--cut", help="With --seat: the cut text the player's receipt quotes."),
     ] = None,
+    mail: Annotated[
+        Path | None,
+        typer.Option(
+            "--mail",
+            help="The player's saved mails of the game (.eml files, an mbox or a Maildir "
+            "folder): check the archive against the commitment, receipt, cut hashes, game "
+            "number and seats they show.",
+        ),
+    ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="The public commitment log (pbem site's commitment-log.json): check the "
+            "game's entries in it and the whole chain.",
+        ),
+    ] = None,
+    previous: Annotated[
+        Path | None,
+        typer.Option(
+            "--previous",
+            help="The archive of the game this one follows: check that its follows record "
+            "(game, commitment, state hash, result, last dealer) is that game's.",
+        ),
+    ] = None,
 ) -> None:
     """Check every deal of a game against its commitment and the players' cuts
-    (pbem-deal/1 and /2, docs/pbem-deal-1.md), and every move of its computer seats
+    (pbem-deal/1, /2 and /3: docs/pbem-deal-3.md), and every move of its computer seats
     against that seat's own cards. Exit 0: all verified; 1: a mismatch; 3: not
     verifiable, or the server seed not revealed yet."""
     from engine import EngineError
     from engine.dealcheck import verify_archive
+    from engine.fairness import Verdict
 
     if (file is None) == (game_id is None):
         fail("give an archive FILE or --game ID (one of them)")
     if (seat is None) != (cut is None):
         fail("--seat and --cut go together: the seat, and the cut text of its receipt")
-    if file is not None:
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            fail(f"cannot read {file}: {exc.strerror or exc}")
-        except (ValueError, UnicodeDecodeError) as exc:
-            fail(f"{file} is not a JSON archive: {exc}")
-    else:
-        data = guard(service().export, game_id)
+    data = read_json(file) if file is not None else guard(service().export, game_id)
+    before = read_json(previous) if previous is not None else None
+    if before is not None and not isinstance(before, dict):
+        fail(f"{previous} is not a game archive")
     try:
-        verdict = verify_archive(data, seat=seat, cut=cut)
+        verdict = verify_archive(data, seat=seat, cut=cut, previous=before)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
+    if mail is not None and isinstance(data, dict):
+        from engine.mailcheck import check_mail
+
+        seen = check_mail(data, read_mails(mail))
+        if seen.problems:
+            verdict = Verdict(
+                False, check="mail", detail="; ".join(seen.problems), checked=verdict.checked
+            )
+        else:
+            verdict.checked.append("the player's mail: " + ", ".join(seen.checked))
+    if log is not None and isinstance(data, dict):
+        problems = check_against_log(data, log)
+        if problems:
+            verdict = Verdict(
+                False, check="log", detail="; ".join(problems), checked=verdict.checked
+            )
+        else:
+            verdict.checked.append("the game's entries in the commitment log, and its chain")
     code = 0
-    if seat is not None and verdict.verifiable and verdict.check != "cut":
+    if seat is not None and f"seat {seat}'s cut against its receipt" in verdict.checked:
         out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
+    for what in verdict.checked:
+        out.print(f"checked: {what}", highlight=False)
     if not verdict.verifiable or not verdict.revealed:
         err.print(verdict.message, highlight=False)
         code = NOT_VERIFIABLE_EXIT
@@ -106,6 +147,59 @@ def verify(
         code = 1  # a computer move that its own cards do not give outranks the deals
     if code:
         raise typer.Exit(code)
+
+
+def check_against_log(data: dict[str, Any], path: Path) -> list[str]:
+    """The problems of the game's archive against the commitment log in ``path``, and of
+    the log's chain (`engine.commitlog`); empty when they agree."""
+    from engine.commitlog import check_game, check_log
+    from pbem.cli.commitlog import read_log
+
+    rows = read_log(path)
+    chain = check_log(rows)
+    return chain.problems + check_game(rows, data)
+
+
+def read_mails(path: Path) -> list[tuple[str, str]]:
+    """Each saved mail's subject and plain text: ``path`` a Maildir folder, a folder of
+    ``.eml`` files, an mbox file or one ``.eml`` file. A clean failure when it is none."""
+    import mailbox
+    from email import message_from_bytes, policy
+    from email.message import EmailMessage
+
+    def text_of(raw: bytes) -> tuple[str, str]:
+        msg = message_from_bytes(raw, policy=policy.default)
+        assert isinstance(msg, EmailMessage)
+        body = msg.get_body(preferencelist=("plain",))
+        try:
+            text = body.get_content() if body is not None else ""
+        except (LookupError, ValueError):
+            text = ""
+        return str(msg.get("Subject", "")), str(text)
+
+    try:
+        if path.is_dir() and (path / "cur").is_dir():
+            box = mailbox.Maildir(str(path), create=False)
+            return [text_of(box.get_bytes(key)) for key in box.iterkeys()]
+        if path.is_dir():
+            return [text_of(f.read_bytes()) for f in sorted(path.glob("*.eml"))]
+        raw = path.read_bytes()
+        if raw.startswith(b"From "):
+            mbox = mailbox.mbox(str(path), create=False)
+            return [text_of(mbox.get_bytes(key)) for key in mbox.iterkeys()]
+        return [text_of(raw)]
+    except OSError as exc:
+        fail(f"cannot read the mail in {path}: {exc.strerror or exc}")
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; a clean failure (exit 1) when it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        fail(f"{path} is not a JSON archive: {exc}")
 
 
 def check_computer(data: object) -> bool:
@@ -128,7 +222,24 @@ def check_computer(data: object) -> bool:
         err.print(audit.message, highlight=False, soft_wrap=True)
         return False
     out.print(audit.message, highlight=False, soft_wrap=True)
+    out.print(engine_note(data), highlight=False, soft_wrap=True)
     return True
+
+
+def engine_note(data: dict[str, Any]) -> str:
+    """Which engine re-derived the moves, by content, against the one the archive names."""
+    from pbem import engine_digest
+
+    mine = engine_digest()
+    named = {c.get("engine_sha256") for c in data.get("computer") or [] if isinstance(c, dict)}
+    if named == {mine}:
+        return f"the engine that re-derived them is the one the archive names (SHA-256 {mine})"
+    if named - {None}:
+        return (
+            f"note: the archive names the engine {', '.join(sorted(str(n) for n in named))}; "
+            f"this one is {mine}: a difference may come from the engines, not the computer"
+        )
+    return f"note: the archive does not name its engine by content; this one is {mine}"
 
 
 @commands.command(

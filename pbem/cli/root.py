@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pbem.cli import admin, archive, fair, game, mail, ops, serve, site
+from pbem.cli import admin, archive, commitlog, fair, game, mail, ops, serve, site
 from pbem.cli.base import app_group, examples, out, state
 from pbem.cli.version import version_line
 from pbem.logsetup import configure_logging
@@ -37,6 +37,7 @@ app.add_typer(mail.outbox_app, name="outbox")
 app.add_typer(mail.inbox_app, name="inbox")
 app.add_typer(mail.player_app, name="player")
 app.add_typer(ops.db_app, name="db")
+app.add_typer(commitlog.log_app, name="log")
 mail.player_app.command(
     "forget",
     epilog=examples(

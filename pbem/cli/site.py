@@ -106,6 +106,18 @@ def _entry_of(saved: Any) -> Any:
         return None
 
 
+def _publish_log(db: Any, folder: Path) -> tuple[int, str]:
+    """Write the public commitment log (``commitment-log.json``, `pbem.cli.commitlog`)
+    and return its head."""
+    from pbem.cli.commitlog import published
+    from pbem.store.commitlog import entries, head_of
+
+    with db.connect() as connection:
+        rows, head = entries(connection), head_of(connection)
+    write_page(folder / "commitment-log.json", json.dumps(published(rows, head), indent=1))
+    return head
+
+
 @commands.command(
     "site", epilog=examples("pbem site /var/www/cribbage", "pbem site /var/www/cribbage --all")
 )
@@ -163,7 +175,9 @@ def site(
         table = guard(current_standings, svc._ctx(), session)
     write_page(folder / "standings.html", standings_page(standings_fragment(table).html))
     write_page(folder / "index.html", site_index(entries, standings_href="standings.html"))
+    head = _publish_log(svc.db, folder)
     manifest = json.dumps({"format": 1, "games": written}, ensure_ascii=False)
     write_page(folder / MANIFEST, manifest)
     games = f"{len(entries)} finished game{'' if len(entries) == 1 else 's'}"
     out.print(f"site of {games} written to {folder} ({made} made, {len(entries) - made} unchanged)")
+    out.print(f"commitment log: {head[0]} entries, head {head[1]}", highlight=False)

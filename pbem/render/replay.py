@@ -401,7 +401,25 @@ def replay_data(
         # page shows its player theirs, to compare with the receipt of their cut.
         "cuts": recorded_cuts(raw_proof),
     }
+    if isinstance(proof, dict):
+        data.update(schema_check(archive, proof))
     return data
+
+
+def schema_check(archive: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
+    """What the page needs to check the archive against its protocol's JSON Schema
+    (`engine.dealschema`, the file `pbem verify` uses): the schema, and the archive as
+    JSON text (`render_page` writes it, with the page's deal proof) — parsed by the page
+    itself, so that ``2.0`` stays a non-integer. Its actions are left out (the replay
+    that made the page checked them)."""
+    from engine.dealschema import SCHEMA_FILES, schema
+
+    if proof.get("protocol") not in SCHEMA_FILES:
+        return {}
+    rules = {k: v for k, v in schema(str(proof["protocol"])).items() if k[0] not in "$td"}
+    rules["$defs"] = schema(str(proof["protocol"]))["$defs"]
+    rest = {k: v for k, v in archive.items() if k not in ("actions", "deal_proof")}
+    return {"schema": rules, "archive_rest": {**rest, "actions": []}}
 
 
 def recorded_cuts(proof: Any) -> dict[str, dict[str, str]]:
@@ -459,6 +477,13 @@ def render_page(
     env = _environment(str(folder))
     script = _compact((Path(folder) / "replay.js").read_text(encoding="utf-8"))
     words = review_text(review, data["names"]) if review is not None else None
+    # The deal proof travels once: inside the archive's text when the page checks its
+    # format (the script takes it from there).
+    embedded = dict(data)
+    rest = embedded.pop("archive_rest", None)
+    if rest is not None:
+        whole = {**rest, "deal_proof": data["deal_proof"]}
+        embedded.update(deal_proof=None, archive_json=json.dumps(whole, ensure_ascii=False))
     return env.get_template("replay.html").render(
-        data=data, data_json=_json_for_script(data), script=script, review=words
+        data=data, data_json=_json_for_script(embedded), script=script, review=words
     )

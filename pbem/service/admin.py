@@ -27,6 +27,7 @@ from pbem.service.ops import cutting, play
 from pbem.service.ops.start import get_game, start_game
 from pbem.service.send import archive, envelope, turns
 from pbem.store import models as m
+from pbem.store.commitlog import log_end
 from pbem.store.counts import ABORTS, count_event
 from pbem.store.db import session_scope
 from pbem.store.games import append_actions, create_game
@@ -197,6 +198,16 @@ def set_status(ctx: Context, game_id: int, status: str, reason: str | None = Non
         game_row.updated_at = now
         session.add(game_row)
         session.flush()
+        if status == "aborted":
+            log_end(
+                session,
+                game_id,
+                game_row.commitment,
+                game_row.server_seed,
+                dealt=game_row.seed is not None,
+                aborted=True,
+                now=now,
+            )
         tell_status(ctx, session, game_row, status, reason, now)
         session.flush()
         session.expunge(game_row)
@@ -273,6 +284,9 @@ def import_archive(ctx: Context, data: dict[str, Any]) -> int:
     proof = imported_proof(data, game)
     stored = game.settings.to_json()
     stored.update(imported_computer(data))
+    if proof is not None and isinstance(data["deal_proof"].get("game"), int):
+        # pbem-deal/3: the key binds the number the game was dealt under, not the new id.
+        stored["deal_game"] = int(data["deal_proof"]["game"])
     now = ctx.clock()
     with session_scope(ctx.db) as session:
         rows = [get_or_create_player(session, email, name, now=now) for email, name in people]

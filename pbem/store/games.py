@@ -400,6 +400,17 @@ def mark_aborted(session: Session, game_row: Game, reason: str, now: datetime) -
         deadline_at=None,
         updated_at=now,
     )
+    from pbem.store.commitlog import log_end
+
+    log_end(
+        session,
+        game_row.id,
+        game_row.commitment,
+        game_row.server_seed,
+        dealt=game_row.seed is not None,
+        aborted=True,
+        now=now,
+    )
 
 
 def log_cut(

@@ -457,3 +457,7 @@ class EventCount(SQLModel, table=True):
     __tablename__ = "event_count"
     name: str = Field(primary_key=True)
     value: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})
+
+
+# The public commitment log's tables (kept in their own module: registered here).
+from pbem.store.commitlog import CommitmentEntry, CommitmentHead  # noqa: E402, F401

@@ -239,6 +239,7 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
     row = fair.game_row(second)
     assert row.follows == {
         "game": first,
+        "commitment": fair.game_row(first).commitment,
         "state_hash": over.state_hash(),
         "scores": list(over.outcome.scores),
         "winner": over.outcome.winner,
@@ -258,6 +259,10 @@ def test_linked_games_record_the_game_they_follow(fair: Harness) -> None:
     done = fair.game(second)
     third = fair.service.export(second)
     assert third["deal_proof"]["follows"]["game"] == first and verify_archive(third).ok
+    # pbem-deal/3: checked against the archive of the game it follows (--previous).
+    checked = verify_archive(third, previous=fair.service.export(first))
+    assert checked.ok and checked.checked, checked.message
+    assert not verify_archive(third, previous=fair.service.export(second)).ok
     with Session(fair.db) as session:
         nxt = session.exec(select(m.Game).where(m.Game.rematch_of == second)).one()
         next_id = nxt.id
@@ -284,7 +289,7 @@ def test_a_game_committed_before_the_protocol_was_recorded_keeps_pbem_deal_1(
     new = fair.service.new_game([ALICE, BOB], target=61)
     old = fair.service.new_game([CAROL, BOB], target=61)
     fair.step()
-    assert fair.game_row(new).deal_protocol == PROTOCOL == "pbem-deal/2"
+    assert fair.game_row(new).deal_protocol == PROTOCOL == "pbem-deal/3"
     with Session(fair.db) as session:  # as the migration leaves a game committed before
         row = session.get(m.Game, old)
         assert row is not None
@@ -296,7 +301,7 @@ def test_a_game_committed_before_the_protocol_was_recorded_keeps_pbem_deal_1(
     fair.answer(CAROL[0], "cut e\u0301te\u0301", message_id="<o@example.com>")
     assert fair.game_row(new).entropy == [{"seat": 0, "text": "<n@example.com> \u00e9t\u00e9"}]
     assert fair.game_row(old).entropy == [{"seat": 0, "text": "<o@example.com> e\u0301te\u0301"}]
-    assert fair.service.export(new)["deal_proof"]["protocol"] == "pbem-deal/2"
+    assert fair.service.export(new)["deal_proof"]["protocol"] == "pbem-deal/3"
     assert fair.service.export(old)["deal_proof"]["protocol"] == "pbem-deal/1"
     assert "Deal commitment (pbem-deal/1):" in flat(fair.latest(CAROL[0]))
-    assert "Deal commitment (pbem-deal/2):" in flat(fair.latest(ALICE[0]))
+    assert "Deal commitment (pbem-deal/3):" in flat(fair.latest(ALICE[0]))

@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import Engine
 
 from engine.dealcheck import verify_archive
-from engine.fairness import PROTOCOL, commitment, derive_seed, entropy_text, text_hash
+from engine.dealkey import key_v3
+from engine.fairness import PROTOCOL, commitment, entropy_text, text_hash
 from pbem.demo.bots import text_of
 from pbem.render.invite import SUBJECT as INVITE_SUBJECT
 from pbem.render.replay import ReplayPageError, replay_page
@@ -66,13 +67,12 @@ def test_a_fair_game_from_commitment_to_verified_archive(fair: Harness) -> None:
     fair.answer(BOB[0], "cut", message_id="<bob-cut@example.org>")
     row = fair.game_row(game_id)
     assert row.status == "active"
-    want = derive_seed(
-        secret,
-        [
-            entropy_text("<alice-cut@example.com>", "17 Purple elephants"),
-            "<bob-cut@example.org>",
-        ],
-    )
+    texts = [
+        entropy_text("<alice-cut@example.com>", "17 Purple elephants"),
+        "<bob-cut@example.org>",
+    ]
+    # pbem-deal/3: the key binds the game's number, its two players and each cut's seat.
+    want = key_v3(secret, game_id, 2, [(seat, text_hash(t)) for seat, t in enumerate(texts)])
     assert row.seed == want
     assert row.entropy == [
         {"seat": 0, "text": "<alice-cut@example.com> 17 Purple elephants"},
@@ -219,7 +219,8 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     # The deal comes from the seed the invitation committed to and both cuts.
     texts = [e["text"] for e in sorted(dealt.entropy or (), key=lambda e: e["seat"])]
     assert [e["seat"] for e in dealt.entropy or ()] == [0, 1] and texts[1].startswith("<")
-    assert dealt.seed == derive_seed(dealt.server_seed, texts)
+    pairs = [(seat, text_hash(t)) for seat, t in enumerate(texts)]
+    assert dealt.seed == key_v3(dealt.server_seed, game_id, 2, pairs)
 
 
 def test_play_computer_by_mail_starts_with_the_cut(fair: Harness) -> None:

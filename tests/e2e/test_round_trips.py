@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from engine.fairness import commitment, derive_seed, entropy_text, text_hash
+from engine.dealkey import key_v3
+from engine.fairness import commitment, entropy_text, text_hash
 from pbem.demo.bots import text_of
 from tests.e2e.helpers import ALICE, BOB, SERVICE_ADDRESS, Harness, about, plain_mail, reply
 
@@ -89,7 +90,8 @@ def test_a_rematch_against_the_computer_is_dealt_by_the_request(fair: Harness) -
     assert row.commitment == shown == commitment(str(row.server_seed))
     texts = [entropy_text("<again@example.com>", "")]
     assert row.entropy == [{"seat": 0, "text": texts[0]}]
-    assert row.seed == derive_seed(str(row.server_seed), texts)
+    # pbem-deal/3: the key binds the game, its two players (seat 1 the computer's) and the seat.
+    assert row.seed == key_v3(str(row.server_seed), second, 2, [(0, text_hash(texts[0]))])
     dealt = h.latest(A)
     assert "Please cut" not in about(dealt)
     assert h.view(A).holding  # the first mail holds the cards
@@ -146,5 +148,6 @@ def test_a_rematch_between_people_is_dealt_when_the_last_accepts(fair: Harness) 
     assert row.commitment == shown
     texts = [entropy_text("<rematch@example.com>", ""), entropy_text("<yes@example.org>", "")]
     assert [e["text"] for e in row.entropy or ()] == texts
-    assert row.seed == derive_seed(str(row.server_seed), texts)
+    pairs = [(seat, text_hash(t)) for seat, t in enumerate(texts)]
+    assert row.seed == key_v3(str(row.server_seed), second, 2, pairs)
     assert h.view(A).holding and h.view(B).holding

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from engine.cards import full_deck
+from engine.dealkey import PROTOCOL_3, key_bytes_v3, key_v3
 from engine.fairness import (
     PROTOCOL_1,
     PROTOCOL_2,
@@ -137,6 +138,7 @@ def build() -> dict[str, Any]:
                 "message_id": mid,
                 "words": words,
                 "placeholder": "<no-message-id.7.0>",
+                PROTOCOL_3: entropy_text(mid, words, PROTOCOL_3, placeholder="<no-message-id.7.0>"),
                 PROTOCOL_2: entropy_text(mid, words, PROTOCOL_2, placeholder="<no-message-id.7.0>"),
                 PROTOCOL_1: entropy_text(mid, words, PROTOCOL_1, placeholder="<no-message-id.7.0>"),
             }
@@ -150,6 +152,15 @@ def build() -> dict[str, Any]:
                 (SERVER_SEED, []),
                 (SERVER_SEED, CUTS),
                 (SERVER_SEED, ["<c@x> Grüße ♥ 🂡"]),
+            )
+        ],
+        "keys_3": [
+            _key3(game, players, list(zip(seats, CUTS, strict=False)))
+            for game, players, seats in (
+                (12, 2, (0, 1)),
+                (13, 2, (0, 1)),
+                (12, 3, (0, 2)),
+                (5, 2, ()),
             )
         ],
         "stream": {"key": KEY, "label": "hand/1", "blocks": blocks},
@@ -171,6 +182,23 @@ def build() -> dict[str, Any]:
             )
             for f in [first_dealer_rule(p, s, w, d)]
         ],
+    }
+
+
+def _key3(game: int, players: int, cut: list[tuple[int, str]]) -> dict[str, Any]:
+    """A ``pbem-deal/3`` key vector: the game, the players, each cut's seat and text."""
+    pairs = [(seat, hashlib.sha256(text.encode()).hexdigest()) for seat, text in cut]
+    return {
+        "protocol": PROTOCOL_3,
+        "server_seed": SERVER_SEED,
+        "game": game,
+        "players": players,
+        "entropy": [
+            {"seat": seat, "text": text, "sha256": h}
+            for (seat, text), (_, h) in zip(cut, pairs, strict=True)
+        ],
+        "bytes": key_bytes_v3(SERVER_SEED, game, players, pairs),
+        "key": key_v3(SERVER_SEED, game, players, pairs),
     }
 
 

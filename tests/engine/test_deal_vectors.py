@@ -154,3 +154,36 @@ def test_the_first_dealer_after_a_game(standalone: ModuleType) -> None:
         args = (v["players"], v["scores"], v["winner"], v["last_dealer"])
         assert first_dealer_rule(*args) == v["first_dealer"]
         assert standalone.first_dealer_after(*args) == v["first_dealer"]
+
+
+def test_protocol_3_keys_bind_the_game_the_players_and_the_seats(standalone: ModuleType) -> None:
+    """docs/pbem-deal-3.md section 3: the same seed and cuts give another key for another
+    game number, player count or seat; the engine and the standalone verifier agree."""
+    from engine.dealkey import key_bytes_v3, key_v3
+
+    keys = VECTORS["keys_3"]
+    for v in keys:
+        pairs = [(e["seat"], e["sha256"]) for e in v["entropy"]]
+        assert [hashlib.sha256(e["text"].encode()).hexdigest() for e in v["entropy"]] == [
+            h for _, h in pairs
+        ]
+        assert key_bytes_v3(v["server_seed"], v["game"], v["players"], pairs) == v["bytes"]
+        assert hashlib.sha256(bytes.fromhex(v["bytes"])).hexdigest() == v["key"]
+        assert key_v3(v["server_seed"], v["game"], v["players"], pairs) == v["key"]
+        assert standalone.derive_v3(v["server_seed"], v["game"], v["players"], pairs) == v["key"]
+    assert len({v["key"] for v in keys}) == len(keys)
+    assert keys[0]["bytes"].startswith("0000000b" + b"pbem-deal/3".hex() + "000000000000000c")
+    # What key_v3 refuses: a short seed, a seat twice or out of order, a boolean game.
+    seed = keys[0]["server_seed"]
+    digest = keys[0]["entropy"][0]["sha256"]
+    for bad in (
+        lambda: key_v3("abc", 1, 2, []),
+        lambda: key_v3(seed.upper(), 1, 2, []),
+        lambda: key_v3(seed, True, 2, []),
+        lambda: key_v3(seed, 1, 5, []),
+        lambda: key_v3(seed, 1, 2, [(1, digest), (0, digest)]),
+        lambda: key_v3(seed, 1, 2, [(2, digest)]),
+        lambda: key_v3(seed, 1, 2, [(0, "x")]),
+    ):
+        with pytest.raises(ValueError):
+            bad()

@@ -52,7 +52,7 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     (
         "two",
         "entropy seat out of range",
-        lambda a: a["deal_proof"]["entropy"][1].update(seat=7),
+        lambda a: a["deal_proof"]["entropy"][1].update(seat=3),
         "entropy",
         "no seat",
     ),
@@ -60,15 +60,15 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
         "two",
         "cut without text or hash",
         lambda a: _forget_cut(a["deal_proof"]["cuts"][0], None),
-        "cuts",
-        "no text",
+        "schema",
+        "deal_proof.cuts.0",
     ),
     (
         "two",
         "cut without text, its hash not one",
         lambda a: _forget_cut(a["deal_proof"]["cuts"][0], "AB" * 32),
-        "cuts",
-        "no text",
+        "schema",
+        "deal_proof.cuts.0",
     ),
     (
         "two",
@@ -96,7 +96,7 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     (
         "aborted",
         "recut entropy",
-        lambda a: a["deal_proof"]["recuts"][0]["entropy"][0].update(seat=9),
+        lambda a: a["deal_proof"]["recuts"][0]["entropy"][0].update(seat=3),
         "recut",
         "no seat",
     ),
@@ -110,13 +110,29 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     (
         "follows3",
         "no scores",
-        lambda a: a["deal_proof"]["follows"].update(scores=None),
+        lambda a: a["deal_proof"]["follows"].update(scores=[61, 40]),
         "first_dealer",
         "no scores",
     ),
-    ("two", "records missing", proof_set("deals", None), "records", "no draws and deals"),
+    (
+        "two",
+        "records missing",
+        lambda a: a["deal_proof"].pop("draws"),
+        "records",
+        "draws and deals",
+    ),
+    ("two", "records not a list", proof_set("deals", None), "schema", "deal_proof.deals"),
     ("two", "hands numbered wrong", deal_set(0, "hand", 2), "records", "not numbered"),
-    ("two", "a seat's cards missing", deal_set(0, "hands", [[]]), "deal", "not every seat"),
+    ("two", "a seat's cards missing", deal_set(0, "hands", [[], [], []]), "deal", "not every seat"),
+    ("two", "a boolean seat", deal_set(0, "dealer", True), "schema", "deals.0.dealer"),
+    (
+        "two",
+        "a float player count",
+        lambda a: a["settings"].update(players=2.0),
+        "schema",
+        "players",
+    ),
+    ("two", "a short server seed", proof_set("server_seed", "ab"), "schema", "server_seed"),
     ("two", "crib card on two players", deal_set(0, "crib", ["AS"]), "crib", "crib"),
     (
         "follows2",
@@ -128,7 +144,7 @@ CASES: list[tuple[str, str, Edit, str, str]] = [
     ("two", "state hash", lambda a: a.__setitem__("state_hash", "0" * 64), "replay", "state hash"),
     ("aborted", "outcome finished", proof_set("outcome", "finished"), "records", "is not over"),
     ("two", "outcome aborted", proof_set("outcome", "aborted"), "records", "is over"),
-    ("two", "players", lambda a: a["settings"].update(players=5), "records", "2, 3 or 4"),
+    ("two", "players", lambda a: a["settings"].update(players=5), "schema", "settings.players"),
 ]
 
 
@@ -167,13 +183,10 @@ def test_the_receipt_check_and_malformed_proofs() -> None:
     text_missing = copy.deepcopy(archive["deal_proof"])
     text_missing["entropy"][0].pop("text")
     text_missing["entropy"][0].pop("sha256")
-    assert verify({**archive, "deal_proof": text_missing}).check == "entropy"
+    assert verify({**archive, "deal_proof": text_missing}).check == "schema"
+    assert verify({**archive, "deal_proof": {"protocol": "pbem-deal/2"}}).check == "schema"
     bad: Any
-    for bad in (
-        {"protocol": "pbem-deal/9", "commitment": "x"},
-        {"protocol": "pbem-deal/2"},
-        [],
-    ):
+    for bad in ({"protocol": "pbem-deal/9", "commitment": "x"}, []):
         archive["deal_proof"] = bad
         with pytest.raises(ReplayError):
             verify(archive)

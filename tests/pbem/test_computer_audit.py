@@ -18,7 +18,7 @@ import pytest
 
 from engine.audit import audit_archive, engine_label
 from engine.view import player_view
-from pbem import engine_version
+from pbem import engine_digest, engine_version
 from pbem.cli.fair import NOT_VERIFIABLE_EXIT
 from pbem.render.replay import replay_page
 from pbem.service import ServiceError, admin
@@ -86,8 +86,8 @@ def test_the_archive_names_the_computer_seats(
 ) -> None:
     game_id, data = against_computer
     assert data["computer"] == [
-        {"seat": 1, "level": "hard", "engine": ENGINE},
-        {"seat": 2, "level": "easy", "engine": ENGINE},
+        {"seat": 1, "level": "hard", "engine": ENGINE, "engine_sha256": engine_digest()},
+        {"seat": 2, "level": "easy", "engine": ENGINE, "engine_sha256": engine_digest()},
     ]
     assert engine_version() != "unknown" and ENGINE.endswith(f" {engine_version()}")
     audit = audit_archive(data, engine=ENGINE)
@@ -109,7 +109,7 @@ def test_an_imported_archive_keeps_its_computer_seats_when_they_re_derive(
     tampered["computer"][0]["level"] = "medium"
     with pytest.raises(ServiceError, match=r"computer moves do not re-derive: .* action "):
         harness.service.import_archive(tampered)
-    with pytest.raises(ServiceError, match=r"computer seats are unreadable: .* not a list"):
+    with pytest.raises(ServiceError, match=r"deals do not verify: .*computer: .* not of type"):
         harness.service.import_archive({**data, "computer": "seat 1"})
 
 
@@ -124,6 +124,16 @@ def test_verify_re_derives_the_computers_moves(
     assert by_id.exit_code == 0, by_id.output
     assert by_id.stdout.splitlines()[0].startswith("all ") and "deals verified" in by_id.stdout
     assert by_id.stdout.splitlines()[1] == line
+    # The engine is named by content: the hash of its code, the same as the running one.
+    from pbem import engine_digest
+
+    assert data["computer"][0]["engine_sha256"] == engine_digest()
+    assert f"is the one the archive names (SHA-256 {engine_digest()})" in by_id.stdout
+    other = {**data, "computer": [{**c, "engine_sha256": "e" * 64} for c in data["computer"]]}
+    archive = tmp_path / "other-engine.json"
+    archive.write_text(json.dumps(other))
+    noted = run_cli(env, "verify", str(archive))
+    assert noted.exit_code == 0 and "a difference may come from the engines" in noted.stdout
     archive = tmp_path / "g.json"
     archive.write_text(json.dumps(data))
     from_file = run_cli(env, "verify", str(archive))
@@ -146,10 +156,11 @@ def test_verify_re_derives_the_computers_moves(
     assert bad.exit_code == 1
     assert "the computer's moves cannot be checked: no seat 7 in a 3-player game" in bad.stderr
 
-    # An archive without a computer list (from before the list): no computer line.
+    # An archive without a computer list: pbem-deal/3 requires one (deleting it would
+    # take a human's cut out of the check and switch the audit off).
     archive.write_text(json.dumps({k: v for k, v in data.items() if k != "computer"}))
     plain = run_cli(env, "verify", str(archive))
-    assert plain.exit_code == 0 and "computer" not in plain.output
+    assert plain.exit_code == 1 and "'computer' is a required property" in plain.stderr
 
     # The computer seats relabelled as people: they made no cut, so the deals fail.
     archive.write_text(json.dumps({**data, "computer": []}))
@@ -178,7 +189,7 @@ def test_verify_in_a_process_of_its_own_re_derives_the_same_moves(
     )
     assert done.returncode == 0, done.stderr
     decisions = audit_archive(data).decisions
-    assert done.stdout.splitlines()[-1] == (
+    assert done.stdout.splitlines()[-2] == (
         f"the computer played only from its own cards ({decisions} decisions re-derived)"
     )
 

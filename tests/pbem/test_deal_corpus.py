@@ -239,37 +239,42 @@ def test_the_replay_page_gives_each_verdict(
     # The pages that cannot be made: a game never dealt has nothing to replay, and an
     # archive whose key was changed does not replay (a mismatch for the others too).
     never = [case.name for case, _ in cases if case.archive["seed"] is None]
-    assert len(never) == 5
+    assert len(never) == 7
     assert sorted(unbuilt) == sorted(["two--key", "two--cut-omitted-reground", *never])
 
 
-def test_a_forgotten_cut_is_checked_fully_under_2_and_with_a_note_under_1(
+def test_a_forgotten_cut_is_checked_fully_under_2_and_3_and_not_verifiable_under_1(
     cases: list[tuple[Case, Path]], browser: Any, tmp_path: Path
 ) -> None:
     """The three verifiers say the same of a forgotten cut: nothing left unchecked under
-    pbem-deal/2; under /1 a note that the seed could not be derived again."""
+    pbem-deal/2 and /3; under /1 the seed cannot be derived again, so the verdict is
+    "not verifiable" (exit 3) and says why — never "ok"."""
     by_name = {case.name: (case, path) for case, path in cases}
     note = "cut was forgotten at its player's request"
     context = browser.new_context()
     tab = context.new_page()
     try:
-        for name, noted in (("forgotten", False), ("forgotten1", True)):
+        for name, noted in (("forgotten", False), ("forgotten3", False), ("forgotten1", True)):
             case, path = by_name[name]
+            code = 3 if noted else 0
             result = CliRunner().invoke(app, ["verify", str(path)])
-            assert result.exit_code == 0 and (note in result.stdout) == noted, result.output
+            said = result.stdout + result.stderr
+            assert result.exit_code == code and (note in said) == noted, result.output
             done = subprocess.run(
                 [sys.executable, "-I", str(STANDALONE), str(path)],
                 capture_output=True,
                 text=True,
                 check=False,
             )
-            assert done.returncode == 0 and (note in done.stdout) == noted, done.stdout
+            said = done.stdout + done.stderr
+            assert done.returncode == code and (note in said) == noted, said
             page = tmp_path / f"{name}.html"
             page.write_text(replay_page(case.archive).html, encoding="utf-8")
             tab.goto(page.as_uri())
             tab.wait_for_function("document.getElementById('verify').dataset.state !== 'pending'")
             text = tab.text_content("#verify") or ""
-            assert tab.get_attribute("#verify", "data-state") == "verified", text
+            state = "none" if noted else "verified"
+            assert tab.get_attribute("#verify", "data-state") == state, text
             assert ("kept only as its SHA-256" in text) == noted, text
     finally:
         context.close()
@@ -313,7 +318,7 @@ def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None
             standalone.verify(archive)
         assert failed.value.code == 1 and f"check {check}" in str(failed.value), what
     # What it cannot read, and an archive from before the records: no traceback.
-    legacy = base("two")
+    legacy = base("older2")  # a pbem-deal/2 archive (a /3 one must record its deals)
     for key in ("cuts", "recuts", "follows", "outcome", "abort_reason", "draws", "deals"):
         legacy["deal_proof"].pop(key)
     files = {
@@ -338,7 +343,7 @@ def test_the_standalone_verifier_names_the_same_failures(tmp_path: Path) -> None
         codes[file] = (done.returncode, done.stderr)
     assert codes["missing.json"][0] == 1 and "cannot read" in codes["missing.json"][1]
     assert codes["bad.json"][0] == 1 and "cannot read" in codes["bad.json"][1]
-    assert codes["list.json"][0] == 1 and "not a game archive" in codes["list.json"][1]
+    assert codes["list.json"][0] == 1 and "game archive" in codes["list.json"][1]
     assert codes["other.json"][0] == 1 and "pbem-deal/1" in codes["other.json"][1]
     assert codes["legacy.json"][0] == 3 and "records no deals" in codes["legacy.json"][1]
     # pbem verify checks the same legacy archive through the replay.

@@ -23,7 +23,7 @@ from sqlmodel import Session, col
 from sqlmodel import select as select_rows
 
 from engine.dealcheck import verify_archive
-from engine.fairness import PROTOCOL_2, text_hash
+from engine.fairness import PROTOCOL, text_hash
 from pbem.render.replay import replay_page
 from pbem.service.policy import forgotten_key, is_suppressed, lift, suppress
 from pbem.store import models as m
@@ -128,7 +128,7 @@ def test_forgetting_a_player_leaves_no_trace_and_every_game_checks_out(
     assert audit.ok and audit.games == 5 and audit.replayed == 4, audit.problems
     after = harness.service.export(installation.finished)
     assert after["players"][0] == {"email": pseudonym, "name": f"Forgotten player {player_id}"}
-    assert after["deal_proof"]["protocol"] == PROTOCOL_2
+    assert after["deal_proof"]["protocol"] == PROTOCOL
     assert after["deal_proof"]["entropy"][1] == before["deal_proof"]["entropy"][1]  # Bob's
     alice_text = before["deal_proof"]["entropy"][0]["text"]
     bob_text = before["deal_proof"]["entropy"][1]["text"]

@@ -18,11 +18,13 @@ from typing import Any
 from sqlmodel import Session
 
 from engine import Game
+from engine.dealkey import PROTOCOL_3, key_v3
 from engine.fairness import (
     PROTOCOL,
     PROTOCOL_1,
     DealProof,
     commitment,
+    derive_seed,
     entropy_text,
     records_of,
     text_hash,
@@ -33,10 +35,13 @@ from pbem.render import Notice
 from pbem.service.context import (
     Seated,
     is_computer,
+    seat_level,
 )
 from pbem.service.moves import read_commands
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.commitlog import append as append_log
+from pbem.store.commitlog import head_of
 from pbem.store.games import log_cut
 
 NOT_NEEDED = (
@@ -51,7 +56,12 @@ def new_server_seed() -> str:
 
 
 def deal_lines(
-    game_row: m.Game, *, over: bool, following: str = "", names: Sequence[str] = ()
+    game_row: m.Game,
+    *,
+    over: bool,
+    following: str = "",
+    names: Sequence[str] = (),
+    head: tuple[int, str] | None = None,
 ) -> tuple[str, ...]:
     """The lines every mail of a fair game carries: the commitment; the SHA-256 of each
     seat's cut as recorded (``names``: the seats' names), for the player to compare
@@ -64,6 +74,10 @@ def deal_lines(
     if not game_row.commitment:
         return ()
     lines = [f"Deal commitment ({protocol_of(game_row)}): {game_row.commitment}"]
+    if head is None:
+        head = log_head(game_row)
+    if head is not None and head[0]:
+        lines.append(log_line(head))
     cut = cut_hash_line(game_row, names)
     if cut:
         lines.append(cut)
@@ -91,6 +105,21 @@ def deal_lines(
     else:
         lines.append("The server seed behind it is revealed when the game is over.")
     return tuple(lines)
+
+
+def log_line(head: tuple[int, str]) -> str:
+    """The public commitment log's head, as every mail of a fair game shows it: a
+    player who keeps the mail pins the log (`engine.commitlog`)."""
+    return f"Commitment log: {head[0]} entries, head {head[1][:CUT_HASH_DIGITS]}."
+
+
+def log_head(game_row: m.Game) -> tuple[int, str] | None:
+    """The public commitment log's head now (entries, last hash), read in the session
+    that holds ``game_row`` (one row by its key); None for a row no session holds."""
+    from sqlalchemy.orm import object_session
+
+    session = object_session(game_row)
+    return head_of(session) if session is not None else None
 
 
 CUT_HASH_DIGITS = 16
@@ -151,6 +180,8 @@ def deal_proof(
         abort_reason=game_row.status_reason if aborted else None,
         # A forgotten player's cut: its hash only (`engine.forgetting`).
         forgotten=tuple((int(e["seat"]), str(e["sha256"])) for e in entries if is_forgotten(e)),
+        game=dealt_as(game_row),
+        players=int(game_row.settings.get("players", 2)),
     )
     records = records_of(game) if game is not None and revealed(game_row) else None
     data = proof.to_json(reveal=revealed(game_row), records=records)
@@ -164,7 +195,42 @@ def deal_proof(
     data["follows"] = proof.follows
     data["outcome"] = proof.outcome
     data["abort_reason"] = proof.abort_reason
+    if proof.protocol == PROTOCOL_3:
+        _v3_fields(data, game_row, game)
     return data
+
+
+def _v3_fields(data: dict[str, Any], game_row: m.Game, game: Game | None) -> None:
+    """What ``pbem-deal/3`` adds: the human seats whose cut was missing when a game
+    ended before its deal, and the result of a finished game (what the game that
+    follows it records, and a verifier checks with ``--previous``)."""
+    if game_row.seed is None and game_row.status == m.GameStatus.ABORTED.value:
+        data["missing"] = waiting(game_row)
+    if game is not None and game.is_over and game.outcome is not None and revealed(game_row):
+        data["result"] = {"scores": list(game.outcome.scores), "winner": game.outcome.winner}
+
+
+def dealt_as(game_row: m.Game) -> int | None:
+    """The game number a ``pbem-deal/3`` key binds: the game's id, or for a game
+    imported from another service's archive the number it was dealt under there."""
+    bound = game_row.settings.get("deal_game")
+    return int(bound) if bound is not None else game_row.id
+
+
+def derive_key(game_row: m.Game) -> str:
+    """``K`` of a fair game whose human seats have all cut, by its protocol (``/3``
+    binds the game's number and player count and each cut's seat)."""
+    assert game_row.server_seed is not None and game_row.id is not None
+    entries = sorted(game_row.entropy or (), key=lambda e: int(e["seat"]))
+    protocol = protocol_of(game_row)
+    if protocol == PROTOCOL_3:
+        pairs = [
+            (int(e["seat"]), text_hash(str(e["text"])) if "text" in e else str(e["sha256"]))
+            for e in entries
+        ]
+        players = int(game_row.settings.get("players", 2))
+        return key_v3(game_row.server_seed, int(dealt_as(game_row) or 0), players, pairs)
+    return derive_seed(game_row.server_seed, [str(e["text"]) for e in entries], protocol)
 
 
 def cut_record(cut: m.CutMail) -> dict[str, Any]:
@@ -199,18 +265,33 @@ def unplayed_archive(
         "state_hash": None,
         "deal_proof": deal_proof(game_row, cuts),
         "game_id": game_row.id,
+        "computer": computer_seats(game_row),
         "players": [{"email": s.player.email, "name": s.name} for s in seats],
         "status": game_row.status,
         "created_at": game_row.created_at.isoformat(),
     }
 
 
-def prepare_next(session: Session, game_row: m.Game) -> None:
+def computer_seats(game_row: m.Game) -> list[dict[str, Any]]:
+    """The archive's ``computer``: each computer seat with its level and the engine
+    that plays it (`engine.audit`; [] when every seat is a person)."""
+    from engine.audit import computer_entries
+    from pbem import engine_digest, engine_version
+
+    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
+    levels = {seat: seat_level(game_row, seat) for seat in robots}
+    return computer_entries(levels, engine_version(), engine_digest() if robots else "")
+
+
+def prepare_next(session: Session, game_row: m.Game, now: datetime) -> None:
     """A fair game is over: make the server seed of the game that may follow it (a
     rematch, or its match's next game) before its game-over mail shows its commitment,
-    so that each player's answer to that mail can be their cut for it."""
+    so that each player's answer to that mail can be their cut for it; that commitment
+    enters the public log (event ``next``) before anyone can answer."""
     if game_row.commitment and not game_row.next_seed:
+        assert game_row.id is not None
         update_row(session, game_row, next_seed=new_server_seed())
+        append_log(session, game_row.id, "next", commitment(str(game_row.next_seed)), now)
 
 
 def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:

@@ -31,7 +31,6 @@ from engine import Settings as GameSettings
 from engine.fairness import (
     PROTOCOL,
     commitment,
-    derive_seed,
 )
 from pbem.commands import SETTING_VERBS
 from pbem.render import MailContext, Notice
@@ -40,9 +39,9 @@ from pbem.service import moves
 from pbem.service.context import Context, Seated, game_subject, stage
 from pbem.service.game.deals import (
     deal_lines,
+    derive_key,
     humans,
     new_server_seed,
-    protocol_of,
     receipts,
     record_cut,
     refuse_cut,
@@ -176,8 +175,7 @@ def deal(
     """Every human has cut: derive ``K``, deal (the game's first `Game`), make the
     forced and computer moves, log them, and make the game active."""
     assert game_row.id is not None and game_row.server_seed is not None
-    texts = [str(e["text"]) for e in sorted(game_row.entropy or (), key=lambda e: e["seat"])]
-    seed = derive_seed(game_row.server_seed, texts, protocol_of(game_row))
+    seed = derive_key(game_row)
     update_row(session, game_row, seed=seed, status=m.GameStatus.ACTIVE.value, updated_at=now)
     game = Game(GameSettings.from_json(game_row.settings), seed)
     auto = play.auto_moves(game, game_row)

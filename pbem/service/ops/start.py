@@ -33,6 +33,7 @@ from pbem.service.game import deals
 from pbem.service.ops import cutting, play
 from pbem.service.send import turns
 from pbem.store import models as m
+from pbem.store.commitlog import log_commit
 from pbem.store.games import append_actions, create_game, log_cut
 from pbem.store.players import get_or_create_player
 
@@ -192,11 +193,14 @@ def follows_record(ctx: Context, session: Session, game_id: int) -> dict[str, An
     makes deal first. ServiceError when that game is not over."""
     from engine.match import first_dealer_after
 
-    game = load_game(ctx, session, get_game(ctx, session, game_id))
+    before = get_game(ctx, session, game_id)
+    game = load_game(ctx, session, before)
     if not game.is_over or game.outcome is None:
         raise ServiceError(f"game {game_id} is not over yet")
     return {
         "game": game_id,
+        # pbem-deal/3: whoever holds that game's archive checks this record against it.
+        "commitment": before.commitment,
         "state_hash": game.state_hash(),
         "scores": list(game.outcome.scores),
         "winner": game.outcome.winner,
@@ -221,6 +225,8 @@ def begin_fair(
 
     assert game_row.id is not None
     cutting.commit_new(game_row, server_seed, cuts)
+    # The public commitment log holds the commitment before anyone cuts (`engine.commitlog`).
+    log_commit(session, game_row.id, str(game_row.commitment), now)
     for seat, text in sorted((cuts or {}).items()):
         # A cut by another word (accept, rematch, next): its mail's Message-ID leads it.
         log_cut(session, game_row.id, int(seat), text.split(" ", 1)[0], text, now)

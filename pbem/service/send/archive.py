@@ -12,11 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine import Game, to_archive
-from pbem.service.context import (
-    Seated,
-    seat_level,
-)
-from pbem.service.game.deals import deal_proof
+from pbem.service.context import Seated
+from pbem.service.game.deals import computer_seats, deal_proof
 from pbem.store import models as m
 
 
@@ -54,14 +51,8 @@ def game_archive(
 
 
 def computer_list(game_row: m.Game) -> list[dict[str, Any]]:
-    """The archive's ``computer``: each computer seat with its level and the engine that
-    plays it (`engine.audit`; [] when every seat is a person)."""
-    from engine.audit import computer_entries
-    from pbem import engine_version
-
-    robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
-    levels = {seat: seat_level(game_row, seat) for seat in robots}
-    return computer_entries(levels, engine_version())
+    """The archive's ``computer`` (`pbem.service.game.deals.computer_seats`)."""
+    return computer_seats(game_row)
 
 
 def archive_bytes(data: dict[str, Any]) -> bytes:

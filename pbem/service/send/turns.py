@@ -52,6 +52,7 @@ from pbem.service.send.envelope import (
 )
 from pbem.store import models as m
 from pbem.store._sql import update_row
+from pbem.store.commitlog import log_end
 
 # What a finished game's mail offers next (`game_ending`): the archive (the ``archive`` reply
 # sends it, with the replay page) ...
@@ -258,7 +259,17 @@ def turn_mails(
     kind = "gameover" if game.is_over else "turn"
     tag = f"a{game_row.action_count}"
     if game.is_over:
-        prepare_next(session, game_row)
+        assert game_row.id is not None
+        log_end(
+            session,
+            game_row.id,
+            game_row.commitment,
+            game_row.server_seed,
+            dealt=True,
+            aborted=False,
+            now=now,
+        )
+        prepare_next(session, game_row, now)
     # The talk any seat has not heard, in one query for all of them.
     heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
     unheard = talk.since(session, game_row, min(heard, default=0))

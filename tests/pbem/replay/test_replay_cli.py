@@ -19,7 +19,10 @@ def _embedded(html: str) -> dict[str, Any]:
         r'<script type="application/json" id="replay-data">(.*?)</script>', html, re.S
     )
     assert match
-    return json.loads(match.group(1))
+    data: dict[str, Any] = json.loads(match.group(1))
+    if data.get("archive_json"):  # the deal proof travels inside the archive's text
+        data["deal_proof"] = json.loads(data["archive_json"])["deal_proof"]
+    return data
 
 
 def _import(env: dict[str, str | None], tmp_path: Path, archive: dict[str, Any]) -> str:

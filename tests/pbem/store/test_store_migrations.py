@@ -46,6 +46,8 @@ TABLES = {
     "consent",
     "confirmation",
     "cut_mail",
+    "commitment_log",
+    "commitment_head",
     "rating",
     "rated_game",
     "rating_total",

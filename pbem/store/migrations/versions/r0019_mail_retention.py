@@ -7,7 +7,7 @@
   the mail stored before, in batches.
 
 Revision ID: 0019_mail_retention
-Revises: 0015_delivery_clock
+Revises: 0016_commitment_log
 Create Date: 2026-11-29
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019_mail_retention"
-down_revision: str | None = "0015_delivery_clock"
+down_revision: str | None = "0016_commitment_log"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -66,13 +66,15 @@ def test_the_service_never_mails_itself(build: Build, budget: int, record_proper
     assert [i.invitee for i in invitations(h) if is_service_address(i.invitee)] == []
     # Everything written so far comes back to the service's inbox: all of it is its own
     # mail, dropped, and nothing more is written.
+    # (Mail sent over a month ago is kept without its bytes: `mail_retention_days`.)
     written = h.outbox()
+    kept = [row for row in written if row.raw]
     start = last_inbound_id(h)
-    for row in written:
+    for row in kept:
         h.send(row.raw)
     drain(h)
     back = reasons(h, start)
     record_property("mails_after_feedback", len(h.outbox()) - len(written))
     assert len(h.outbox()) == len(written), back
-    assert sum(back.values()) == len(written)
+    assert sum(back.values()) == len(kept)
     assert all(r.startswith("ignored: loop") for r in back), back

@@ -79,12 +79,16 @@ def test_a_challenge_subject_leaves_the_body_s_challenge_standing(harness: Harne
     before = h.count(A)
     raw = plain_mail(A, SERVICE_ADDRESS, "challenge dave@z.test to 61", subject="challenge")
     h.deliver(raw)
-    row = h.last_inbound()
+    # Her From alone proves nothing: the challenge waits for her one click.
+    assert "held until" in (h.last_inbound().reason or "")
+    assert h.count(DAVE) == 0
+    row = h.confirm(A)
     assert row.status == "applied", row.reason
     (invite,) = h.received(DAVE)
     assert about(invite) == INVITE_SUBJECT
     assert "61" in text_of(invite)
-    (told,) = h.new_mail(A, before)
+    (asking, told) = h.new_mail(A, before)
+    assert asking["Subject"] == "[Cribbage] Please confirm your request"
     assert "Invitations sent" in about(told)
     assert "whom" not in text_of(told)
     assert str(told["In-Reply-To"]) == str(parse(raw)["Message-ID"])

@@ -194,6 +194,8 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
 
     fair.new_game(seed="known")  # Alice plays already (the lobby is invite-only)
     fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
+    assert "held until" in (fair.last_inbound().reason or "")  # her From alone: one click
+    fair.confirm(ALICE[0])
     (invite,) = [m for m in fair.received(BOB[0]) if about(m) == INVITE_SUBJECT]
     text = text_of(invite).replace("\n", " ")
     assert f"Deal commitment ({PROTOCOL}):" in text

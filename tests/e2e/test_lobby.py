@@ -43,6 +43,16 @@ def open_lobby(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harne
 
 
 @pytest.fixture
+def busy(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
+    """The service, where a mailbox may get more than a few answers a day to mail that
+    proves only its From (each challenge or cancel by plain mail earns a confirmation
+    request): the daily cap is not these tests' subject (tests/abuse/test_from_alone.py)."""
+    harness = Harness.build(tmp_path, db_url, db_engine, max_unproven_answers_per_day=20)
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
 def closed_lobby(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Harness]:
     harness = Harness.build(tmp_path, db_url, db_engine, lobby="closed")
     yield harness
@@ -52,6 +62,28 @@ def closed_lobby(tmp_path: Path, db_url: str, db_engine: Engine) -> Iterator[Har
 def ask(h: Harness, sender: str, body: str, **options: str) -> bytes:
     raw = plain_mail(sender, SERVICE_ADDRESS, body, **options)  # type: ignore[arg-type]
     h.deliver(raw)
+    return raw
+
+
+CONFIRM_SUBJECT = "[Cribbage] Please confirm your request"
+
+
+def ask_sure(h: Harness, sender: str, body: str, **options: str) -> bytes:
+    """``sender`` asks by plain mail (its From alone proves nothing), and confirms it.
+
+    A challenge or a cancel changes a game: the mail is held, and ``sender`` gets one
+    confirmation request and nothing else; its one click does what the mail asked, as
+    if it had come with a token (what follows answers the mail itself). The mail."""
+    before = h.count(sender)
+    invited = len(invitations(h))
+    raw = ask(h, sender, body, **options)
+    held = h.last_inbound()
+    assert held.status == "applied", held.reason
+    assert "held until" in (held.reason or ""), held.reason
+    (asking,) = h.new_mail(sender, before)
+    assert str(asking["Subject"]) == CONFIRM_SUBJECT
+    assert len(invitations(h)) == invited  # nothing done yet
+    h.confirm(sender)
     return raw
 
 
@@ -288,7 +320,7 @@ def answer_invite(h: Harness, address: str, body: str, name: str = "") -> None:
 def test_challenge_accepted_by_everyone_starts_the_game(harness: Harness) -> None:
     h = harness
     h.new_game()
-    raw = ask(h, A, "challenge bob@example.org carol@example.net to 61", subject="a game?")
+    raw = ask_sure(h, A, "challenge bob@example.org carol@example.net to 61", subject="a game?")
     assert h.last_inbound().status == "applied", h.last_inbound().reason
     rows = invitations(h)
     assert [r.invitee for r in rows] == [B, C] and all(r.status == "pending" for r in rows)
@@ -332,6 +364,8 @@ def test_the_invitation_names_only_the_inviter(harness: Harness) -> None:
             "challenge bob@example.org carol@example.net\nBuy cheap pills at http://spam.example",
         )
     )
+    assert "held until" in (h.last_inbound().reason or "")
+    h.confirm(A)  # her click: the invitations go, from the mail she confirmed
     (invite,) = invite_to(h, B)
     text = text_of(invite)
     assert "spam.example" not in text and "pills" not in text
@@ -350,7 +384,7 @@ def test_the_invitation_names_only_the_inviter(harness: Harness) -> None:
 def test_a_decline_cancels_the_others_and_tells_the_challenger(harness: Harness) -> None:
     h = harness
     h.new_game()
-    ask(h, A, "challenge bob@example.org carol@example.net")
+    ask_sure(h, A, "challenge bob@example.org carol@example.net")
     answer_invite(h, C, "accept")
     answer_invite(h, B, "decline, thanks")
     assert [r.status for r in invitations(h)] == ["declined", "cancelled"]
@@ -362,20 +396,20 @@ def test_a_decline_cancels_the_others_and_tells_the_challenger(harness: Harness)
     assert "closed" in about(h.latest(C))
 
 
-def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
-    h = harness
+def test_cancel_withdraws_open_invitations(busy: Harness) -> None:
+    h = busy
     h.new_game()
-    ask(h, A, "challenge carol@example.net")
-    ask(h, A, "cancel")
+    ask_sure(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "cancel")
     assert h.last_inbound().status == "applied"
     assert [r.status for r in invitations(h)] == ["cancelled"]
     # Carol never answered: the invitation was her one mail, no "withdrawn" note follows.
     assert h.count(C) == 1
     # Bob plays here (he answered the service's mail): he is told.
-    ask(h, A, "challenge bob@example.org")
-    ask(h, A, "cancel")
+    ask_sure(h, A, "challenge bob@example.org")
+    ask_sure(h, A, "cancel")
     assert "withdrawn" in about(h.latest(B)).lower()
-    ask(h, A, "cancel")
+    ask_sure(h, A, "cancel")
     assert h.last_inbound().status == "rejected"
     assert "Nothing to cancel" in about(h.latest(A))
 
@@ -383,7 +417,7 @@ def test_cancel_withdraws_open_invitations(harness: Harness) -> None:
 def test_a_stranger_cannot_answer_someone_elses_invitation(harness: Harness) -> None:
     h = harness
     h.new_game()
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "challenge carol@example.net")
     (invite,) = invite_to(h, C)
     h.deliver(reply(invite, STRANGER, "Mallory", "accept"))
     assert h.last_inbound().status == "ignored"
@@ -394,20 +428,20 @@ def test_a_stranger_cannot_answer_someone_elses_invitation(harness: Harness) -> 
 def test_an_unanswered_invitation_expires_and_the_address_rests(harness: Harness) -> None:
     h = harness
     h.new_game()
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "challenge carol@example.net")
     h.clock.advance(timedelta(days=7, minutes=1))
     h.step()
     assert [r.status for r in invitations(h)] == ["expired"]
     assert "Invitation expired" in about(h.latest(A))
     # Within the quiet period nobody may invite Carol; the challenger is not told why.
     h.new_game((BOB, (D, "Dave")), seed="other")
-    ask(h, B, "challenge carol@example.net")
+    ask_sure(h, B, "challenge carol@example.net")
     assert h.last_inbound().status == "rejected"
     text = text_of(h.latest(B))
     assert "cannot be invited now" in text and "expire" not in text
     assert len(invite_to(h, C)) == 1
     h.clock.advance(timedelta(days=31))
-    ask(h, B, "challenge carol@example.net")
+    ask_sure(h, B, "challenge carol@example.net")
     assert h.last_inbound().status == "applied"
     assert len(invite_to(h, C)) == 2
 
@@ -416,9 +450,9 @@ def test_over_the_open_invitations_limit(tmp_path: Path, db_url: str, db_engine:
     h = Harness.build(tmp_path, db_url, db_engine, max_open_invitations=2)
     try:
         h.new_game()
-        ask(h, A, "challenge carol@example.net dave@example.com")
+        ask_sure(h, A, "challenge carol@example.net dave@example.com")
         assert h.last_inbound().status == "applied"
-        ask(h, A, "challenge erin@example.net")
+        ask_sure(h, A, "challenge erin@example.net")
         assert h.last_inbound().status == "rejected"
         assert "at most 2 open invitations" in text_of(h.latest(A))
         assert len(invitations(h)) == 2 and h.count("erin@example.net") == 0
@@ -426,23 +460,23 @@ def test_over_the_open_invitations_limit(tmp_path: Path, db_url: str, db_engine:
         h.close()
 
 
-def test_a_second_invitation_to_the_same_address_is_refused(harness: Harness) -> None:
-    h = harness
+def test_a_second_invitation_to_the_same_address_is_refused(busy: Harness) -> None:
+    h = busy
     h.new_game()
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "challenge carol@example.net")
     assert h.last_inbound().status == "applied"
-    ask(h, A, "challenge carol@example.net to 61")
+    ask_sure(h, A, "challenge carol@example.net to 61")
     assert h.last_inbound().status == "rejected"
     assert "still waits for an answer" in text_of(h.latest(A))
     assert len(invitations(h)) == 1 and h.count("carol@example.net") == 1
     # Withdrawn, the address is not invited again while its one unasked mail is recent
     # (it never answered), by anyone; after the quiet period it may be.
-    ask(h, A, "cancel")
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "cancel")
+    ask_sure(h, A, "challenge carol@example.net")
     assert h.last_inbound().status == "rejected"
     assert "cannot be invited now" in text_of(h.latest(A))
     h.clock.advance(timedelta(days=h.settings.invitation_quiet_days + 1))
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "challenge carol@example.net")
     assert h.last_inbound().status == "applied"
     assert h.count(C) == 2
 
@@ -486,7 +520,11 @@ def test_two_workers_keep_the_open_invitations_limit(
 
 def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -> None:
     h = Harness.build(
-        tmp_path, db_url, db_engine, lobby_domains=["example.org", "example.net", "pbem.test"]
+        tmp_path,
+        db_url,
+        db_engine,
+        lobby_domains=["example.org", "example.net", "pbem.test"],
+        max_unproven_answers_per_day=20,  # a confirmation request a challenge
     )
     try:
         h.new_game()
@@ -497,7 +535,7 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
         for target in (C, D, A, SERVICE_ADDRESS, "bob@example..org", *own):
             # blocked; a domain not allowed; oneself; the service; not an address; the
             # service's reply addresses and its computer seats
-            ask(h, A, f"challenge {target}")
+            ask_sure(h, A, f"challenge {target}")
             assert h.last_inbound().status == "rejected"
             assert "cannot be invited now" in text_of(h.latest(A))
         assert h.count(C) == 0 and h.count(D) == 0 and h.count(SERVICE_ADDRESS) == 0
@@ -508,7 +546,7 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
             bob.bounce_count = 1
             session.add(bob)
             session.commit()
-        ask(h, A, "challenge bob@example.org")
+        ask_sure(h, A, "challenge bob@example.org")
         assert h.last_inbound().status == "rejected" and invitations(h) == []
         # Nor does an address that said "stop".
         with Session(h.db) as session:
@@ -517,13 +555,15 @@ def test_who_cannot_be_invited(tmp_path: Path, db_url: str, db_engine: Engine) -
             bob.stopped = True
             session.add(bob)
             session.commit()
+        # (The same refusal to Alice within the hour would not be sent again.)
+        h.clock.advance(timedelta(hours=1, minutes=1))
         before = h.count(B)
-        ask(h, A, "challenge bob@example.org")
+        ask_sure(h, A, "challenge bob@example.org")
         assert h.last_inbound().status == "rejected" and invitations(h) == []
         assert "cannot be invited now" in text_of(h.latest(A))
         assert h.count(B) == before
         # Another person at the service's own domain may be invited.
-        ask(h, A, "challenge frank@pbem.test")
+        ask_sure(h, A, "challenge frank@pbem.test")
         assert h.last_inbound().status == "applied", h.last_inbound().reason
         assert h.count("frank@pbem.test") == 1
     finally:
@@ -540,7 +580,7 @@ def test_a_stranger_cannot_challenge_in_invite_only_mode(harness: Harness) -> No
 def test_four_players_with_partners_by_invitation(harness: Harness) -> None:
     h = harness
     h.new_game()
-    ask(h, A, "challenge bob@example.org carol@example.net dave@example.com partners")
+    ask_sure(h, A, "challenge bob@example.org carol@example.net dave@example.com partners")
     assert len(invitations(h)) == 3
     for address in (B, C, D):
         answer_invite(h, address, "accept")
@@ -548,7 +588,7 @@ def test_four_players_with_partners_by_invitation(harness: Harness) -> None:
     assert game_id is not None
     assert h.game_row(game_id).settings["players"] == 4
     assert [h.address_of(game_id, s) for s in range(4)] == [A, B, C, D]
-    ask(h, A, "challenge bob@example.org partners")
+    ask(h, A, "challenge bob@example.org partners")  # unreadable: refused, nothing held
     assert h.last_inbound().status == "rejected"
     assert "partners play four" in text_of(h.latest(A))
 
@@ -557,7 +597,8 @@ def test_four_players_with_partners_by_invitation(harness: Harness) -> None:
 def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> None:
     h = harness
     h.new_game()
-    h.send(plain_mail(A, SERVICE_ADDRESS, "challenge carol@example.net dave@example.com"))
+    ask(h, A, "challenge carol@example.net dave@example.com")
+    assert "held until" in (h.last_inbound().reason or "")
     fired: list[str] = []
 
     def fault(at: str) -> None:
@@ -567,8 +608,9 @@ def test_a_crash_while_inviting_invites_once(harness: Harness, step: str) -> Non
 
     h.daemon.service.fault = fault
     with pytest.raises(InjectedFault):
-        h.step()
+        h.confirm(A)  # her click invites: it crashes
     assert invitations(h) == [] and h.count(C) == 0
+    assert h.last_inbound().status == "pending"
     h.restart()
     h.step()
     assert h.last_inbound().status == "applied"
@@ -582,8 +624,8 @@ def test_games_shows_invitations_both_ways_and_results(harness: Harness) -> None
     h.answer(A, "resign confirm")
     assert h.game_row(lost).status == "finished"
     h.new_game((BOB, (D, "Dave")), seed="bob")
-    ask(h, A, "challenge carol@example.net")
-    ask(h, B, "challenge alice@example.com")
+    ask_sure(h, A, "challenge carol@example.net")
+    ask_sure(h, B, "challenge alice@example.com")
     ask(h, A, "games")
     text = text_of(h.latest(A))
     assert "You invited carol@example.net" in text
@@ -616,7 +658,7 @@ def test_the_lobby_setting_is_checked(tmp_path: Path) -> None:
 def test_a_crash_on_the_last_accept_starts_the_game_once(harness: Harness, step: str) -> None:
     h = harness
     h.new_game()
-    ask(h, A, "challenge carol@example.net")
+    ask_sure(h, A, "challenge carol@example.net")
     (invite,) = invite_to(h, C)
     h.send(reply(invite, C, "Carol", "accept"))
     fired: list[str] = []

@@ -179,7 +179,15 @@ def test_a_challenge_is_accepted_in_one_click(harness: Harness) -> None:
     h = harness
     h.new_game()  # Alice plays a game already: she may challenge
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "challenge carol@example.net to 61"))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    held = h.last_inbound()
+    assert held.status == "applied" and "held until" in (held.reason or ""), held.reason
+    # Her From alone proves nothing: she confirms it in one click too.
+    asking = h.latest(A)
+    assert str(asking["Subject"]) == "[Cribbage] Please confirm your request"
+    confirm = checked_links(asking)
+    assert [link.body for link in confirm] == ["yes", "never"]
+    assert not [msg for msg in h.received(C) if str(msg["Subject"]) == INVITE_SUBJECT]
+    press(h, one(confirm, "yes"), A)
     (invite,) = [msg for msg in h.received(C) if str(msg["Subject"]) == INVITE_SUBJECT]
     links = checked_links(invite)
     assert [link.body for link in links] == ["accept", "decline", "never"]

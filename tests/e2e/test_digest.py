@@ -7,6 +7,7 @@ with two workers at once on PostgreSQL."""
 from __future__ import annotations
 
 import random
+import re
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -24,6 +25,7 @@ from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, PEOPLE, Harness, about,
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 SERVICE = f"cribbage@{DOMAIN}"
 HOUR = timedelta(hours=1)
+CONFIRM_SUBJECT = "[Cribbage] Please confirm your request"
 
 
 @pytest.fixture
@@ -54,6 +56,17 @@ def move(h: Harness, game_id: int, action: Action) -> None:
     h.deliver(reply(latest, address, name, command_for(action)))
 
 
+def by_plain_mail(h: Harness, address: str, body: str, **options: str) -> None:
+    """``address`` writes ``body`` to the plain address: a From alone proves nothing, so
+    it is held and one confirmation request goes to ``address``, who answers it."""
+    h.deliver(plain_mail(address, SERVICE, body, **options))
+    held = h.last_inbound()
+    assert held.status == "applied" and "held until" in (held.reason or ""), held.reason
+    assert str(h.latest(address)["Subject"]) == CONFIRM_SUBJECT
+    done = h.confirm(address)
+    assert done.status == "applied", done.reason
+
+
 def at(h: Harness, day: int, hour: int) -> None:
     """Move the test clock to ``hour``:00 UTC of the week's ``day`` (0-based)."""
     start = h.clock.now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -67,10 +80,13 @@ def test_a_week_in_digest_mode(slow_clocks: Harness) -> None:
     games = [h.new_game([ALICE, BOB], target=121), h.new_game([ALICE, CAROL], target=121)]
     before = h.count(A)
     h.deliver(plain_mail(A, SERVICE, "digest"))
+    assert h.player(A).digest is False  # type: ignore[union-attr]  # not before she confirms
+    h.confirm(A)
     assert h.player(A).digest is True  # type: ignore[union-attr]
-    # The answer alone: past 07:00 on the day it was sent, the first digest is the next
-    # day's, not one at once on top of the answer.
-    (answer,) = h.new_mail(A, before)
+    # The confirmation request, then the answer alone: past 07:00 on the day it was sent,
+    # the first digest is the next day's, not one at once on top of the answer.
+    (request, answer) = h.new_mail(A, before)
+    assert str(request["Subject"]) == CONFIRM_SUBJECT
     assert "Digest mode" in flat(text_of(answer)) and not is_digest(answer)
     assert "from tomorrow" in flat(text_of(answer))
     seen = h.count(A)
@@ -114,20 +130,20 @@ def test_a_week_in_digest_mode(slow_clocks: Harness) -> None:
 def test_digest_off_and_stop(slow_clocks: Harness) -> None:
     h = slow_clocks
     h.new_game([ALICE, BOB])
-    h.deliver(plain_mail(A, SERVICE, "digest"))  # at noon: no digest at once
+    by_plain_mail(h, A, "digest")  # at noon: no digest at once
     assert sum(is_digest(m) for m in h.received(A)) == 0
     at(h, 0, 8)
     h.step()  # the next day's at 07:00
     assert sum(is_digest(m) for m in h.received(A)) == 1
-    h.deliver(plain_mail(A, SERVICE, "digest off"))
+    by_plain_mail(h, A, "digest off")
     assert h.player(A).digest is False  # type: ignore[union-attr]
     at(h, 1, 8)
     h.step()
     assert sum(is_digest(m) for m in h.received(A)) == 1
-    h.deliver(plain_mail(A, SERVICE, "digest"))  # on again past 07:00: none at once
+    by_plain_mail(h, A, "digest")  # on again past 07:00: none at once
     h.step()
     assert sum(is_digest(m) for m in h.received(A)) == 1
-    h.deliver(plain_mail(A, SERVICE, "stop"))
+    by_plain_mail(h, A, "stop")
     at(h, 2, 8)
     h.step()
     assert sum(is_digest(m) for m in h.received(A)) == 1  # "stop": no digest either
@@ -138,7 +154,7 @@ def test_digest_off_and_stop(slow_clocks: Harness) -> None:
 def test_two_workers_send_one_digest_a_day(slow_clocks: Harness) -> None:
     h = slow_clocks
     h.new_game([ALICE, BOB])
-    h.deliver(plain_mail(A, SERVICE, "digest"))
+    by_plain_mail(h, A, "digest")
     at(h, 0, 8)
     workers = [Service(h.settings, h.db, clock=h.clock) for _ in range(4)]
     start = threading.Barrier(len(workers))
@@ -198,7 +214,7 @@ def test_digest_takes_effect_from_the_next_days_digest(slow_clocks: Harness) -> 
     assert sum(is_digest(m) for m in h.received(A)) == 1
     # Carol, before the digest hour: not today's either, the next day's.
     at(h, 1, 5)
-    h.deliver(plain_mail(C, SERVICE, "digest"))
+    by_plain_mail(h, C, "digest")
     at(h, 1, 8)
     h.step()
     assert not any(is_digest(m) for m in h.received(C))
@@ -213,16 +229,20 @@ def test_a_digests_unsubscribe_means_stop(slow_clocks: Harness) -> None:
     h = slow_clocks
     h.new_game([ALICE, BOB])
     h.new_game([ALICE, CAROL])
-    h.deliver(plain_mail(A, SERVICE, "digest"))
+    by_plain_mail(h, A, "digest")
     at(h, 0, 8)
     h.step()
     digest = next(m for m in h.received(A) if is_digest(m))
-    header = str(digest["List-Unsubscribe"])
-    assert header == f"<mailto:{SERVICE}?subject=stop>", header
+    header = " ".join(str(digest["List-Unsubscribe"]).split())  # (folded when long)
+    # A mailto to the service (with her own token: one click needs no confirmation).
+    assert re.fullmatch(rf"<mailto:cribbage(\+[^@]+)?@{DOMAIN}\?subject=stop>", header), header
     # What a mail client sends for it: an empty mail with that subject.
     address, _, query = header.strip("<>").removeprefix("mailto:").partition("?subject=")
+    before = h.count(A)
     h.deliver(plain_mail(A, address, "", subject=query))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
+    assert "held until" not in (h.last_inbound().reason or ""), h.last_inbound().reason
+    assert not any(str(m["Subject"]) == CONFIRM_SUBJECT for m in h.new_mail(A, before))
     player = h.player(A)
     assert player is not None and player.stopped and player.digest
     at(h, 1, 8)

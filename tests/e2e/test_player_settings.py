@@ -21,6 +21,7 @@ from tests.e2e.helpers import ALICE, BOB, CAROL, DOMAIN, Harness, plain_mail
 
 A, B = ALICE[0], BOB[0]
 SERVICE = f"cribbage@{DOMAIN}"
+CONFIRM_SUBJECT = "[Cribbage] Please confirm your request"
 
 
 def flat(text: str) -> str:
@@ -37,6 +38,15 @@ def reply_text(msg: EmailMessage) -> str:
     part = msg.get_body(("plain", "html"))
     assert part is not None
     return flat(str(part.get_content()))
+
+
+def held(h: Harness, address: str) -> None:
+    """The last mail, proven by its From alone, was held: one confirmation request went
+    to ``address``, and nothing else."""
+    row = h.last_inbound()
+    assert row.status == "applied", row.reason
+    assert f"held until {address.lower()} confirms" in (row.reason or ""), row.reason
+    assert str(h.latest(address)["Subject"]) == CONFIRM_SUBJECT
 
 
 def move_for(h: Harness, game_id: int, seat: int) -> None:
@@ -189,36 +199,51 @@ def test_settings_to_the_plain_address_need_no_game(harness: Harness) -> None:
     h = harness
     h.new_game((ALICE, BOB))
     h.new_game((ALICE, CAROL), seed="second")
-    # Two games: a plain mail is not routed to one, but settings need none.
+    # Two games: a plain mail is not routed to one, but settings need none. A From
+    # alone proves nothing: they are done once Alice confirms them.
     h.deliver(plain_mail(A, SERVICE, "mail text\nname Al"))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    held(h, A)
+    player = h.player(A)
+    assert player is not None and (player.mail_parts, player.display_name) == ("both", "Alice")
+    done = h.confirm(A)
+    assert done.status == "applied", done.reason
     player = h.player(A)
     assert player is not None and (player.mail_parts, player.display_name) == ("text", "Al")
     answer = h.latest(A)
     assert body_types(answer) == ["text/plain"]
     assert "Your name is now Al." in reply_text(answer)
-    # A refused setting: rejected, and told why.
+    # A refused setting: rejected, and told why (once confirmed).
     h.deliver(plain_mail(A, SERVICE, "name"))
-    assert h.last_inbound().status == "rejected"
+    held(h, A)
+    assert h.confirm(A).status == "rejected"
     assert "name what?" in reply_text(h.latest(A))
 
 
 def test_settings_from_a_stranger_change_nothing(harness: Harness) -> None:
     """A stranger's settings touch no player; their ``stop`` only keeps the service from
-    mailing them unasked (the suppression list), and is not answered."""
+    mailing them unasked (the suppression list), once the mailbox confirms it (anyone
+    can write any From): one confirmation request, and no answer to the stop itself."""
     h = harness
     h.new_game((ALICE, BOB))
+    mallory = "mallory@evil.test"
     before = len(h.outbox())
-    h.deliver(plain_mail("mallory@evil.test", SERVICE, "name Mallory"))
+    h.deliver(plain_mail(mallory, SERVICE, "name Mallory"))
     assert h.last_inbound().status == "ignored"
-    assert h.player("mallory@evil.test") is None
-    h.deliver(plain_mail("mallory@evil.test", SERVICE, "stop"))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
-    assert "no reply" in (h.last_inbound().reason or "")
-    assert h.player("mallory@evil.test") is None
+    assert h.player(mallory) is None
+    assert len(h.outbox()) == before
+    h.deliver(plain_mail(mallory, SERVICE, "stop"))
+    held(h, mallory)
+    with Session(h.db) as session:
+        assert not is_suppressed(session, "Mallory+x@evil.test", h.clock())
+    [request] = h.outbox()[before:]
+    assert (request.recipient, request.kind) == (mallory, "confirm")
+    done = h.confirm(mallory)
+    assert done.status == "applied", done.reason
+    assert "no reply" in (done.reason or "")
+    assert h.player(mallory) is None
     with Session(h.db) as session:
         assert is_suppressed(session, "Mallory+x@evil.test", h.clock())
-    assert len(h.outbox()) == before
+    assert len(h.outbox()) == before + 1  # the confirmation request alone
 
 
 def unsubscribe_address(msg: EmailMessage) -> str:
@@ -414,7 +439,10 @@ def test_away_by_plain_mail_tells_every_opponent(timed: Harness) -> None:
     h.new_game((ALICE, CAROL), seed="second")
     b, c = h.count(B), h.count(CAROL[0])
     h.deliver(plain_mail(A, SERVICE, "away 2 days"))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    held(h, A)
+    assert (h.count(B), h.count(CAROL[0])) == (b, c)  # nothing before Alice confirms
+    done = h.confirm(A)
+    assert done.status == "applied", done.reason
     assert "Alice is away until" in reply_text(h.new_mail(B, b)[-1])
     assert "Alice is away until" in reply_text(h.new_mail(CAROL[0], c)[-1])
 
@@ -436,7 +464,9 @@ def test_the_timers_wait_for_a_player_away_when_the_game_began(timed: Harness) -
     h.new_game((ALICE, CAROL))
     h.new_game((ALICE, CAROL), seed="second")
     h.deliver(plain_mail(A, SERVICE, "away 3 days"))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    held(h, A)
+    done = h.confirm(A)
+    assert done.status == "applied", done.reason
     # A game begun while Alice is away: both must discard, she among them.
     game_id = h.new_game((ALICE, BOB), seed="timers")
     h.clock.advance(25 * HOUR)

@@ -109,8 +109,10 @@ def send_digest(
         reply_to=address,
         loop_value=ctx.settings.loop_value,
         date=now,
-        # Unsubscribing means less mail: "stop", never "digest off" (a mail a move).
-        extra_headers={"List-Unsubscribe": f"<mailto:{address}?subject=stop>"},
+        # Unsubscribing means less mail: "stop", never "digest off" (a mail a move). To
+        # the player's own reply address of a game (its token proves the mailbox), so
+        # one click stops the mail without a confirmation.
+        extra_headers={"List-Unsubscribe": f"<mailto:{lines[0].reply_to}?subject=stop>"},
         parts=player.mail_parts,
     )
     queue_mails(session, [outbox_row(msg_id, player.email, address, "digest", raw, None, now=now)])

@@ -22,11 +22,12 @@ def test_the_chain_reads_as_the_route_of_a_stored_mail() -> None:
         "own-address",
         "trusted-verdict",
         "size",
-        "volume",
         "token",
         "blocked",
+        "volume",
     ]
     assert set(ROUTES) == {"seat", "invitation", "confirmation", "nothing"}
+    assert [link.rule for link in ROUTES["confirmation"]] == ["confirmation", "seat"]
     assert [link.rule for link in ROUTES["nothing"]] == [
         "quieten",
         "lobby",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem.service import intake
 from pbem.service.context import Outcome
@@ -74,9 +74,25 @@ def test_the_plain_address_is_routed_to_the_only_game_and_else_asks_which(desk: 
     first = desk.new_game()
     inbound_id = desk.store(ANN, "hand")
     with Session(desk.ctx.db) as session:
-        known = identify(desk, session, inbound_id)
+        before = len(desk.outbox(session))
+        # A From alone proves nothing: the mail for the only game is held, one
+        # confirmation request goes to its sender, and a reply to it is the seat's mail.
+        outcome = identify(desk, session, inbound_id)
+        assert isinstance(outcome, Outcome)
+        assert (outcome.status, outcome.game_id) == ("applied", first)
+        assert outcome.reason == f"move: held until {ANN} confirms (confirmation request sent)"
+        [mail] = desk.outbox(session)[before:]
+        assert (mail.recipient, mail.kind) == (ANN, "confirm")
+        [asked] = session.exec(select(m.Confirmation).where(m.Confirmation.mailbox == ANN))
+        assert asked.inbound_id == inbound_id
+        token = asked.token
+        session.commit()
+    answer_id = desk.store(ANN, "yes", token)
+    with Session(desk.ctx.db) as session:
+        known = identify(desk, session, answer_id)
         assert isinstance(known, Known)
         assert (known.game_row.id, known.seat, known.tokenless) == (first, 0, True)
+        assert [c.verb for c in known.commands] == ["hand"]
     desk.new_game()
     inbound_id = desk.store(ANN, "hand")
     with Session(desk.ctx.db) as session:

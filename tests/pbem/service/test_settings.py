@@ -101,14 +101,35 @@ def test_a_name_of_nothing_visible_or_an_address_is_refused(desk: Desk, written:
     assert ann(desk).display_name == "Ann"
 
 
+def confirm(desk: Desk, held: tuple[str, str]) -> tuple[str, str]:
+    """A setting to the plain address is proven by its From alone: it is held until
+    ANN answers the one confirmation request it earned; her answer is read."""
+    status, reason = held
+    assert status == "applied", reason
+    assert reason.endswith(f": held until {ANN} confirms (confirmation request sent)")
+    assert mails_to(desk, ANN)[-1]["Subject"] == "[Cribbage] Please confirm your request"
+    with Session(desk.ctx.db) as session:
+        token = session.exec(
+            select(m.Confirmation.token).where(
+                m.Confirmation.mailbox == ANN,
+                m.Confirmation.status == m.ConfirmationStatus.PENDING.value,
+            )
+        ).one()
+    return run(desk, desk.store(ANN, "yes", token))
+
+
 def test_start_to_the_plain_address_undoes_stop_and_starts_no_game(desk: Desk) -> None:
     desk.new_game()
-    status, reason = run(desk, desk.store(ANN, "stop"))
+    held = run(desk, desk.store(ANN, "stop"))
+    assert not ann(desk).stopped  # not before ANN confirms
+    status, reason = confirm(desk, held)
     assert status == "applied", reason
     assert ann(desk).stopped
     with Session(desk.ctx.db) as session:
         games = session.exec(select(func.count()).select_from(m.Game)).one()
-    status, reason = run(desk, desk.store(ANN, "start"))
+    held = run(desk, desk.store(ANN, "start"))
+    assert ann(desk).stopped
+    status, reason = confirm(desk, held)
     assert status == "applied", reason
     assert not ann(desk).stopped
     with Session(desk.ctx.db) as session:

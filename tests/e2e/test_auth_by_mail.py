@@ -25,6 +25,7 @@ from tests.e2e.helpers import (
 
 A, B, C = ALICE[0], BOB[0], CAROL[0]
 EVERYONE = (A, B, C, DAVE[0], STRANGER)
+CONFIRM_SUBJECT = "[Cribbage] Please confirm your request"
 
 
 def flat(text: str) -> str:
@@ -145,33 +146,47 @@ def test_no_token_at_all(harness: Harness) -> None:
         assert row.status == "ignored" and "unknown sender" in (row.reason or "")
         assert_only(h, before)
 
-    # A player with exactly one game in progress: the mail is that game's, as if it
-    # carried the seat's token.
+    # A player with exactly one game in progress: the mail is that game's. Its From
+    # alone does not show who wrote: held, nothing done, one confirmation request to her.
     before = h.counts(EVERYONE)
     h.deliver(plain_mail(A, SERVICE_ADDRESS, discard_words(h, game, 0), subject="my move"))
-    row = h.last_inbound()
+    held = h.last_inbound()
+    assert held.status == "applied" and "held until" in (held.reason or ""), held.reason
+    assert held.game_id == game and h.log(game) == []
+    assert_only(h, before, alice=1)
+    assert about(h.latest(A)) == CONFIRM_SUBJECT
+    # Confirmed, it is done as if it carried the seat's token.
+    row = h.confirm(A)
     assert row.status == "applied", row.reason
     assert row.game_id == game
     assert len(h.log(game)) == 1 and h.log(other) == []
-    assert_only(h, before)  # nobody has news yet: both were asked to discard already
+    assert_only(h, before, alice=1)  # no news: both were asked to discard already
     # Carol's plain mail goes to her own game, not Alice's.
     h.deliver(plain_mail(C, SERVICE_ADDRESS, discard_words(h, other, 0)))
-    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    held = h.last_inbound()
+    assert held.status == "applied" and held.game_id == other, held.reason
+    assert h.confirm(C).status == "applied", h.last_inbound().reason
     assert len(h.log(other)) == 1 and len(h.log(game)) == 1
 
 
 def test_resign_needs_a_reply_token(harness: Harness) -> None:
     """A plain-address mail proves its writer by the From alone, so it cannot resign the
-    game (which cannot be undone) unless a trusted provider vouches for the From."""
+    game (which cannot be undone): it is held, and only the player's click on the
+    confirmation request (a reply with its token) gets it read — and then resigning
+    still asks first. A trusted provider vouching for the From would do too."""
     h = harness
     game, _ = setup_two_games(h)
     before = h.counts(EVERYONE)
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "I resign"))
     row = h.last_inbound()
-    assert row.status == "rejected", row.reason
+    assert row.status == "applied" and "held until" in (row.reason or ""), row.reason
     assert h.log(game) == []
     assert_only(h, before, alice=1)
-    assert "reply to your latest game email" in text_of(h.latest(A))
+    assert about(h.latest(A)) == CONFIRM_SUBJECT
+    row = h.confirm(A)
+    assert row.status == "applied" and "asked to confirm: resign" in (row.reason or "")
+    assert h.log(game) == []
+    assert "Nothing is done yet: to resign, confirm" in flat(text_of(h.latest(A)))
     # The same word in a reply to the game mail (with its token) resigns.
     h.deliver(reply(h.latest(A), A, "Alice", "I resign, yes"))
     assert h.last_inbound().status == "applied", h.last_inbound().reason
@@ -279,10 +294,14 @@ def test_help_from_a_player_with_one_game_lists_it(harness: Harness) -> None:
     assert "You have one game in progress." in text
     assert f"Game {game}, you v Bob: your turn (hand 1). Reply to: {own}" in text
     assert "discard 5h jd" in text
-    # "hand" (a question about the game) is that game's, like a move.
+    # "hand" (a question about the game) is that game's, like a move: by a From alone,
+    # held until Alice confirms; then answered from the game's reply address.
     h.deliver(plain_mail(A, SERVICE_ADDRESS, "hand"))
-    row = h.last_inbound()
-    assert (row.status, row.game_id) == ("applied", game)
+    held = h.last_inbound()
+    assert held.status == "applied" and "held until" in (held.reason or ""), held.reason
+    assert held.game_id == game
+    row = h.confirm(A)
+    assert (row.status, row.game_id) == ("applied", game), row.reason
     assert str(h.latest(A)["Reply-To"]).endswith(f"{own}>")
 
 

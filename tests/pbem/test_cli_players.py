@@ -45,8 +45,11 @@ def set_up(h: Harness) -> None:
     Erin in digest mode."""
     h.new_game([ALICE, BOB])
     h.new_game([CAROL, DAVE, ("erin@example.com", "Erin")])
+    # A setting asked by plain mail (a From alone) is held until its mailbox confirms.
     h.deliver(plain_mail(B, SERVICE, "stop"))
+    assert h.confirm(B).status == "applied"
     h.deliver(plain_mail("erin@example.com", SERVICE, "digest"))
+    assert h.confirm("erin@example.com").status == "applied"
     with Session(h.db) as session:
         for player in session.exec(select(m.Player)).all():
             if player.email == C:
@@ -83,6 +86,7 @@ def test_an_away_player_is_listed_away_until_back(harness: Harness) -> None:
     h = harness
     h.new_game([ALICE, BOB])
     h.deliver(plain_mail(A, SERVICE, "away 3 days"))
+    assert h.confirm(A).status == "applied"  # a From alone: held until Alice confirms
     with Session(h.db) as session:
         player = session.exec(select(m.Player).where(m.Player.email == A)).one()
         assert player.away_until is not None

@@ -13,6 +13,7 @@ from tests.e2e.helpers import BOB, SERVICE_ADDRESS, Harness, about, plain_mail, 
 ALICE = ("alice@example.com", "Alice")
 TAGGED = ("alice+games@example.com", "Alice")
 B = BOB[0]
+CONFIRM_SUBJECT = "[Cribbage] Please confirm your request"
 
 
 @pytest.mark.parametrize(
@@ -103,6 +104,12 @@ def test_with_match_plus_tags_a_tagged_plain_mail_finds_the_player(harness: Harn
     assert h.log(game) == []
     _setting(h, True)
     h.deliver(plain_mail(TAGGED[0], SERVICE_ADDRESS, _discard(h, game)))
-    row = h.last_inbound()
+    # Alice's game's move, but by a From alone: held until the writer confirms, with one
+    # click on the one confirmation request mailed to the address that wrote.
+    held = h.last_inbound()
+    assert held.status == "applied" and "held until" in (held.reason or ""), held.reason
+    assert held.game_id == game and h.log(game) == []
+    assert [about(msg) for msg in h.received(TAGGED[0])] == [CONFIRM_SUBJECT]
+    row = h.confirm(TAGGED[0])
     assert row.status == "applied", row.reason
     assert len(h.log(game)) == 1

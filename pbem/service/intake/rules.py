@@ -267,7 +267,10 @@ def confirmation_answer(a: Arrival) -> Outcome | None:
         # A player's held mail (a move, a setting), now proven: read again as it was
         # written, by the rules that follow (its game's seat, or the player's settings).
         a.mail = confirmed.mail
-        player = get_player_by_email(a.session, a.mail.sender)
+        sender = a.mail.sender
+        player = get_player_by_email(a.session, sender)
+        if player is None and a.ctx.settings.match_plus_tags and without_tag(sender) != sender:
+            player = get_player_by_email(a.session, without_tag(sender))
         if player is None:
             return a.end("ignored", "the confirmed mail's sender plays no more")
         found = plain.without_token(a.ctx, a.session, a.row, a.mail, player, a.now)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -56,7 +57,7 @@ def move(h: Harness, game_id: int, action: Action) -> None:
     h.deliver(reply(latest, address, name, command_for(action)))
 
 
-def by_plain_mail(h: Harness, address: str, body: str, **options: str) -> None:
+def by_plain_mail(h: Harness, address: str, body: str, **options: Any) -> None:
     """``address`` writes ``body`` to the plain address: a From alone proves nothing, so
     it is held and one confirmation request goes to ``address``, who answers it."""
     h.deliver(plain_mail(address, SERVICE, body, **options))

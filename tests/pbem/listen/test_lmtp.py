@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -440,7 +441,7 @@ def test_envelope_addresses_read_as_aiosmtpds_parser_reads_them(arg: str) -> Non
     from aiosmtpd.lmtp import LMTP
 
     listener_class = _protocol_class()
-    ours = listener_class.__new__(listener_class)
+    ours: Any = object.__new__(listener_class)
     theirs = LMTP.__new__(LMTP)
     for protocol in (ours, theirs):
         protocol.local_part_limit = 0

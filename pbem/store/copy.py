@@ -110,10 +110,11 @@ def _fresh_total(writing: Connection) -> bool:
 
 
 def _copy_table(reading: Connection, writing: Connection, table: Table) -> int:
-    """Copy ``table`` in batches, in the order of its integer primary key."""
+    """Copy ``table`` in batches, in the order of its primary key (an integer, or the
+    counter's name for ``event_count``)."""
     [key] = table.primary_key.columns  # every table of the service has a one-column key
     copied = 0
-    last: int | None = None
+    last: object = None
     while True:
         query = select(table).order_by(key).limit(BATCH)
         if last is not None:
@@ -123,7 +124,7 @@ def _copy_table(reading: Connection, writing: Connection, table: Table) -> int:
             return copied
         writing.execute(table.insert(), rows)
         copied += len(rows)
-        last = int(rows[-1][key.name])
+        last = rows[-1][key.name]
 
 
 def _reset_sequences(writing: Connection) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from email.utils import make_msgid
 
+from pbem.demo.bots import quoted_reply
+from pbem.service import utcnow
 from tests.e2e.helpers import about
 from tests.fixtures.realmail import RealMail, RealMailFactory, RealPlayer, parse
 
@@ -62,29 +64,47 @@ def test_one_which_game_reply_per_hour(realmail: RealMail) -> None:
 
 
 def test_a_fresh_mail_from_a_player_with_one_game_is_that_games(realmail: RealMail) -> None:
+    """A fresh mail (no token) from a player with one game is that game's — but its
+    From alone proves nothing: it is held, she is asked "Did you send this?", and her
+    reply to that request (through the real servers) makes the move."""
     real = realmail
     game_id, alice, bob = started(real)
-    before = len(bob.mailbox())
+    before, hers = len(bob.mailbox()), len(alice.mailbox())
     alice.send(fresh_mail(alice, real.address, alice.legal_command()))
     [row] = real.until_processed(1)
     assert (row.status, row.game_id) == ("applied", game_id), row.reason
+    assert "held until" in (row.reason or ""), row.reason
+    assert real.game_row(game_id).action_count == 0
+    real.settle()
+    [request] = alice.wait_for(hers + 1)[hers:]
+    assert "confirm" in str(request["Subject"]).lower()
+    alice.send(quoted_reply(request, alice.address, alice.name, "yes", utcnow()))
+    real.until_processed(2)
     assert real.game_row(game_id).action_count == 1
     real.settle()
     assert len(bob.mailbox()) == before  # no news for Bob: he was asked to discard already
 
 
 def test_the_hourly_cap_per_sender(realmail_factory: RealMailFactory) -> None:
-    real = realmail_factory(max_per_sender_per_hour=3)
+    """Mail proven by its From alone is capped per sender and hour (unread, unanswered
+    over the cap); the player's proven replies are not counted out by it."""
+    real = realmail_factory(max_per_sender_per_hour=3, max_unproven_answers_per_day=10)
     _, alice, _ = started(real)
     before = len(alice.mailbox())
-    for _ in range(5):
-        alice.send(alice.reply("hand"))
+    for question in ("games", "standings", "help", "games", "help"):  # (each answered once)
+        alice.send(fresh_mail(alice, real.address, question))
     rows = real.until_processed(5)
     assert [r.status for r in rows] == ["applied"] * 3 + ["ignored"] * 2
-    assert all(r.reason == "sent: hand" for r in rows[:3])
-    assert all(r.reason == "more than 3 mails from this sender in an hour" for r in rows[3:])
+    over = "more than 3 unproven mails from this sender in an hour"
+    assert all(r.reason == over for r in rows[3:])
     real.settle()
-    assert len(alice.mailbox()) == before + 3
+    assert len(alice.wait_for(before + 3)) == before + 3, [(r.status, r.reason) for r in rows]
+    # Her replies with her token are read, over that cap.
+    alice.send(alice.reply("hand"))
+    [proven] = real.until_processed(6)[5:]
+    assert (proven.status, proven.reason) == ("applied", "sent: hand")
+    real.settle()
+    assert len(alice.wait_for(before + 4)) == before + 4
     real.assert_quiet(0.5)
 
 

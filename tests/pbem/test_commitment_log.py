@@ -19,7 +19,7 @@ from sqlmodel import Session
 from engine.commitlog import GENESIS, check_game, check_log, make_entry
 from pbem.demo.bots import text_of
 from pbem.store.commitlog import entries, head_of
-from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, cli_env, reply, run_cli
+from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, about, cli_env, reply, run_cli
 
 
 @pytest.fixture
@@ -132,9 +132,7 @@ def test_aborts_before_and_after_the_deal_and_a_dropped_deal(fair: Harness, tmp_
 
 def cut(h: Harness, who: tuple[str, str], game_id: int, words: str) -> None:
     """``who`` cuts in game ``game_id``, answering that game's request for the cut."""
-    asked = [
-        m for m in h.received(who[0]) if f"[Cribbage {game_id}] Please cut" in str(m["Subject"])
-    ]
+    asked = [m for m in h.received(who[0]) if f"[Cribbage {game_id}] Please cut" in about(m)]
     h.deliver(reply(asked[-1], who[0], who[1], words))
 
 

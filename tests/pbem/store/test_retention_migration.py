@@ -10,17 +10,24 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from pbem.store import migrate
-from pbem.store.db import alembic_config
+from pbem.store.db import alembic_config, check_foreign_keys, sqlite_foreign_keys_off
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 BEFORE = "0014_inbound_rule"
 
 
 def _to(db_engine: Engine, revision: str) -> None:
-    with db_engine.begin() as connection:
+    """Down to ``revision`` as `migrate` goes up: on SQLite with foreign keys off, for
+    the tables a later revision rebuilds (``inbound``, named by ``mail_name``'s rows)."""
+    with (
+        db_engine.connect() as connection,
+        sqlite_foreign_keys_off(connection),
+        connection.begin(),
+    ):
         config = alembic_config()
         config.attributes["connection"] = connection
         command.downgrade(config, revision)
+        check_foreign_keys(connection)
 
 
 def test_the_index_is_filled_for_the_mail_stored_before(db_engine: Engine) -> None:

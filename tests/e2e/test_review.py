@@ -81,11 +81,11 @@ def seen_by(game: Game, seat: int) -> set[Card]:
 
 def played_out(h: Harness, game_id: int, hands: int) -> Game:
     """The players move (by mail, as a random player would) through ``hands`` hands,
-    then whoever is to move resigns."""
+    then whoever is to move resigns (``resign confirm``: a bare ``resign`` only asks)."""
     h.play_until(game_id, lambda g: g.is_over or g.hand_no > hands)
     game = h.game(game_id)
     if not game.is_over:
-        h.answer(h.address_of(game_id, game.to_act()[0]), "resign")
+        h.answer(h.address_of(game_id, game.to_act()[0]), "resign confirm")
     game = h.game(game_id)
     assert game.is_over
     return game

@@ -201,6 +201,9 @@ class Daemon:
         if dues.outbox_due(now):
             self._dues = None
             stats.sent += self.sender.drain()
+            # A mail that failed for good holds its seat: the others are told this step.
+            dues = self._known_dues()
+            now = self.service.clock()
         if dues.timers_due(now):
             self._dues = None
             stats.timers = self.service.run_timers()

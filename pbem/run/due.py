@@ -34,8 +34,10 @@ _IN_PROGRESS = _GAME.c.status.in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSE
 # of a game in progress has a failed (or restored) mail its fellow players were not told
 # of (as `pbem.service.timers.tell_waiting` selects them).
 _DUES = select(
+    # (A 'sending' row is due again when its lease ends: its sender died, as
+    # `claim_due_outbox` takes it.)
     select(func.min(_OUTBOX.c.next_attempt_at))
-    .where(_OUTBOX.c.status == m.OutboxStatus.PENDING.value)
+    .where(_OUTBOX.c.status.in_((m.OutboxStatus.PENDING.value, m.OutboxStatus.SENDING.value)))
     .scalar_subquery(),
     select(func.min(_GAME.c.next_reminder_at)).where(_TIMED).scalar_subquery(),
     select(func.min(_GAME.c.deadline_at)).where(_TIMED).scalar_subquery(),

@@ -91,8 +91,8 @@ if _SPEC:
     elif _stage == "commit":
         _insert = _tx.insert_inbound_many
 
-        def _insert_many(session, messages, *, now):
-            result = _insert(session, messages, now=now)
+        def _insert_many(session, messages, **kwargs):
+            result = _insert(session, messages, **kwargs)
             if threading.current_thread().name.startswith("pbem-lmtp") and _due():
                 _stall(messages[0][0])
             return result

@@ -36,12 +36,18 @@ from engine import levels
 from engine.computer import choose_action
 from engine.game import DISCARD, PEGGING, Game, Settings
 from engine.strategy import hard
+from engine.strategy.hard import discard, pegmany, pegtwo
 
 
 def _module(key: str) -> Any:
-    """``hard`` for ``NAME``, ``engine.strategy.MODULE`` for ``MODULE.NAME``."""
+    """For ``NAME`` the part of ``engine.strategy.hard`` that holds the constant (its
+    discard, its pegging at 2 or at 3 and 4 players); ``engine.strategy.MODULE`` for
+    ``MODULE.NAME``."""
     if "." not in key:
-        return hard
+        for part in (discard, pegtwo, pegmany):
+            if hasattr(part, key):
+                return part
+        raise SystemExit(f"engine.strategy.hard has no constant {key}")
     return importlib.import_module("engine.strategy." + key.split(".")[0])
 
 

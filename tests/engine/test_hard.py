@@ -412,11 +412,11 @@ def test_forgetting_the_memos_changes_no_decision() -> None:
 
 
 def test_more_deals_where_the_search_is_small() -> None:
-    from engine.strategy import hard
+    from engine.strategy.hard import pegtwo
 
-    by_size = [hard.SAMPLES[n] for n in sorted(hard.SAMPLES, reverse=True)]
+    by_size = [pegtwo.SAMPLES[n] for n in sorted(pegtwo.SAMPLES, reverse=True)]
     assert by_size == sorted(by_size)
-    assert max(by_size) <= hard.FEW_SAMPLES
+    assert max(by_size) <= pegtwo.FEW_SAMPLES
 
 
 # -- the win table -------------------------------------------------------------------
@@ -454,10 +454,11 @@ def _cards(ranks: tuple[int, ...]) -> list[int]:
 
 
 def test_peg_estimate_is_the_table() -> None:
-    from engine.strategy import hard, pegdata
+    from engine.strategy import pegdata
+    from engine.strategy.hard import discard
 
-    w = hard.PEG_WEIGHT
-    assert hard.PEG_SOURCE == "table"
+    w = discard.PEG_WEIGHT
+    assert discard.PEG_SOURCE == "table"
     for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
         kept = _cards(ranks)
         for dealer, table in ((True, pegdata.DEALER), (False, pegdata.PONE)):
@@ -474,10 +475,11 @@ def test_peg_estimate_is_the_table() -> None:
 
 
 def test_peg_estimate_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.strategy import hard, pegdata, pegtable
+    from engine.strategy import pegdata, pegtable
+    from engine.strategy.hard import discard
 
-    monkeypatch.setattr(hard, "PEG_SOURCE", "fit")
-    w = hard.PEG_WEIGHT
+    monkeypatch.setattr(discard, "PEG_SOURCE", "fit")
+    w = discard.PEG_WEIGHT
     for ranks in [(1, 1, 2, 3), (5, 5, 10, 13), (7, 8, 9, 9)]:
         kept = _cards(ranks)
         for dealer, fitted in ((True, pegdata.DEALER_FIT), (False, pegdata.PONE_FIT)):
@@ -493,19 +495,20 @@ def test_peg_estimate_fit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_peg_estimate_sources(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.strategy import hard, pegdata
+    from engine.strategy import pegdata
+    from engine.strategy.hard import discard
 
     kept = _cards((2, 3, 3, 12))
-    monkeypatch.setattr(hard, "PEG_WEIGHT", 1.0)
-    monkeypatch.setattr(hard, "PEG_SOURCE", "table")
+    monkeypatch.setattr(discard, "PEG_WEIGHT", 1.0)
+    monkeypatch.setattr(discard, "PEG_SOURCE", "table")
     assert peg_estimate(kept, True) == pegdata.DEALER[(2, 3, 3, 12)]
     assert peg_estimate(kept, False) == pegdata.PONE[(2, 3, 3, 12)]
-    monkeypatch.setattr(hard, "PEG_SOURCE", "open")
-    open_d = hard.OPEN_FIT[True]
+    monkeypatch.setattr(discard, "PEG_SOURCE", "open")
+    open_d = discard.OPEN_FIT[True]
     assert peg_estimate(kept, True) == pytest.approx(
-        open_d[1] + 2 * open_d[2] + open_d[11] + hard.OPEN_PAIR[True]
+        open_d[1] + 2 * open_d[2] + open_d[11] + discard.OPEN_PAIR[True]
     )
-    monkeypatch.setattr(hard, "PEG_WEIGHT", 0.0)
+    monkeypatch.setattr(discard, "PEG_WEIGHT", 0.0)
     assert peg_estimate(kept, True) == 0.0
 
 

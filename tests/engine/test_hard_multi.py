@@ -12,6 +12,7 @@ from engine import Play, new_game, parse_cards, player_view
 from engine.computer import choose_action, decide
 from engine.game import PEGGING
 from engine.strategy import hard, multi, pegsearch
+from engine.strategy.hard import common, discard, pegmany
 
 from .test_hard import _play, _scrambled
 
@@ -131,15 +132,15 @@ def test_four_players_sample_more_deals_as_the_cards_run_out() -> None:
         view = player_view(game, seat)
         if game.phase == PEGGING:
             left = sum(view.cards_left)
-            seen[left] = hard.multi_samples(view)
+            seen[left] = pegmany.samples(view)
         game.apply(choose_action(game, seat, rng, "medium"))
-    assert seen[16] == hard.FOUR_SAMPLES[16]
-    assert min(seen) <= 8 and seen[min(seen)] == hard.FOUR_FEW_SAMPLES
+    assert seen[16] == pegmany.FOUR_SAMPLES[16]
+    assert min(seen) <= 8 and seen[min(seen)] == pegmany.FOUR_FEW_SAMPLES
     by_left = [seen[k] for k in sorted(seen, reverse=True)]
     assert by_left == sorted(by_left)
     three = new_game(3, seed="three-samples")
     view = player_view(three, 0)
-    assert hard.multi_samples(view) == hard.MULTI_LEAD_SAMPLES
+    assert pegmany.samples(view) == pegmany.MULTI_LEAD_SAMPLES
 
 
 def test_the_model_ignores_hidden_hands_and_leads_low() -> None:
@@ -212,9 +213,9 @@ def test_hard_pegs_by_the_multi_search(players: int) -> None:
         view = player_view(game, seat)
         if game.phase == PEGGING and len(view.playable) > 1:
             a = hard.hard_action(view, random.Random(searched))
-            b = hard.play_multi(view, random.Random(searched))
+            b = pegmany.play(view, random.Random(searched))
             assert b in view.legal
-            if players in hard.MULTI_PEG:
+            if players in pegmany.MULTI_PEG:
                 assert a == b
             searched += 1
         game.apply(choose_action(game, seat, rng, "medium"))
@@ -238,13 +239,13 @@ def test_late_game_decisions_ignore_hidden_cards(
     players: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The endgame search (near the target) sees only the view."""
-    monkeypatch.setattr(hard, "MULTI_PEG", (3, 4))
+    monkeypatch.setattr(pegmany, "MULTI_PEG", (3, 4))
     game = new_game(players, seed=f"multi-late-{players}", target=61)
     drive, shuffler = random.Random(5), random.Random(6)
     late = 0
     while not game.is_over:
         seat = game.to_act()[0]
-        if game.phase == PEGGING and max(game.scores) >= 61 - hard.MULTI_ENDGAME:
+        if game.phase == PEGGING and max(game.scores) >= 61 - pegmany.MULTI_ENDGAME:
             late += 1
             twin = _scrambled(game, seat, shuffler)
             assert player_view(twin, seat) == player_view(game, seat)
@@ -278,9 +279,9 @@ def test_pegs_out_near_the_end() -> None:
         legal=tuple(Play(0, c) for c in mine),
         events=(),
     )
-    assert hard._near_end(view, hard.MULTI_ENDGAME)
+    assert common.near_end(view, pegmany.MULTI_ENDGAME)
     deals = [(((2, 3, 9, 9), (6, 7, 8)), 1.0)]
-    chances = hard._multi_win_values(view, (5, 9), deals, (10,))
+    chances = pegmany.win_values(view, (5, 9), deals, (10,))
     assert chances == {5: 1.0, 9: 0.0}
     assert decide(view, random.Random(0), "hard") == Play(0, parse_cards("5h")[0])
 
@@ -298,7 +299,7 @@ def test_keep_peg_values_same_deals_for_every_discard() -> None:
 def test_discard_at_three_players_is_legal_with_the_keep_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(hard, "MULTI_DISCARD_PEG", 0.5)
+    monkeypatch.setattr(discard, "MULTI_DISCARD_PEG", 0.5)
     game = new_game(3, seed="multi-keep")
     for seat in range(3):
         view = player_view(game, seat)

@@ -1,20 +1,26 @@
 """What the review after a game costs: `engine.review.review_game` for one seat of a
 whole game to 121 against the ``hard`` computer, beside the rest of that seat's
 game-over mail (its replay page — the game replayed, the computer's moves audited — and
-the mail rendered) made without and with the review.
+the mail rendered) made without and with the review; then what the service's own
+process spends on that game-over mail, made there or by a helper process
+(`pbem.render.mailmaker`, which makes the review and the page with the mail).
 
-    PYTHONPATH=. python benchmarks/review_bench.py [--games 10] [--players 2]
+    PYTHONPATH=. python benchmarks/review_bench.py [--games 10] [--players 2] [--helper]
 
 The reviewed seat is played by ``medium`` (a careful player who still gives points
 away), the others by ``hard``; each game is dealt from its own seed (``review-N``).
 Times are CPU seconds of this process (``time.process_time``), so other work on the
 machine does not count; the first review of the process, which loads the hard player's
-tables, is reported apart and left out of the figures per game.
+tables, is reported apart and left out of the figures per game. With ``--helper`` the
+game-over mail (review, replay page, mail) is also made as the service makes it, as a
+`TurnMailJob`: here (no helper) and by one helper process — the service's CPU for the
+mail and the wall time until it is made; the load average is printed before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -32,6 +38,7 @@ from pbem import engine_version
 from pbem.render import MailContext
 from pbem.render.mail import render_turn
 from pbem.render.replay import render_page, replay_data
+from pbem.render.turnmail import GameOver, ReplayPage, TurnMailJob, make_turn_mail
 
 NAMES = ("Nia", "Computer", "Otto", "Pia")
 
@@ -90,10 +97,73 @@ def rendering(game: Game, data: dict[str, Any], review: GameReview | None) -> fl
     return min(cpu(partial(render, game, data, review))[0] for _ in range(5))
 
 
+def game_over_job(game: Game) -> TurnMailJob:
+    """Seat 0's game-over mail as the service hands it on: the view, the context, the
+    envelope, and the part made with the mail (the review, the replay page)."""
+    ctx = MailContext(game_id=1, names=NAMES[: game.players], recipient_seat=0, reply_hint="")
+    envelope: dict[str, Any] = {
+        "sender": "cribbage@pbem.test",
+        "sender_name": "Cribbage by mail",
+        "to": "p0@example.org",
+        "to_name": NAMES[0],
+        "message_id": "<tok.1.over@pbem.test>",
+        "in_reply_to": None,
+        "references": [],
+        "reply_to": "cribbage+tok@pbem.test",
+        "loop_value": "cribbage@pbem.test",
+        "attachments": [],
+    }
+    page = ReplayPage("cribbage-1.html", archive_of(game))
+    return TurnMailJob(
+        player_view(game, 0, len(game.events) - 3), ctx, envelope, GameOver(game, 0, True, page)
+    )
+
+
+def with_helper(games: list[Game]) -> None:
+    """The game-over mail made here and by one helper: this process's CPU, and the wall
+    time until the mail is made."""
+    from pbem.render.mailmaker import MailMaker, shutdown_helpers, start_helpers
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    here: list[float] = []
+    for game in games:
+        job = game_over_job(game)
+        here.append(cpu(partial(make_turn_mail, job))[0])
+    assert start_helpers(1, timeout=120) == 1
+    # Each helper's first game-over mail also loads the hard player's tables: one
+    # untimed mail first, as a running service's helper has made one before.
+    with MailMaker(1, only_game_over=True) as maker:
+        maker.submit(game_over_job(games[0]))
+        maker.finish()
+    service_cpu: list[float] = []
+    wall: list[float] = []
+    for game in games:
+        job = game_over_job(game)
+        start_wall, start_cpu = time.perf_counter(), time.process_time()
+        with MailMaker(1, only_game_over=True) as maker:
+            pending = maker.submit(job)
+            maker.finish()
+        service_cpu.append(time.process_time() - start_cpu)
+        wall.append(time.perf_counter() - start_wall)
+        assert pending.raw is not None and maker.made_by_helpers == 1
+    shutdown_helpers()
+    for label, times in (
+        ("game-over mail made in the service's process: its CPU", here),
+        ("game-over mail made by a helper: the service's CPU", service_cpu),
+        ("game-over mail made by a helper: wall time until made", wall),
+    ):
+        print(
+            f"{label}: median {statistics.median(times) * 1000:.0f} ms, "
+            f"mean {statistics.mean(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+        )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    parser.add_argument("--helper", action="store_true", help="the game-over mail by a helper")
     args = parser.parse_args()
     games = [play(f"review-{i}", args.players) for i in range(args.games + 1)]
     first, _ = cpu(partial(review_game, games[0], 0))
@@ -137,6 +207,9 @@ def main() -> None:
             f"bytes the review adds to {label}: median {statistics.median(added):,.0f}, "
             f"max {max(added):,}"
         )
+    if args.helper:
+        # Games not seen yet by this process: no cache of its holds their positions.
+        with_helper([play(f"review-helper-{i}", args.players) for i in range(args.games)])
 
 
 if __name__ == "__main__":

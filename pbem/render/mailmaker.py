@@ -197,7 +197,10 @@ class MailMaker:
     until the last mail is made.
     """
 
-    def __init__(self, processes: int) -> None:
+    def __init__(self, processes: int, *, only_game_over: bool = False) -> None:
+        # ``only_game_over``: hand a helper only the game-over mails (their review and
+        # replay page are the costly part); make the rest here at once.
+        self._only_game_over = only_game_over
         self._helpers: list[_Helper] = []
         self._held = False
         self._line: deque[PendingMail] = deque()
@@ -220,7 +223,7 @@ class MailMaker:
     def submit(self, job: TurnMailJob) -> PendingMail:
         """Start making a mail; its bytes are in ``raw`` after `finish` (or at once)."""
         pending = PendingMail(job)
-        if not self._helpers:
+        if not self._helpers or (self._only_game_over and job.over is None):
             pending.raw = make_turn_mail(job)
             self.made_here += 1
             return pending

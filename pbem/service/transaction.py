@@ -174,12 +174,7 @@ class Service:
                         again.append(inbound_id)
                 behind.flush(session)
                 release_writes(session)
-                mail, ctx.deferred = ctx.deferred, None
-                maker.finish()
-                for queued in mail:
-                    if isinstance(queued["raw"], PendingMail):
-                        queued["raw"] = queued["raw"].raw
-                queue_mails(session, mail)
+                queue_made(ctx, session, maker)
                 self.fault("before-commit")
         except InjectedFault:
             raise
@@ -205,11 +200,21 @@ class Service:
         for _attempt in range(5):
             try:
                 ctx = self._ctx()
-                with session_scope(self.db) as session:
+                # A game-over mail (its review and replay page: the costly part of a mail)
+                # is made by a helper process when there is one, the service's process
+                # waiting for it without holding the interpreter; other mail is made here.
+                with (
+                    MailMaker(self.render_processes, only_game_over=True) as maker,
+                    session_scope(self.db) as session,
+                ):
+                    if maker.uses_helpers:
+                        ctx.maker, ctx.deferred = maker, []
                     row = lock_pending_inbound(session, inbound_id)
                     if row is None:
                         return ALREADY_PROCESSED
                     outcome = handle(ctx, session, row)
+                    if ctx.deferred is not None:
+                        queue_made(ctx, session, maker)
                     self.fault("before-commit")
                 self._cache.remember(ctx.staged)
                 return outcome
@@ -318,3 +323,15 @@ class Service:
         since: int,
     ) -> MailContext:
         return turns.mail_context(game_row, seats, seat, notices, since)
+
+
+def queue_made(ctx: Context, session: Session, maker: MailMaker) -> None:
+    """The mail a transaction deferred (``ctx.deferred``) put in the outbox, in the order
+    it was queued, once `maker` has made every mail handed to it."""
+    assert ctx.deferred is not None
+    mail, ctx.deferred = ctx.deferred, None
+    maker.finish()
+    for queued in mail:
+        if isinstance(queued["raw"], PendingMail):
+            queued["raw"] = queued["raw"].raw
+    queue_mails(session, mail)

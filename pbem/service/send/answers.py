@@ -50,10 +50,10 @@ from pbem.service.send.envelope import (
 from pbem.service.send.standings import send_standings
 from pbem.service.send.talk import relay
 from pbem.service.send.turns import (
-    ReplayAttachment,
     game_ending,
     mail_context,
     next_answer,
+    replay_page,
     with_talk,
 )
 from pbem.store import models as m
@@ -152,7 +152,7 @@ def send_archive(
     data = archive_bytes(game_archive(game_row, game, seats, cut_mails(session, game_row.id)))
     if not may_mail_seat(ctx, session, seats[seat], now):
         return
-    page_name, page = ReplayAttachment(game_row, game, seats).page(seat)
+    page_name, _, page = replay_page(game_row, game, seats).attachment(seat, None)
     about = mail_context(game_row, seats, seat, [], len(game.events))
     mail = render_archive(about, name, page_name)
     envelope = envelope_for(

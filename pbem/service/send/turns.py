@@ -3,7 +3,7 @@
 After a move, `turn_mails` mails every player who needs it (`pbem.render.news`: a turn,
 news, or ``mail all``) their own view and the game's news since their last mail, with
 the table talk they have not seen; a finished game's mail says what comes next
-(`game_ending`) and may attach the replay page (`ReplayAttachment`); then the board to
+(`game_ending`) and may attach the replay page (`replay_page`); then the board to
 the game's watchers. `mail_context` is what every game mail shows beside the view.
 """
 
@@ -12,14 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session
 
 from engine import Game, player_view
 from engine import Settings as GameSettings
 from engine.match import MatchScore
-from engine.review import GameReview, review_game
 from pbem.render import (
     MailContext,
     MatchInfo,
@@ -29,7 +27,7 @@ from pbem.render import (
 from pbem.render.board import house_rules
 from pbem.render.mail import DEALS_CHECK
 from pbem.render.news import mail_state, worth_mailing
-from pbem.render.turnmail import TurnMailJob, make_turn_mail
+from pbem.render.turnmail import GameOver, ReplayPage, TurnMailJob, make_turn_mail
 from pbem.render.words import join_words
 from pbem.service import policy
 from pbem.service.context import (
@@ -273,7 +271,7 @@ def turn_mails(
     # The talk any seat has not heard, in one query for all of them.
     heard = [s.seat.heard_talk for s in seats if not is_computer(game_row, s.seat.seat)]
     unheard = talk.since(session, game_row, min(heard, default=0))
-    replay = ReplayAttachment(game_row, game, seats) if game.is_over else None
+    page: ReplayPage | None = None  # the game's replay page, made once if attached
     for seated in seats:
         seat = seated.seat.seat
         if is_computer(game_row, seat):
@@ -311,13 +309,17 @@ def turn_mails(
         said = with_talk(session, game_row, seats, seated, unheard)
         first = first_in_game(seated)  # (before the envelope makes this mail its last)
         envelope = envelope_for(ctx, session, game_row, seated, kind, tag, now, None)
-        # The game-over mail reviews the player's own decisions (from their own views,
-        # `engine.review`), when the game gives one.
-        review = review_game(game, seat) if game.is_over and policy.may_review(game_row) else None
-        attached: str | None = None
-        if replay is not None and wants_replay(ctx, seated.player):
-            attached, page = replay.page(seat, review)
-            envelope["attachments"].append((attached, "text/html", page))
+        over: GameOver | None = None
+        if game.is_over:
+            # The game-over mail reviews the player's own decisions (from their own
+            # views, `engine.review`) when the game gives one, and attaches the replay
+            # page when they want it: both made with the mail (a helper process's work
+            # when there is one: `pbem.render.turnmail`).
+            if page is None and wants_replay(ctx, seated.player):
+                page = replay_page(game_row, game, seats)
+            mine_page = page if wants_replay(ctx, seated.player) else None
+            over = GameOver(game, seat, policy.may_review(game_row), mine_page)
+        attached = over.page.name if over is not None and over.page is not None else None
         about = mail_context(
             game_row,
             seats,
@@ -330,13 +332,11 @@ def turn_mails(
             ending=game_ending(ctx, game_row, game, attached),
             following=next_answer(ctx, game_row, game),
         )
-        if review is not None:
-            about = replace(about, review=review)
         if first:
             # Dealt at once (a rematch, a match's next game, an admin's game): this first
             # mail says what the game is, as the cut request would have.
             about = replace(about, opening=opening_line(game_row, seats, seat))
-        job = TurnMailJob(view, about, envelope)
+        job = TurnMailJob(view, about, envelope, over)
         # The mail of a player to move: their clock starts when it is delivered.
         starts = not game.is_over and seat in game.to_act()
         made = ctx.maker.submit(job) if ctx.maker is not None else make_turn_mail(job)
@@ -353,20 +353,7 @@ def wants_replay(ctx: Context, player: m.Player) -> bool:
     return ctx.settings.mail_replay if player.mail_replay is None else player.mail_replay
 
 
-class ReplayAttachment:
-    """A finished game's replay page (`pbem.render.replay`) for each player's game-over
-    mail: the game is replayed once, and each seat's page opens in that seat's view."""
-
-    def __init__(self, game_row: m.Game, game: Game, seats: Sequence[Seated]) -> None:
-        self.game_row, self.game, self.seats = game_row, game, seats
-        self._data: dict[str, Any] | None = None
-
-    def page(self, seat: int, review: GameReview | None = None) -> tuple[str, bytes]:
-        """The attachment's file name and bytes for ``seat``, with ``review`` (the seat's
-        own review, `engine.review`) on the page when given."""
-        from pbem.render.replay import render_page, replay_data
-
-        if self._data is None:
-            self._data = replay_data(game_archive(self.game_row, self.game, self.seats))
-        html = render_page({**self._data, "seat": seat}, review=review)
-        return f"cribbage-{self.game_row.id}.html", html.encode("utf-8")
+def replay_page(game_row: m.Game, game: Game, seats: Sequence[Seated]) -> ReplayPage:
+    """A finished game's replay page for its players' game-over mails: its archive
+    (`pbem.render.turnmail.ReplayPage` makes the page with each mail)."""
+    return ReplayPage(f"cribbage-{game_row.id}.html", game_archive(game_row, game, seats))

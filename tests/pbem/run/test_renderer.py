@@ -296,3 +296,86 @@ def test_a_batch_queues_the_mail_its_helper_made(
         assert h.view(ALICE[0]).phase == "pegging"
     finally:
         h.close()
+
+
+def _game_over_job(seed: str = "over-helper") -> TurnMailJob:
+    """The game-over mail of seat 0 of a finished game against ``hard``, with its review
+    and its replay page, as the service hands it on."""
+    from engine import Game, Settings
+    from engine.archive import to_archive
+    from engine.audit import computer_entries
+    from engine.computer import computer_move, computer_view
+    from pbem import engine_version
+    from pbem.render.turnmail import GameOver, ReplayPage
+
+    game = Game(Settings(players=2, target=61), seed)
+    while not game.is_over:
+        seat = game.to_act()[0]
+        game.apply(computer_move(computer_view(game, seat), "medium" if seat == 0 else "hard"))
+    archive = to_archive(
+        game,
+        game_id=7,
+        players=[{"email": "alice@example.com", "name": "Alice"}, {"email": "c@x", "name": "C"}],
+        status="finished",
+        computer=computer_entries({1: "hard"}, engine_version()),
+    )
+    [job] = _jobs(1)
+    view = player_view(game, 0, len(game.events) - 3)
+    page = ReplayPage("cribbage-7.html", archive)
+    return TurnMailJob(view, job.ctx, job.envelope, GameOver(game, 0, True, page))
+
+
+def test_a_game_over_mail_is_made_with_its_review_and_page_by_the_helper(helper: None) -> None:
+    """The review (about 0.4 s of CPU a player at 121) and the replay page are made where
+    the mail is made: by the helper, byte for byte as here."""
+    job = _game_over_job()
+    with MailMaker(1) as maker:
+        pending = maker.submit(job)
+        maker.finish()
+    assert maker.made_by_helpers == 1 and maker.made_here == 0
+    assert same(pending.raw) == made_here(job)
+    msg = parse(pending.raw or b"")
+    text = str(msg.get_body(("plain",)).get_content())  # type: ignore[union-attr]
+    assert "Your game, reviewed" in text
+    pages = [p for p in msg.iter_attachments() if p.get_filename() == "cribbage-7.html"]
+    assert len(pages) == 1
+    html = pages[0].get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert 'id="review"' in html
+
+
+def test_the_service_hands_the_review_to_the_helper(
+    tmp_path: Path,
+    db_url: str,
+    db_engine: Engine,
+    helper: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through the service: the move that ends a game against the computer is answered
+    by a game-over mail with its review, and the service's own process computes no
+    review (the helper does): the step is not held by it."""
+    import engine.review
+
+    calls: list[int] = []
+    real = engine.review.review_game
+
+    def counted(game: Any, seat: int, *args: Any) -> Any:
+        calls.append(seat)
+        return real(game, seat, *args)
+
+    h = Harness.build(tmp_path, db_url, db_engine, render_processes=1)
+    try:
+        computer = ("computer@pbem.test", "Computer")
+        game_id = h.service.new_game(
+            [ALICE, computer], target=61, seed="review-helper", computer=[1], level="hard"
+        )
+        h.step()
+        h.play_until(game_id, lambda g: g.is_over or g.hand_no > 2)
+        monkeypatch.setattr(engine.review, "review_game", counted)
+        h.answer(ALICE[0], "resign confirm")
+        assert h.game(game_id).is_over
+        last = h.latest(ALICE[0])
+        assert "gameover" in str(last["Message-ID"])
+        assert "Your game, reviewed" in str(last.get_body(("plain",)).get_content())  # type: ignore[union-attr]
+        assert calls == []  # made by the helper, not in the service's process
+    finally:
+        h.close()

@@ -10,6 +10,10 @@ canonical JSON (keys sorted, no spaces, UTF-8). Events:
 - ``commit``: game ``game`` was created with ``commitment``, before anyone cut for it;
 - ``next``: game ``game`` is over, and ``commitment`` is shown for the game that may
   follow it (a rematch, a match's next game), whose players cut by answering;
+- ``offer``: ``commitment`` is shown before its game exists (``game`` is 0) — in a
+  challenge's invitations, the mail that asks the challenger to confirm it (or says
+  their invitations went), the welcome to a new player — whose answers are cuts for
+  that game's deal; the game's own ``commit`` follows if it is created;
 - ``end``: game ``game`` ended — ``fate`` "played", "aborted before the deal" or
   "aborted after the deal" — and ``server_seed`` is its revealed seed.
 
@@ -25,7 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 GENESIS = "0" * 64
-EVENTS = ("commit", "next", "end")
+EVENTS = ("commit", "next", "offer", "end")
+NO_GAME = 0
+"""The ``game`` of an ``offer``: no game exists yet."""
 FATES = ("played", "aborted before the deal", "aborted after the deal")
 FIELDS = ("seq", "game", "event", "commitment", "fate", "server_seed", "at", "prev")
 
@@ -126,7 +132,7 @@ def check_log(entries: Iterable[Any]) -> LogCheck:
             out.games += 1
         elif event == "end":
             _ended(out, where, entry, committed, ended)
-        elif event != "next":
+        elif event not in ("next", "offer"):
             out.problems.append(f"{where}: unknown event {event!r}")
     out.head = prev
     return out
@@ -157,7 +163,7 @@ def _ended(
 def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
     """A game's archive against the log: the problems (empty: it agrees). The game has
     exactly one ``commit`` entry, with the archive's commitment; the commitment was in
-    the log (``commit`` or ``next``) no later than any cut the archive lists as
+    the log (``commit``, ``next`` or ``offer``) no later than any cut the archive lists as
     accepted; and once the archive reveals its seed, the game's ``end`` entry has that
     seed and the fate the archive shows."""
     proof = archive.get("deal_proof")

@@ -18,13 +18,11 @@ from pbem.render.page import Page, footer_lines, notice_views, titled
 from pbem.render.words import clean_name, join_words, phrase
 
 CUT_PARAGRAPH = (
-    "Before the first deal, everyone cuts for the deal: reply with the word cut followed "
-    "by any number or words you like (for example: cut 17 purple elephants). The service "
-    "has already locked in a secret seed — the commitment below is its fingerprint — and "
-    "the cards are shuffled from that secret mixed with every player's cut, so nobody, "
-    "not even the service, can choose or foresee the deals. When the game is over the "
-    "secret is revealed, and the game's replay page, mailed with the result, checks "
-    "every deal in your web browser."
+    "One reply deals the cards: reply cut, with any words after it you like (for "
+    "example: cut 17 purple elephants). The cards come from every "
+    "player's cut mixed with a secret the service locked in first — the commitment at "
+    "the foot is its fingerprint, revealed when the game ends — so nobody, not even the "
+    "service, can choose or foresee them."
 )
 
 

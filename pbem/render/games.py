@@ -108,9 +108,11 @@ def render_help_games(games: Sequence[GameLine], templates: Path | None = None) 
     return _render(page, "help", templates)
 
 
-def render_welcome(templates: Path | None = None) -> RenderedMail:
+def render_welcome(templates: Path | None = None, deal_lines: Sequence[str] = ()) -> RenderedMail:
     """The one answer to a stranger who wrote to an open lobby without a command of it
-    ("help", "how do I play?"): what this is and how to start, then the commands."""
+    ("help", "how do I play?"): what this is and how to start, then the commands;
+    ``deal_lines``: the first game's commitment, when the reply that starts it is the
+    player's cut (its first mail then holds the cards)."""
     page = Page(
         kind="help",
         subject="[Cribbage] Welcome: how to play by mail",
@@ -131,7 +133,7 @@ def render_welcome(templates: Path | None = None) -> RenderedMail:
                 "is the only mail you get."
             ),
         ),
-        footer=footer_lines()[1:],
+        footer=(*deal_lines, *footer_lines()[1:]),
     )
     return _render(page, "help", templates)
 

@@ -329,6 +329,10 @@ class Confirmation(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
     expires_at: datetime = Field(sa_type=UTCDateTime)
     answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # A fair game's secret server seed whose commitment the mail showed before the game
+    # existed (a challenge's confirmation, the welcome, the mail that says a proven
+    # challenge's invitations went): the answer is the writer's cut for its deal.
+    server_seed: str | None = None
 
 
 class Inbound(SQLModel, table=True):

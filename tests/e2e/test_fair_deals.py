@@ -195,32 +195,30 @@ def test_a_challenge_commits_in_its_invitations(fair: Harness) -> None:
     fair.new_game(seed="known")  # Alice plays already (the lobby is invite-only)
     fair.deliver(plain_mail(ALICE[0], SERVICE_ADDRESS, "challenge bob@example.org to 61"))
     assert "held until" in (fair.last_inbound().reason or "")  # her From alone: one click
-    fair.confirm(ALICE[0])
+    # Her one click is also her cut: the confirmation showed the game's commitment.
+    fair.confirm(ALICE[0], "yes 7 fish")
     (invite,) = [m for m in fair.received(BOB[0]) if about(m) == INVITE_SUBJECT]
     text = text_of(invite).replace("\n", " ")
     assert f"Deal commitment ({PROTOCOL}):" in text
     fair.deliver(reply(invite, BOB[0], "Bob", "accept"))
     game_id = fair.last_inbound().game_id
     assert game_id is not None
-    row = fair.game_row(game_id)
-    assert row.status == "cutting" and row.commitment is not None
+    dealt = fair.game_row(game_id)
+    # Everyone has cut (her confirmation, his accept): dealt at once.
+    assert dealt.status == "active" and dealt.commitment is not None
     # The game carries the commitment its invitation showed.
-    assert row.commitment in text.replace(" ", "")
-    assert row.server_seed is not None and row.server_seed.encode() not in all_raw(fair)
-    # Bob's "accept" answered a mail that showed the commitment: it is his cut.
-    assert "Your cut is in" in about(fair.latest(BOB[0]))
-    assert [e["seat"] for e in row.entropy or ()] == [1]
-    # Its receipt quotes the text recorded for him and its hash.
-    bob_text = str((row.entropy or [{}])[0]["text"])
+    assert dealt.commitment in text.replace(" ", "")
+    assert dealt.server_seed is not None and dealt.server_seed.encode() not in all_raw(fair)
+    # Bob's "accept" answered a mail that showed the commitment: it is his cut, and the
+    # game's first mail (his cards) quotes the text recorded for him and its hash.
+    bob_text = str(next(e for e in dealt.entropy or () if e["seat"] == 1)["text"])
     told = " ".join(text_of(fair.latest(BOB[0])).split())
     assert f"recorded as “{bob_text}” (SHA-256 {text_hash(bob_text)})" in told
-    assert "Please cut" in about(fair.latest(ALICE[0]))
-    fair.deliver(reply(fair.latest(ALICE[0]), ALICE[0], "Alice", "cut 7 fish"))
-    dealt = fair.game_row(game_id)
-    assert dealt.status == "active" and dealt.server_seed is not None
+    assert "Please cut" not in about(fair.latest(ALICE[0]))
     # The deal comes from the seed the invitation committed to and both cuts.
     texts = [e["text"] for e in sorted(dealt.entropy or (), key=lambda e: e["seat"])]
     assert [e["seat"] for e in dealt.entropy or ()] == [0, 1] and texts[1].startswith("<")
+    assert texts[0].endswith(" 7 fish")
     pairs = [(seat, text_hash(t)) for seat, t in enumerate(texts)]
     assert dealt.seed == key_v3(dealt.server_seed, game_id, 2, pairs)
 

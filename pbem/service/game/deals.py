@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session
 
 from engine import Game
+from engine.commitlog import NO_GAME
 from engine.dealkey import PROTOCOL_3, key_v3
 from engine.fairness import (
     PROTOCOL,
@@ -29,7 +31,7 @@ from engine.fairness import (
     records_of,
     text_hash,
 )
-from pbem.commands import Command
+from pbem.commands import Command, words_after
 from pbem.mail.reading import IncomingMail
 from pbem.render import Notice
 from pbem.service.context import (
@@ -292,6 +294,51 @@ def prepare_next(session: Session, game_row: m.Game, now: datetime) -> None:
         assert game_row.id is not None
         update_row(session, game_row, next_seed=new_server_seed())
         append_log(session, game_row.id, "next", commitment(str(game_row.next_seed)), now)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A server seed whose commitment a mail showed before its game existed (the
+    confirmation of a challenge, the welcome: `new_offer`), and the cut that mail's
+    answer made (its entropy text): a new game starts from them with that cut in."""
+
+    server_seed: str
+    cut: str
+
+
+def new_offer(session: Session, now: datetime) -> str:
+    """The server seed of a game not made yet, whose commitment a mail is about to show
+    so that its answer is a cut: the commitment enters the public log first (event
+    ``offer``), before anyone can answer."""
+    seed = new_server_seed()
+    append_log(session, NO_GAME, "offer", commitment(seed), now)
+    return seed
+
+
+def offer_lines(session: Session, seed: str) -> tuple[str, ...]:
+    """What a mail that shows an offer's commitment says of it: the commitment (as
+    every mail of a fair game shows it), that the answer is the cut for its deal, and
+    the public log's head."""
+    return (
+        f"Deal commitment ({PROTOCOL}): {commitment(seed)} — your answer to this mail is "
+        "your cut for the new game's deal: its cards come from the secret behind this "
+        "commitment mixed with every player's cut, and the secret is revealed when the "
+        "game ends.",
+        log_line(head_of(session)),
+    )
+
+
+def answer_words(reply_text: str) -> str:
+    """The words of an answer that counts as a cut: those after the first word of its
+    first line that holds a word (``yes please`` → "please")."""
+    line = next((ln for ln in reply_text.splitlines() if ln.strip()), "")
+    return words_after(line, line.split()[0]) if line.strip() else ""
+
+
+def answer_cut(message_id: str | None, reply_text: str, placeholder: str) -> str:
+    """The entropy text of an answer that counts as a cut: its Message-ID and its words
+    (`answer_words`)."""
+    return cut_text(message_id, answer_words(reply_text), placeholder)
 
 
 def cut_text(message_id: str | None, words: str, placeholder: str, protocol: str = PROTOCOL) -> str:

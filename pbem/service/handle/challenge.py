@@ -18,14 +18,25 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from engine.fairness import commitment
-from pbem.commands import LobbyCommand
+from pbem.commands import CUT_VERB, Command, LobbyCommand
 from pbem.mail.reading import IncomingMail
 from pbem.mail.tokens import new_token, reply_address
 from pbem.render.board import house_rules
 from pbem.render.invite import render_invite
 from pbem.service import policy
-from pbem.service.context import Context, Outcome, display_name, finish
-from pbem.service.handle.invitations import PENDING, tell
+from pbem.service.context import Context, Outcome, display_name, finish, seats_of
+from pbem.service.game.deals import (
+    NOT_NEEDED,
+    SECOND_CUT,
+    Offer,
+    answer_words,
+    new_offer,
+    receipt,
+    refuse_cut,
+)
+from pbem.service.handle.invitations import PENDING, tell, tell_invited
+from pbem.service.moves import Known
+from pbem.service.ops import cutting
 from pbem.service.send import outside
 from pbem.store import models as m
 from pbem.store.players import get_or_create_player
@@ -39,8 +50,15 @@ def challenge(
     player: m.Player | None,
     asked: LobbyCommand,
     now: datetime,
+    offer: Offer | None = None,
 ) -> Outcome:
-    """Store and mail the invitations of ``asked``; answer the challenger."""
+    """Store and mail the invitations of ``asked``; answer the challenger.
+
+    In a fair game the challenger's cut rides with the challenge's confirmation
+    (``offer``: the server seed that mail showed, and the cut its answer made); a
+    challenge that needed none is answered with the commitment and a one-click ``cut``
+    (`tell_invited`). Either way, once every invitee has accepted — each ``accept`` is
+    a cut — the game is dealt at once when the challenger has cut."""
     assert row.id is not None
     writer = ctx.senders[row.id]
     challenger = player or get_or_create_player(session, mail.sender, mail.sender_name, now=now)
@@ -97,6 +115,11 @@ def challenge(
     }
     if asked.best_of is not None:
         settings["best_of"] = asked.best_of
+    if offer is not None and ctx.settings.fair_deals:
+        # The confirmation showed this seed's commitment: its answer is the challenger's
+        # cut (the challenger sits first).
+        settings["server_seed"] = offer.server_seed
+        settings["cuts"] = {"0": offer.cut}
     rules = house_rules(len(asked.invitees) + 1, asked.target, asked.muggins, asked.skunk)
     if asked.best_of is not None:
         rules += f"; a match, best of {asked.best_of}"
@@ -106,15 +129,14 @@ def challenge(
     if not sent:
         return refuse("Those addresses cannot be invited now.", "no invitation could go")
     asked = replace(asked, invitees=tuple(sent))
-    tell(
+    tell_invited(
         ctx,
         session,
-        sender,
-        row.id,
-        "lobby-invited",
-        "Invitations sent",
+        row,
+        challenger,
         f"Invited: {', '.join(asked.invitees)} ({rules}). The game starts when everyone "
         "accepted; write 'cancel' to withdraw.",
+        settings,
         now,
         mail.message_id,
     )
@@ -172,9 +194,10 @@ def send_invitations(
     the policy lets it go (`policy.may_mail`, which counts it); the addresses invited."""
     assert row.id is not None and challenger.id is not None
     if ctx.settings.fair_deals and "server_seed" not in settings:
-        # pbem-deal/1: the invitations already carry the commitment of the game's
-        # secret server seed (kept with the invitations, never mailed, until game over).
-        settings["server_seed"] = secrets.token_hex(32)
+        # The invitations already carry the commitment of the game's secret server seed
+        # (kept with the invitations, never mailed, until game over): each "accept" is a
+        # cut, so the commitment enters the public log before any invitation goes.
+        settings["server_seed"] = new_offer(session, now)
     expires = now + timedelta(days=ctx.settings.invitation_days)
     challenger_id, inbound_id = challenger.id, row.id
     sent: list[str] = []
@@ -298,3 +321,100 @@ def cancel(
         f"cancel: {len(mine)} invitations withdrawn",
         sender=player.email,
     )
+
+
+def challenger_cut(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    mail: IncomingMail,
+    held: m.Confirmation,
+    cut: str,
+    now: datetime,
+) -> Outcome:
+    """The challenger answers the mail that said their invitations went (one that
+    needed no confirmation: `tell_invited`): their cut for the game's deal. While an
+    invitation is open the cut is kept with the invitations (the last ``accept`` then
+    deals at once, its first mail holding the cards); once the game waits for its cuts
+    it is the challenger's cut there; after the deal nothing is to cut."""
+    assert row.id is not None
+    seed = held.server_seed or ""
+    everyone = session.exec(
+        select(m.Invitation)
+        .where(m.Invitation.inbound_id == held.inbound_id)
+        .order_by(col(m.Invitation.id))
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).all()
+    if any(i.status == PENDING for i in everyone):
+        taken = next((i.settings.get("cuts", {}).get("0") for i in everyone), None)
+        if taken is None:
+            for invitation in everyone:
+                cuts = {**(invitation.settings.get("cuts") or {}), "0": cut}
+                invitation.settings = {**invitation.settings, "cuts": cuts}
+                session.add(invitation)
+        said = receipt(str(taken or cut)) if taken is None else SECOND_CUT_WORDS
+        tell(ctx, session, held.address, row.id, "cut", "Your cut", said, now, mail.message_id)
+        return finish(
+            ctx,
+            session,
+            row,
+            "applied" if taken is None else "rejected",
+            "the challenger's cut, kept with the invitations" if taken is None else SECOND_CUT,
+            sender=held.address,
+        )
+    game_row = challenge_game(session, held.address, seed)
+    if game_row is None or game_row.id is None:
+        tell(
+            ctx, session, held.address, row.id, "cut", "No cut needed", CLOSED, now, mail.message_id
+        )
+        return finish(ctx, session, row, "rejected", "cut: the challenge is closed")
+    seats = seats_of(session, game_row.id)
+    mine = next(s.seat.seat for s in seats if s.player.email == held.address)
+    words = answer_words(mail.reply_text or "")
+    known = Known(
+        game_row,
+        seats,
+        mine,
+        held.address,
+        (Command(CUT_VERB, (words,) if words else (), f"cut {words}".strip()),),
+        (),
+        inbound_id=row.id,
+        message_id=mail.message_id,
+    )
+    if game_row.status != m.GameStatus.CUTTING.value:
+        refuse_cut(session, game_row, mine, known.commands[0], mail.message_id, now, "dealt")
+        tell(ctx, session, held.address, row.id, "cut", "No cut needed", NOT_NEEDED, now)
+        return finish(ctx, session, row, "rejected", "cut: dealt already", game_id=game_row.id)
+    move = cutting.play_cut(ctx, session, known, mail.message_id)
+    cutting.answer_cut(ctx, session, move, row.id, now)
+    status, reason, applied = cutting.verdict(move)
+    return finish(
+        ctx,
+        session,
+        row,
+        status,
+        reason,
+        sender=held.address,
+        game_id=game_row.id,
+        applied=applied,
+    )
+
+
+SECOND_CUT_WORDS = "You have cut already; your first cut counts."
+CLOSED = "Your invitations are closed (declined, withdrawn or lapsed): there is no game to cut for."
+
+
+def challenge_game(session: Session, address: str, seed: str) -> m.Game | None:
+    """The game of ``address``'s challenge whose server seed is ``seed`` (None: not
+    started, or no longer waiting)."""
+    if not seed:
+        return None
+    want = commitment(seed)
+    rows = session.exec(
+        select(m.Game)
+        .join(m.Seat, col(m.Seat.game_id) == col(m.Game.id))
+        .join(m.Player, col(m.Player.id) == col(m.Seat.player_id))
+        .where(m.Player.email == address, m.Game.commitment == want)
+    ).all()
+    return rows[0] if rows else None

@@ -28,6 +28,7 @@ from pbem.render import MailContext, Notice, RenderedMail, render_error
 from pbem.render.page import SENT
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Sender, finish
+from pbem.service.game.deals import Offer, answer_cut, new_offer, offer_lines
 from pbem.service.send import outside
 from pbem.store import models as m
 
@@ -90,23 +91,29 @@ def request(
             game_id=game_id,
         )
     token = new_token()
-    session.add(
-        m.Confirmation(
-            token=token,
-            address=mail.sender,
-            mailbox=writer.mailbox,
-            action=action,
-            inbound_id=row.id,
-            status=PENDING,
-            created_at=now,
-            expires_at=now + timedelta(days=ctx.settings.invitation_days),
-        )
+    held = m.Confirmation(
+        token=token,
+        address=mail.sender,
+        mailbox=writer.mailbox,
+        action=action,
+        inbound_id=row.id,
+        status=PENDING,
+        created_at=now,
+        expires_at=now + timedelta(days=ctx.settings.invitation_days),
     )
+    session.add(held)
     session.flush()
     inbound_id = row.id
 
     def letter() -> outside.Letter:
-        return request_letter(ctx, action, token, inbound_id, mail.message_id, asked)
+        deal: tuple[str, ...] = ()
+        if action in OFFERS and ctx.settings.fair_deals:
+            # The game's commitment rides with the confirmation: its answer is the
+            # challenger's cut (logged first, as every commitment before a cut).
+            held.server_seed = new_offer(session, now)
+            session.add(held)
+            deal = offer_lines(session, held.server_seed)
+        return request_letter(ctx, action, token, inbound_id, mail.message_id, asked, deal)
 
     why = policy.Why.RESUME if action == "start" else policy.Why.CONFIRM
     if not outside.outside_game(ctx, session, mail.sender, why, now, letter, inbound_id=inbound_id):
@@ -146,6 +153,10 @@ def welcome(
 
     def letter() -> outside.Letter:
         token = new_token()
+        # In a fair lobby the first game's commitment rides with the welcome: the reply
+        # that starts a game ("play computer") is the player's cut, and that game's first
+        # mail holds the cards.
+        seed = new_offer(session, now) if ctx.settings.fair_deals else None
         session.add(
             m.Confirmation(
                 token=token,
@@ -156,10 +167,13 @@ def welcome(
                 status=PENDING,
                 created_at=now,
                 expires_at=now + timedelta(days=ctx.settings.invitation_days),
+                server_seed=seed,
             )
         )
         session.flush()
-        return reply_letter(ctx, token, render_welcome(), "welcome", inbound_id, mail.message_id)
+        deal = offer_lines(session, seed) if seed else ()
+        welcome = render_welcome(deal_lines=deal)
+        return reply_letter(ctx, token, welcome, "welcome", inbound_id, mail.message_id)
 
     return outside.outside_game(ctx, session, mail.sender, policy.Why.CONFIRM, now, letter)
 
@@ -175,8 +189,10 @@ def request_letter(
     inbound_id: int,
     answering: str | None,
     asked: str = "",
+    deal: tuple[str, ...] = (),
 ) -> outside.Letter:
-    """The confirmation request: what was asked, how to confirm, and how to refuse."""
+    """The confirmation request: what was asked, how to confirm, and how to refuse;
+    ``deal``: the new game's commitment, when the answer is also the writer's cut."""
     reply_to = reply_address(ctx.settings.local_part, token, ctx.settings.domain)
     what = WHAT.get(action, "a request")
     if asked:
@@ -204,7 +220,7 @@ def request_letter(
         ),
     )
     # The address may not play here yet: nothing to offer but the answer asked for.
-    about = replace(about, reply_to=reply_to)
+    about = replace(about, reply_to=reply_to, deal_lines=deal)
     mail = render_error(
         about,
         None,
@@ -236,6 +252,65 @@ def reply_letter(
     )
 
 
+def offer_letter(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    player: m.Player,
+    title: str,
+    notices: list[Notice],
+    seed: str,
+    now: datetime,
+    answering: str | None,
+) -> bool:
+    """A mail to ``player`` (``title``, ``notices``) that shows the commitment of
+    ``seed`` (logged already) and asks for their cut with one click: its reply address
+    names a confirmation (action ``cut``) whose answer is the cut (`answer`). Whether it
+    went (the policy, as any answer)."""
+    assert row.id is not None
+    inbound_id = row.id
+
+    def letter() -> outside.Letter:
+        token = new_token()
+        session.add(
+            m.Confirmation(
+                token=token,
+                address=player.email,
+                mailbox=policy.mailbox_of(player.email),
+                action=CUT,
+                inbound_id=inbound_id,
+                status=PENDING,
+                created_at=now,
+                expires_at=now + timedelta(days=ctx.settings.invitation_days),
+                server_seed=seed,
+            )
+        )
+        session.flush()
+        about = MailContext(
+            game_id=0,
+            names=(player.display_name or player.email,),
+            recipient_seat=0,
+            reply_hint="",
+            notices=tuple(notices),
+            deal_lines=offer_lines(session, seed),
+            reply_to=reply_address(ctx.settings.local_part, token, ctx.settings.domain),
+        )
+        mail = render_error(about, None, title, answers=(("Cut for the deal", "cut"),))
+        return reply_letter(ctx, token, mail, "lobby-invited", inbound_id, answering)
+
+    return outside.outside_game(
+        ctx, session, player.email, policy.Why.ANSWER, now, letter, inbound_id=inbound_id
+    )
+
+
+CUT = "cut"
+"""The action of a confirmation whose answer is its writer's cut for a game not dealt
+yet (a proven challenge's: `offer_letter`)."""
+
+OFFERS = ("challenge",)
+"""Requests whose confirmation shows the new game's commitment: the answer that
+confirms is the writer's cut (`Offer`)."""
+
 REFUSALS = ("never", "stop", "unsubscribe", "no")
 
 
@@ -263,6 +338,18 @@ class Confirmed:
 
     mail: IncomingMail
     asked: LobbyCommand | InvalidSyntaxError
+    offer: Offer | None = None
+    """The seed whose commitment the confirmation (or welcome) showed, and the cut its
+    answer made: the game the request starts is dealt with that cut in."""
+
+
+@dataclass(frozen=True)
+class Cut:
+    """An answer to a mail that asked its writer to cut (`offer_letter`): the
+    confirmation answered and the cut (its entropy text) for the game of its seed."""
+
+    held: m.Confirmation
+    cut: str
 
 
 def answer(
@@ -273,7 +360,7 @@ def answer(
     held: m.Confirmation,
     player: m.Player | None,
     now: datetime,
-) -> Outcome | Confirmed | Proven:
+) -> Outcome | Confirmed | Proven | Cut:
     """A reply to a confirmation request: the message's final state when it is refused
     or ends here, else the confirmed request — a lobby command (`Confirmed`) or a
     player's held mail (`Proven`); ``ctx.senders`` then holds its sender, proven."""
@@ -296,6 +383,13 @@ def answer(
         .execution_options(populate_existing=True)
     ).one()
     word = policy.quiet_word(mail)
+    # An answer to a mail that showed a new game's commitment is the writer's cut.
+    cut = answer_cut(
+        mail.message_id, mail.reply_text or "", f"<no-message-id.confirmation.{held.id}>"
+    )
+    if held.action == CUT and held.status == m.ConfirmationStatus.CONFIRMED.value:
+        # A second answer to a request to cut: told where the cut stands.
+        return Cut(held, cut)
     if held.status != PENDING or held.expires_at <= now:
         return finish(
             ctx,
@@ -347,6 +441,9 @@ def answer(
             "for; no reply",
             sender=mail.sender,
         )
+    offer = Offer(held.server_seed, cut) if held.server_seed else None
+    if held.action == CUT:
+        return Cut(held, cut)
     if held.action == "welcome":
         # A reply to the welcome: the address is proven; the reply itself says what
         # it wants.
@@ -356,7 +453,7 @@ def answer(
             return finish(
                 ctx, session, row, "ignored", "a reply to the welcome without a lobby command"
             )
-        return Confirmed(mail, mine)
+        return Confirmed(mail, mine, offer)
     asked_row = session.get(m.Inbound, held.inbound_id)
     assert asked_row is not None
     asked_mail = read_message(
@@ -370,4 +467,4 @@ def answer(
         return finish(ctx, session, row, "ignored", "the confirmed mail asks nothing now")
     # The request is done as if it had come with a token: its sender has shown it.
     ctx.senders[row.id] = Sender(asked_mail.sender, writer.mailbox, Proof.TOKEN, "confirmed")
-    return Confirmed(asked_mail, asked)
+    return Confirmed(asked_mail, asked, offer)

@@ -31,7 +31,8 @@ from pbem.mail.reading import IncomingMail
 from pbem.render import Notice
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, ServiceError, finish
-from pbem.service.game.deals import cut_text
+from pbem.service.game.deals import cut_text, receipt
+from pbem.service.handle import confirmations
 from pbem.service.ops.matches import levels_of, new_match, next_of
 from pbem.service.ops.start import start_game
 from pbem.service.send import outside
@@ -56,6 +57,55 @@ def tell(
     person = get_player_by_email(session, address) or m.Player(email=address, created_at=now)
     outside.error_reply(
         ctx, session, person, inbound_id, kind, title, [Notice("info", "", text)], now, answering
+    )
+
+
+def tell_invited(
+    ctx: Context,
+    session: Session,
+    row: m.Inbound,
+    challenger: m.Player,
+    text: str,
+    settings: dict[str, Any],
+    now: datetime,
+    answering: str | None,
+) -> None:
+    """Tell the challenger who was invited (``text``). In a fair game (``settings``
+    holds its server seed) the mail says where their cut stands: taken already (by the
+    challenge's confirmation, or a rematch's request: its receipt), or — a challenge that
+    needed no confirmation — asked for now, with the game's commitment and a one-click
+    ``cut`` whose answer is the challenger's cut (`challenger_cut`), so that the game is
+    dealt as soon as the last invitee accepts."""
+    assert row.id is not None
+    notices = [Notice("info", "", text)]
+    seed = settings.get("server_seed")
+    made = (settings.get("cuts") or {}).get("0")
+    if not seed or made:
+        if made:
+            notices.append(Notice("info", "", receipt(str(made))))
+        outside.error_reply(
+            ctx,
+            session,
+            challenger,
+            row.id,
+            "lobby-invited",
+            "Invitations sent",
+            notices,
+            now,
+            answering,
+        )
+        return
+    notices.append(
+        Notice(
+            "info",
+            "",
+            'Reply "cut" to this mail (one click below; any words after it are yours) and '
+            "the game is dealt the moment the last invitee accepts: your reply is your cut "
+            "for its deal. If everyone has accepted first, the game's first mail asks you.",
+        )
+    )
+    confirmations.offer_letter(
+        ctx, session, row, challenger, "Invitations sent", notices, str(seed), now, answering
     )
 
 

@@ -28,6 +28,7 @@ from pbem.render import Notice
 from pbem.render.games import render_my_games
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, ServiceError, finish, seats_of
+from pbem.service.game.deals import Offer
 from pbem.service.game.lines import game_line
 from pbem.service.handle import challenge, confirmations, rematch, watch
 from pbem.service.ops import matches
@@ -47,9 +48,12 @@ def handle(
     player: m.Player | None,
     asked: LobbyCommand | InvalidSyntaxError,
     now: datetime,
+    offer: Offer | None = None,
 ) -> Outcome:
     """Answer a lobby command from ``mail``'s sender (``player``: None for a stranger),
-    and mark the message done; its final state."""
+    and mark the message done; its final state. ``offer``: the mail answered a mail that
+    showed a new game's commitment (a confirmation, the welcome) — the game it starts is
+    dealt from that seed, with this answer as the writer's cut."""
     sender = player.email if player is not None else mail.sender  # (+tags matched)
     mode = ctx.settings.lobby
     if player is None and mode != "open":
@@ -94,7 +98,7 @@ def handle(
     if held is not None:
         return held
     if asked.verb == "new":
-        return new_against_computer(ctx, session, row, mail, player, asked, now)
+        return new_against_computer(ctx, session, row, mail, player, asked, now, offer)
     if asked.verb == "games":
         if player is None:
             return finish(
@@ -111,7 +115,7 @@ def handle(
         send_standings(ctx, session, player, row.id, now, mail.message_id)
         return finish(ctx, session, row, "applied", "sent: standings", sender=sender)
     if asked.verb == "challenge":
-        return challenge.challenge(ctx, session, row, mail, player, asked, now)
+        return challenge.challenge(ctx, session, row, mail, player, asked, now, offer)
     if asked.verb == "rematch":
         if player is None:
             return finish(ctx, session, row, "ignored", "rematch: unknown sender", sender=sender)
@@ -171,8 +175,14 @@ def new_against_computer(
     player: m.Player | None,
     asked: LobbyCommand,
     now: datetime,
+    offer: Offer | None = None,
 ) -> Outcome:
-    """Start a game of the sender against the computer; its first mail answers them."""
+    """Start a game of the sender against the computer; its first mail answers them.
+
+    A fair game's first mail asks its player to cut for the deal — unless the mail that
+    asked for the game answered one that showed the game's commitment (``offer``: the
+    welcome), as a rematch answers a game-over mail: that answer is the cut, the game is
+    dealt at once and its first mail holds the cards."""
     sender = player.email if player is not None else mail.sender  # (+tags matched)
     assert row.id is not None
     writer = ctx.senders[row.id]
@@ -209,6 +219,7 @@ def new_against_computer(
         suffix = "" if n == 1 else str(n)
         people.append((f"computer{suffix}@{ctx.settings.domain}", f"Computer{suffix}"))
 
+    dealt = offer if offer is not None and ctx.settings.fair_deals else None
     try:
         game_id = start_game(
             ctx,
@@ -222,6 +233,8 @@ def new_against_computer(
             level=asked.level,
             joined=policy.joined_seats(writer, [p for p, _ in people]),
             **matches.new_match(session, asked.best_of, now),
+            server_seed=dealt.server_seed if dealt is not None else None,
+            cuts={0: dealt.cut} if dealt is not None else None,
         )
     except ServiceError as exc:
         if player is None:

@@ -24,7 +24,7 @@ from pbem.service import policy
 from pbem.service.context import Context, Outcome, Proof, Seated, Table, finish, game_subject
 from pbem.service.game import older
 from pbem.service.game.deals import log_stray_cut
-from pbem.service.handle import confirmations, invitations, lobby, plain
+from pbem.service.handle import challenge, confirmations, invitations, lobby, plain
 from pbem.service.intake.reading import authenticate, read_mail, record_bounces, sent_this_hour
 from pbem.service.moves import Known, read_commands
 from pbem.service.send import outside
@@ -263,6 +263,11 @@ def confirmation_answer(a: Arrival) -> Outcome | None:
     )
     if isinstance(confirmed, Outcome):
         return confirmed
+    if isinstance(confirmed, confirmations.Cut):
+        # The challenger's cut for the game of their invitations.
+        return challenge.challenger_cut(
+            a.ctx, a.session, a.row, a.mail, confirmed.held, confirmed.cut, a.now
+        )
     if isinstance(confirmed, confirmations.Proven):
         # A player's held mail (a move, a setting), now proven: read again as it was
         # written, by the rules that follow (its game's seat, or the player's settings).
@@ -278,7 +283,9 @@ def confirmation_answer(a: Arrival) -> Outcome | None:
             return found
         a.table, a.tokenless = found, True
         return None
-    return lobby.handle(a.ctx, a.session, a.row, confirmed.mail, a.player, confirmed.asked, a.now)
+    return lobby.handle(
+        a.ctx, a.session, a.row, confirmed.mail, a.player, confirmed.asked, a.now, confirmed.offer
+    )
 
 
 def quieten(a: Arrival) -> Outcome | None:

@@ -60,3 +60,20 @@ def test_two_workers_append_one_after_the_other(db_engine: Engine) -> None:
     assert found.ok, found.problems
     assert [row["game"] for row in rows] == [1, 2, 11, 12]
     assert head == (4, found.head)
+
+
+def test_an_offer_before_its_game_is_a_known_event(db_engine: Engine) -> None:
+    """An ``offer`` (a commitment shown before its game exists, game 0) chains like any
+    entry and needs no end; an event the log does not know is still a problem."""
+    from engine.commitlog import NO_GAME, make_entry
+
+    when = datetime(2026, 11, 29, tzinfo=UTC)
+    with Session(db_engine) as session:
+        append(session, NO_GAME, "offer", "c" * 64, when)
+        append(session, 7, "commit", "c" * 64, when)
+        session.commit()
+        rows = entries(session)
+    found = check_log(rows)
+    assert found.ok and found.games == 1 and found.entries == 2
+    odd = make_entry(3, rows[-1]["hash"], 7, "promise", "c" * 64, when.isoformat())
+    assert check_log([*rows, odd]).problems == ["entry 3: unknown event 'promise'"]

@@ -144,7 +144,7 @@ def play_why(d: PlayDecision, names: Sequence[str]) -> Phrase:
 
 def _mark(given: float, computer: Sequence[Card], same: bool) -> Phrase:
     if same:
-        return phrase(" ", SAME)
+        return phrase("\u00a0", SAME)  # a no-break space: the mark stays by its card
     if given < 0.05:
         return phrase(" (computer ", computer, ": as good)")
     return phrase(" (computer ", computer, f", −{given:.1f})")

@@ -136,7 +136,7 @@ def test_the_hand_lines_mark_each_decision() -> None:
     level = play("6d", "7s", values=(1.0, 1.02))
     lines = hand_lines(GameReview(0, "hard", (same, worse, level)))
     assert [plain(line) for line in lines] == [
-        f"Hand 1: laid away 5♥ 5♠ {SAME}",
+        f"Hand 1: laid away 5♥ 5♠\u00a0{SAME}",  # the mark kept by its card
         "Hand 4: played 6♥ (computer 2♠, −0.5), 6♦ (computer 7♠: as good)",
     ]
 

@@ -353,7 +353,7 @@ def challenger_cut(
                 cuts = {**(invitation.settings.get("cuts") or {}), "0": cut}
                 invitation.settings = {**invitation.settings, "cuts": cuts}
                 session.add(invitation)
-        said = receipt(str(taken or cut)) if taken is None else SECOND_CUT_WORDS
+        said = receipt(cut) if taken is None else SECOND_CUT_WORDS
         tell(ctx, session, held.address, row.id, "cut", "Your cut", said, now, mail.message_id)
         return finish(
             ctx,

@@ -10,6 +10,11 @@ the stored request is done as if it had come with a token. ``never`` / ``stop`` 
 ``no`` in reply refuse it (``never`` and ``stop`` also put the mailbox on the suppression
 list). A mailbox has one request waiting at a time; a request lapses after
 ``invitation_days``.
+
+A confirmation may also carry a new game's deal commitment (``server_seed``: `Offer`):
+a challenge's, and the open lobby's welcome, show it, logged first, and the answer is
+its writer's cut for that game; a proven challenger gets a request to cut of its own
+(`offer_letter`, action ``cut``), whose answer is `Cut`.
 """
 
 from __future__ import annotations

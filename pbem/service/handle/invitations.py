@@ -99,9 +99,9 @@ def tell_invited(
         Notice(
             "info",
             "",
-            'Reply "cut" to this mail (one click below; any words after it are yours) and '
-            "the game is dealt the moment the last invitee accepts: your reply is your cut "
-            "for its deal. If everyone has accepted first, the game's first mail asks you.",
+            'Reply "cut" to this mail, with any words after it you like, and the game is '
+            "dealt the moment the last invitee accepts: your reply is your cut for its "
+            "deal. If everyone has accepted first, the game's first mail asks you.",
         )
     )
     confirmations.offer_letter(

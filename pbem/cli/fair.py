@@ -145,6 +145,8 @@ def verify(
             out.print(f"note: {note}", highlight=False)
     if not check_computer(data):
         code = 1  # a computer move that its own cards do not give outranks the deals
+    if not check_seats(data):
+        code = 1
     if code:
         raise typer.Exit(code)
 
@@ -202,16 +204,40 @@ def read_json(path: Path) -> Any:
         fail(f"{path} is not a JSON archive: {exc}")
 
 
+def check_seats(data: object) -> bool:
+    """Print who sat where, the computer's seats and the moves it made at a timeout
+    marked (`engine.audit.seat_list`); False (printed on standard error) when the
+    players list's marks are not the computer list's, or either list is malformed."""
+    from engine import EngineError
+    from engine.audit import seat_list
+
+    if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
+        return True
+    players = data["settings"].get("players")
+    if players not in (2, 3, 4) or isinstance(players, bool):
+        return True  # the deal check has said what is wrong
+    try:
+        line, problems = seat_list(data, int(players))
+    except EngineError as exc:
+        err.print(f"the seats cannot be read: {exc}", highlight=False, soft_wrap=True)
+        return False
+    out.print(line, highlight=False, soft_wrap=True)
+    for problem in problems:
+        err.print(f"error: {problem}", highlight=False, soft_wrap=True)
+    return not problems
+
+
 def check_computer(data: object) -> bool:
-    """When the archive names computer seats, re-derive each of their moves from that
-    seat's view alone (`engine.audit`) and print the verdict: "the computer played only
-    from its own cards (N decisions re-derived)", or the first move that differs (on
-    standard error). True when there is nothing to check or every move agrees."""
+    """When the archive names computer seats, or moves the computer made for players
+    whose time ran out (``timeouts``), re-derive each of those moves from that seat's
+    view alone (`engine.audit`) and print the verdict: "the computer played only from
+    its own cards (N decisions re-derived)", or the first move that differs (on standard
+    error). True when there is nothing to check or every move agrees."""
     from engine import EngineError
     from engine.audit import audit_archive, engine_label
     from pbem import engine_version
 
-    if not isinstance(data, dict) or not data.get("computer"):
+    if not isinstance(data, dict) or not (data.get("computer") or data.get("timeouts")):
         return True
     try:
         audit = audit_archive(data, engine=engine_label(engine_version()))
@@ -231,7 +257,8 @@ def engine_note(data: dict[str, Any]) -> str:
     from pbem import engine_digest
 
     mine = engine_digest()
-    named = {c.get("engine_sha256") for c in data.get("computer") or [] if isinstance(c, dict)}
+    listed = [*(data.get("computer") or []), *(data.get("timeouts") or [])]
+    named = {c.get("engine_sha256") for c in listed if isinstance(c, dict)}
     if named == {mine}:
         return f"the engine that re-derived them is the one the archive names (SHA-256 {mine})"
     if named - {None}:

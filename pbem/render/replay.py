@@ -284,13 +284,14 @@ def _state(
 def computer_check(archive: dict[str, Any]) -> dict[str, Any] | None:
     """The server's audit of the computer's moves for the page (`engine.audit`), made
     when the page is made: ``{"ok", "decisions", "message", "engine"}``, or None when the
-    archive names no computer seat. The page cannot run the engine, so it shows this
-    result labelled as the server's; ``pbem verify`` on the archive is the check a
-    player runs. Only a finished game's page carries it (a difference names cards)."""
+    archive names no computer seat and no move made for a player at a timeout. The page
+    cannot run the engine, so it shows this result labelled as the server's; ``pbem
+    verify`` on the archive is the check a player runs. Only a finished game's page
+    carries it (a difference names cards)."""
     from engine.audit import audit_archive, engine_label
     from pbem import engine_version
 
-    if not archive.get("computer"):
+    if not archive.get("computer") and not archive.get("timeouts"):
         return None
     engine = engine_label(engine_version())
     try:

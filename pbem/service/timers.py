@@ -22,6 +22,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, computer, player_view
+from engine.audit import TIMEOUT_LEVEL
 from pbem.render import Notice, render_reminder
 from pbem.service import policy
 from pbem.service.context import (
@@ -284,18 +285,26 @@ def timeout(
         return 0
     since = len(game.events)
     new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
+    made: list[list[int]] = []
     for seat in game.to_act():
         if game.is_over:
             break
         if action_kind == "forfeit":
             action: Any = Resign(seat, "timeout")
         else:
-            action = computer.computer_move(computer.computer_view(game, seat), "medium")
+            view = computer.computer_view(game, seat)
+            action = computer.computer_move(view, TIMEOUT_LEVEL)
+            made.append([len(game.actions) + 1, seat])  # its number in the archive
         game.apply(action)
         new_actions.append((seat, action_to_json(action), True))
     new_actions.extend(play.auto_moves(game, game_row))
     if not new_actions:
         return 0
+    if made:
+        # The archive lists them (``timeouts``): its audit re-derives them as it does the
+        # computer seats' moves (`engine.audit`).
+        earlier = list(game_row.settings.get("timeouts", []))
+        update_row(session, game_row, settings={**game_row.settings, "timeouts": earlier + made})
     play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
     count_event(session, TIMEOUTS)
     note = Notice(

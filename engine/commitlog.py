@@ -11,7 +11,13 @@ canonical JSON (keys sorted, no spaces, UTF-8). Events:
 - ``next``: game ``game`` is over, and ``commitment`` is shown for the game that may
   follow it (a rematch, a match's next game), whose players cut by answering;
 - ``end``: game ``game`` ended — ``fate`` "played", "aborted before the deal" or
-  "aborted after the deal" — and ``server_seed`` is its revealed seed.
+  "aborted after the deal" — and ``server_seed`` is its revealed seed;
+- ``offer``: an invitation to a game (a challenge) was sent showing ``commitment``,
+  before any invitee could cut by accepting; no game has a number yet, so ``game`` is
+  the offer's own number (that of its first invitation). The game it becomes commits
+  the same commitment (``commit``);
+- ``lapse``: offer ``game`` ended without a game — declined, expired or withdrawn —
+  with ``fate`` "aborted before the deal" and its revealed ``server_seed``.
 
 Pure: no clock, no I/O.
 """
@@ -25,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 GENESIS = "0" * 64
-EVENTS = ("commit", "next", "end")
+EVENTS = ("commit", "next", "end", "offer", "lapse")
 FATES = ("played", "aborted before the deal", "aborted after the deal")
 FIELDS = ("seq", "game", "event", "commitment", "fate", "server_seed", "at", "prev")
 
@@ -81,6 +87,11 @@ class LogCheck:
     aborted_before: int = 0
     aborted_after: int = 0
     head: str = GENESIS
+    offers: int = 0
+    taken: int = 0
+    """Offers that became a game (a ``commit`` of their commitment)."""
+    lapsed: int = 0
+    """Offers that ended without a game: aborted before the deal."""
 
     @property
     def ok(self) -> bool:
@@ -95,17 +106,23 @@ class LogCheck:
             f"{self.entries} entries, head {self.head}: {self.games} games, {self.dealt} dealt "
             f"({self.played} played, {self.aborted_after} aborted after the deal), "
             f"{self.aborted_before} aborted before the deal, "
-            f"{self.games - self.dealt - self.aborted_before} not ended"
+            f"{self.games - self.dealt - self.aborted_before} not ended; "
+            f"{self.offers} invitations, {self.taken} became games, {self.lapsed} lapsed "
+            "(declined, expired or withdrawn: aborted before the deal), "
+            f"{self.offers - self.taken - self.lapsed} open"
         )
 
 
 def check_log(entries: Iterable[Any]) -> LogCheck:
     """Every entry in order: numbered 1, 2, …, chained to the one before, its hash its
     own, its event and fate known; one ``commit`` per game, one ``end`` per committed
-    game, whose seed is the commitment's."""
+    game, whose seed is the commitment's; each commitment offered once, and an offer
+    either taken by one game (its ``commit``) or lapsed (once, with the seed of its
+    commitment), never both."""
     out = LogCheck()
     committed: dict[Any, str] = {}
     ended: set[Any] = set()
+    offers: dict[str, Offer] = {}
     prev = GENESIS
     for number, entry in enumerate(entries, start=1):
         out.entries = number
@@ -124,8 +141,11 @@ def check_log(entries: Iterable[Any]) -> LogCheck:
                 out.problems.append(f"{where}: game {game} is committed twice")
             committed[game] = str(entry.get("commitment"))
             out.games += 1
+            _taken(out, where, entry, offers)
         elif event == "end":
             _ended(out, where, entry, committed, ended)
+        elif event in ("offer", "lapse"):
+            _offered(out, where, entry, offers)
         elif event != "next":
             out.problems.append(f"{where}: unknown event {event!r}")
     out.head = prev
@@ -154,11 +174,59 @@ def _ended(
         out.problems.append(f"{where}: unknown fate {fate!r}")
 
 
+@dataclass
+class Offer:
+    """An invitation's commitment in the log: its number, and what became of it."""
+
+    number: Any
+    state: str = "open"  # "open", "taken" (by a game's commit) or "lapsed"
+
+
+def _offered(out: LogCheck, where: str, entry: dict[str, Any], offers: dict[str, Offer]) -> None:
+    number, commit = entry.get("game"), str(entry.get("commitment"))
+    if entry.get("event") == "offer":
+        if commit in offers:
+            out.problems.append(f"{where}: the commitment of offer {number} is offered twice")
+            return
+        offers[commit] = Offer(number)
+        out.offers += 1
+        return
+    offer = offers.get(commit)
+    if offer is None or offer.number != number:
+        out.problems.append(f"{where}: offer {number} lapses, but it was never offered")
+        return
+    if offer.state != "open":
+        out.problems.append(f"{where}: offer {number} lapses, but it was {offer.state} before")
+        return
+    offer.state = "lapsed"
+    out.lapsed += 1
+    seed = entry.get("server_seed")
+    if not isinstance(seed, str) or hashlib.sha256(seed.encode()).hexdigest() != commit:
+        out.problems.append(f"{where}: offer {number}'s revealed seed is not its commitment's")
+    if entry.get("fate") != "aborted before the deal":
+        out.problems.append(f"{where}: offer {number} lapses with the fate {entry.get('fate')!r}")
+
+
+def _taken(out: LogCheck, where: str, entry: dict[str, Any], offers: dict[str, Offer]) -> None:
+    """A game's ``commit``: when its commitment was offered, the offer becomes the game."""
+    offer = offers.get(str(entry.get("commitment")))
+    if offer is None:
+        return
+    if offer.state != "open":
+        out.problems.append(
+            f"{where}: game {entry.get('game')} takes the commitment of offer {offer.number}, "
+            f"which was {offer.state} before"
+        )
+        return
+    offer.state = "taken"
+    out.taken += 1
+
+
 def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
     """A game's archive against the log: the problems (empty: it agrees). The game has
     exactly one ``commit`` entry, with the archive's commitment; the commitment was in
-    the log (``commit`` or ``next``) no later than any cut the archive lists as
-    accepted; and once the archive reveals its seed, the game's ``end`` entry has that
+    the log (``commit``, ``next`` or ``offer``) no later than any cut the archive lists
+    as accepted; and once the archive reveals its seed, the game's ``end`` entry has that
     seed and the fate the archive shows."""
     proof = archive.get("deal_proof")
     if not isinstance(proof, dict):
@@ -173,7 +241,8 @@ def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
     elif commits[0].get("commitment") != commit:
         problems.append(f"the log's commitment for game {game} is not the archive's")
     shown = [e for e in entries if isinstance(e, dict) and e.get("commitment") == commit]
-    first = min((str(e.get("at")) for e in shown if e.get("event") != "end"), default=None)
+    logged = (e for e in shown if e.get("event") not in ("end", "lapse"))
+    first = min((str(e.get("at")) for e in logged), default=None)
     listed = proof.get("cuts")
     cuts: list[Any] = listed if isinstance(listed, list) else []
     taken = [str(c.get("received")) for c in cuts if isinstance(c, dict) and c.get("accepted")]

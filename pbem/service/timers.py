@@ -34,7 +34,7 @@ from pbem.service.context import (
     seats_of,
 )
 from pbem.service.game.away import clock_start
-from pbem.service.handle.invitations import PENDING, group, tell
+from pbem.service.handle.invitations import PENDING, group, lapse, tell
 from pbem.service.ops import cutting, matches, play
 from pbem.service.send import answers, envelope, turns
 from pbem.service.send.digest import send_digests
@@ -350,6 +350,7 @@ def expire_invitations(ctx: Context, session: Session, now: datetime) -> int:
         if invitation.inbound_id in told:
             continue
         told.add(invitation.inbound_id)
+        lapse(session, invitation, now)
         for other in group(session, invitation):
             if other.status == m.InvitationStatus.ACCEPTED.value:
                 other.status = m.InvitationStatus.CANCELLED.value

@@ -130,6 +130,39 @@ def log_commit(session: Session, game: int, commitment: str, now: datetime) -> N
     append(session, game, "commit", commitment, now)
 
 
+def log_offer(session: Session, number: int, commitment: str, now: datetime) -> None:
+    """An invitation to a fair game was made (a challenge: offer ``number``, its first
+    invitation's id): its commitment enters the log, before any invitee can cut by
+    accepting."""
+    append(session, number, "offer", commitment, now)
+
+
+def log_lapse(
+    session: Session, number: int, commitment: str, server_seed: str, now: datetime
+) -> bool:
+    """Offer ``number`` ended without a game (declined, expired or withdrawn): its fate
+    (aborted before the deal) and revealed seed enter the log, once; nothing for an
+    offer the log never held (one made before offers were logged). Whether it was
+    logged now."""
+    table = CommitmentEntry.__table__  # type: ignore[attr-defined]
+    found = session.connection().execute(
+        select(table.c.event).where(table.c.game == number, table.c.commitment == commitment)
+    )
+    events = {row[0] for row in found}
+    if "offer" not in events or "lapse" in events:
+        return False
+    append(
+        session,
+        number,
+        "lapse",
+        commitment,
+        now,
+        fate=fate_of(None, True),
+        server_seed=server_seed,
+    )
+    return True
+
+
 def log_end(
     session: Session,
     game: int,

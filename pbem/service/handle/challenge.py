@@ -25,9 +25,10 @@ from pbem.render.board import house_rules
 from pbem.render.invite import render_invite
 from pbem.service import policy
 from pbem.service.context import Context, Outcome, display_name, finish
-from pbem.service.handle.invitations import PENDING, tell
+from pbem.service.handle.invitations import PENDING, lapse, tell
 from pbem.service.send import outside
 from pbem.store import models as m
+from pbem.store.commitlog import log_offer
 from pbem.store.players import get_or_create_player
 
 
@@ -171,13 +172,15 @@ def send_invitations(
     (``rules`` in words), and mail each its invitation with its own reply token, where
     the policy lets it go (`policy.may_mail`, which counts it); the addresses invited."""
     assert row.id is not None and challenger.id is not None
-    if ctx.settings.fair_deals and "server_seed" not in settings:
-        # pbem-deal/1: the invitations already carry the commitment of the game's
-        # secret server seed (kept with the invitations, never mailed, until game over).
+    offered = ctx.settings.fair_deals and "server_seed" not in settings
+    if offered:
+        # The invitations already carry the commitment of the game's secret server seed
+        # (kept with the invitations, never mailed, until the game is over or off).
         settings["server_seed"] = secrets.token_hex(32)
     expires = now + timedelta(days=ctx.settings.invitation_days)
     challenger_id, inbound_id = challenger.id, row.id
     sent: list[str] = []
+    made: list[int] = []
     for address in invitees:
 
         def letter(address: str = address) -> outside.Letter:
@@ -193,6 +196,8 @@ def send_invitations(
             )
             session.add(invitation)
             session.flush()
+            assert invitation.id is not None
+            made.append(invitation.id)
             reply_to = reply_address(ctx.settings.local_part, invitation.token, ctx.settings.domain)
             invite = render_invite(
                 challenger_name or display_name(challenger),
@@ -217,6 +222,11 @@ def send_invitations(
 
         if outside.outside_game(ctx, session, address, policy.Why.INVITE, now, letter):
             sent.append(address)
+    if offered and made:
+        # The public commitment log holds the commitment before any invitee can cut by
+        # accepting (the mails go out after this transaction): an offer, numbered by its
+        # first invitation; its game commits the same commitment, or it lapses.
+        log_offer(session, min(made), commitment(str(settings["server_seed"])), now)
     return sent
 
 
@@ -269,6 +279,7 @@ def cancel(
         invitation.status = m.InvitationStatus.CANCELLED.value
         invitation.answered_at = now
         session.add(invitation)
+        lapse(session, invitation, now)  # once per offer
         tell(
             ctx,
             session,

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
+from engine.fairness import commitment
 from pbem.commands import words_after
 from pbem.mail.reading import IncomingMail
 from pbem.render import Notice
@@ -36,6 +37,7 @@ from pbem.service.ops.matches import levels_of, new_match, next_of
 from pbem.service.ops.start import start_game
 from pbem.service.send import outside
 from pbem.store import models as m
+from pbem.store.commitlog import log_lapse
 from pbem.store.players import get_player, get_player_by_email
 
 PENDING = m.InvitationStatus.PENDING.value
@@ -78,6 +80,24 @@ def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
             .execution_options(populate_existing=True)
         ).all()
     )
+
+
+def lapse(session: Session, invitation: m.Invitation, now: datetime) -> None:
+    """The challenge ``invitation`` belongs to is off (declined, expired or withdrawn):
+    when it offered a fair game's commitment (`challenge.send_invitations`), its fate —
+    aborted before the deal — and its revealed server seed enter the public commitment
+    log, once per offer (`pbem.store.commitlog.log_lapse`). A rematch's invitations
+    show the commitment of its game's ``next`` seed, which a later rematch may still
+    use: no lapse for them."""
+    rules = invitation.settings
+    seed = rules.get("server_seed")
+    if not seed or rules.get("rematch_of") is not None:
+        return
+    first = session.exec(
+        select(func.min(m.Invitation.id)).where(m.Invitation.inbound_id == invitation.inbound_id)
+    ).one()
+    if first is not None:
+        log_lapse(session, int(first), commitment(str(seed)), str(seed), now)
 
 
 def answer(
@@ -158,6 +178,7 @@ def answer(
     if declined:
         invitation.status = m.InvitationStatus.DECLINED.value
         session.add(invitation)
+        lapse(session, invitation, now)
         for other in everyone:
             if other.id != invitation.id and other.status in (
                 PENDING,

@@ -98,6 +98,7 @@ def check_mail(archive: dict[str, Any], mails: Iterable[tuple[str, str]]) -> Mai
         out.checked.append("seats")
     if not counts["game"] and not counts["commitment"]:
         out.problems.append(f"no saved mail is of game {game}")
+    out.problems = list(dict.fromkeys(out.problems))  # each once, however many mails show it
     return out
 
 

@@ -231,12 +231,19 @@ var cribbageChecks = function (D, V, makeVerifier) {
       reader.readAsArrayBuffer(file);
     });
   }
+  // The archive a replay page carries (its deal proof inside the archive's text; the
+  // moves are not in it, and the checks of the previous game need none).
+  function archiveOfPage(text) {
+    try { return String(JSON.parse(text).archive_json || "null"); } catch (e) { return "null"; }
+  }
   async function checkFiles(files) {
     var archive = V.parseStrict(D.archive_json), mails = [], previous = [], results = [];
     for (var i = 0; i < files.length; i++) {
-      // An archive is JSON; an mbox file starts with a From_ line; any other file is one mail.
-      var bin = binary(await readFile(files[i]));
+      // An archive is JSON (or the replay page of that game, which holds it); an mbox
+      // file starts with a From_ line; any other file is one mail.
+      var bin = binary(await readFile(files[i])), page = /id="replay-data">([^<]*)<\/script>/.exec(bin);
       if (/^(\xef\xbb\xbf)?\s*\{/.test(bin)) previous.push(decode(bin, "utf-8"));
+      else if (/^(\xef\xbb\xbf)?\s*</.test(bin) && page) previous.push(archiveOfPage(decode(page[1], "utf-8")));
       else if (bin.indexOf("From ") === 0) mails = mails.concat(splitMbox(bin).map(parseMessage));
       else mails.push(parseMessage(bin));
     }

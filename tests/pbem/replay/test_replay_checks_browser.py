@@ -44,6 +44,8 @@ class Case:
     code: int = -1
     said: str = ""
     page: Path | None = None
+    previous_page: bool = False
+    """The previous game given as its replay page (which holds its archive), not JSON."""
 
 
 def run_verifiers(env: dict[str, str | None], case: Case, folder: Path) -> None:
@@ -75,7 +77,11 @@ def files_of(case: Case, folder: Path) -> list[Path]:
     out: list[Path] = []
     if case.mail is not None:
         out += sorted(case.mail.glob("*.eml")) if case.mail.is_dir() else [case.mail]
-    if case.previous is not None:
+    if case.previous is not None and case.previous_page:
+        page = folder / f"{case.name}-previous.html"
+        page.write_text(replay_page(case.previous).html, encoding="utf-8")
+        out.append(page)
+    elif case.previous is not None:
         out.append(folder / f"{case.name}-previous.json")
     return out
 
@@ -135,6 +141,18 @@ def test_the_page_gives_pbem_verifys_verdict_on_mail_and_previous(
                 previous=two,
             ),
             Case(
+                "first-dealer-faked-page",
+                fair_game("follows2", 2, follows=faked, first_dealer=1 - first),
+                previous=two,
+                previous_page=True,
+            ),
+            Case(
+                "follows-page",
+                fair_game("follows2", 2, follows=follows, first_dealer=first),
+                previous=two,
+                previous_page=True,
+            ),
+            Case(
                 "wrong-previous",
                 fair_game("follows2", 2, follows=follows, first_dealer=first),
                 previous=fair_game("three", 3),
@@ -157,6 +175,8 @@ def test_the_page_gives_pbem_verifys_verdict_on_mail_and_previous(
         "another-game": 1,
         "follows": 0,
         "first-dealer-faked": 1,
+        "first-dealer-faked-page": 1,
+        "follows-page": 0,
         "wrong-previous": 1,
         "mail-and-no-follows": 1,
     }, {case.name: case.said for case in cases}
@@ -198,6 +218,7 @@ def assert_same_reason(case: Case, shown: str) -> None:
         "cut-replayed": "the mail's receipt quotes",
         "another-game": "no saved mail is of game",
         "first-dealer-faked": "scores and winner it records are not the previous game's",
+        "first-dealer-faked-page": "scores and winner it records are not the previous game's",
         "wrong-previous": "it follows game",
         "mail-and-no-follows": "follows no other game, yet an archive was given",
     }

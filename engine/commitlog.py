@@ -262,3 +262,24 @@ def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
                 f"the log says game {game} was {ends[0].get('fate')}, the archive {want}"
             )
     return problems
+
+
+def check_heads(entries: Sequence[Any], heads: Iterable[tuple[int, str]]) -> list[str]:
+    """The heads a player's mails showed (``Commitment log: N entries, head H.``: the
+    number of entries then and the start of the last one's hash) against the log: each
+    must be a prefix of it — entry N's hash begins with H. A log rewritten after a mail
+    showed its head (even re-chained so that it holds by itself) fails here. The
+    problems (empty: every head is in the log)."""
+    problems: list[str] = []
+    for count, start in dict.fromkeys(heads):
+        if count < 1 or count > len(entries):
+            problems.append(f"a mail showed the log at {count} entries; the log has {len(entries)}")
+            continue
+        entry = entries[count - 1]
+        digest = entry.get("hash") if isinstance(entry, dict) else None
+        if not isinstance(digest, str) or not digest.startswith(start):
+            problems.append(
+                f"a mail showed entry {count} of the log as {start}…, the log's is another: "
+                "the log was rewritten after that mail"
+            )
+    return problems

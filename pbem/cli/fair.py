@@ -73,7 +73,8 @@ def verify(
         typer.Option(
             "--log",
             help="The public commitment log (pbem site's commitment-log.json): check the "
-            "game's entries in it and the whole chain.",
+            "game's entries in it and the whole chain; with --mail, also that it holds the "
+            "log's head every mail showed.",
         ),
     ] = None,
     previous: Annotated[
@@ -105,10 +106,11 @@ def verify(
         verdict = verify_archive(data, seat=seat, cut=cut, previous=before)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
-    if mail is not None and isinstance(data, dict):
+    mails = read_mails(mail) if mail is not None else None
+    if mails is not None and isinstance(data, dict):
         from engine.mailcheck import check_mail
 
-        seen = check_mail(data, read_mails(mail))
+        seen = check_mail(data, mails)
         if seen.problems:
             verdict = Verdict(
                 False, check="mail", detail="; ".join(seen.problems), checked=verdict.checked
@@ -116,13 +118,17 @@ def verify(
         else:
             verdict.checked.append("the player's mail: " + ", ".join(seen.checked))
     if log is not None and isinstance(data, dict):
-        problems = check_against_log(data, log)
+        problems, heads = check_against_log(data, log, mails)
         if problems:
             verdict = Verdict(
                 False, check="log", detail="; ".join(problems), checked=verdict.checked
             )
         else:
             verdict.checked.append("the game's entries in the commitment log, and its chain")
+            if heads:
+                verdict.checked.append(
+                    f"the log's heads the player's mail showed ({heads}): the log holds each"
+                )
     code = 0
     if seat is not None and f"seat {seat}'s cut against its receipt" in verdict.checked:
         out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
@@ -151,15 +157,20 @@ def verify(
         raise typer.Exit(code)
 
 
-def check_against_log(data: dict[str, Any], path: Path) -> list[str]:
-    """The problems of the game's archive against the commitment log in ``path``, and of
-    the log's chain (`engine.commitlog`); empty when they agree."""
-    from engine.commitlog import check_game, check_log
+def check_against_log(
+    data: dict[str, Any], path: Path, mails: list[tuple[str, str]] | None = None
+) -> tuple[list[str], int]:
+    """The problems of the game's archive against the commitment log in ``path``, of the
+    log's chain, and — with the player's ``mails`` — of the heads those mails showed
+    (`engine.commitlog`); empty when they agree. And how many heads were compared."""
+    from engine.commitlog import check_game, check_heads, check_log
+    from engine.mailcheck import log_heads
     from pbem.cli.commitlog import read_log
 
     rows = read_log(path)
     chain = check_log(rows)
-    return chain.problems + check_game(rows, data)
+    heads = log_heads(mails or [])
+    return chain.problems + check_game(rows, data) + check_heads(rows, heads), len(heads)
 
 
 def read_mails(path: Path) -> list[tuple[str, str]]:

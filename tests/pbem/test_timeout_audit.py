@@ -145,3 +145,19 @@ def test_a_forfeit_at_a_timeout_is_no_computer_move(
         assert "timeouts" not in archive and audit_archive(archive).decisions == 0
     finally:
         h.close()
+
+
+def test_an_archive_with_timeouts_is_found_stored_already(timed: Harness, tmp_path: Path) -> None:
+    """The moves made at a timeout are kept beside the game's rules, not among them:
+    ``pbem game import`` of the archive of a stored game still finds that game."""
+    game_id = timed.service.new_game([ALICE, ("bob@example.org", "Bob")], target=61, seed="t")
+    timed.step()
+    timed.clock.advance(timedelta(days=1, minutes=1))
+    timed.step()  # both discards made by the computer
+    archive = timed.service.export(game_id)
+    assert [t["seat"] for t in archive["timeouts"]] == [0, 1]
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(archive), encoding="utf-8")
+    env = cli_env(tmp_path / "cli", timed.settings.db_url)
+    again = run_cli(env, "game", "import", str(path))
+    assert again.exit_code == 1 and f"is game {game_id}, stored already" in again.stderr

@@ -21,7 +21,7 @@ from sqlmodel import Session
 from engine.commitlog import check_game, check_log, entry_hash, make_entry
 from pbem.demo.bots import text_of
 from pbem.store.commitlog import entries
-from tests.e2e.helpers import ALICE, Harness, cli_env, run_cli
+from tests.e2e.helpers import ALICE, Harness, cli_env, reply, run_cli
 from tests.e2e.test_lobby import answer_invite, ask_sure, invitations, invite_to
 
 A, B, C = ALICE[0], "bob@example.org", "carol@example.net"
@@ -179,3 +179,33 @@ def test_the_log_check_finds_an_offer_misused(fair: Harness) -> None:
     problems = check_log(wrong).problems
     assert any("revealed seed is not its commitment's" in p for p in problems), problems
     assert any("lapses with the fate 'played'" in p for p in problems), problems
+
+
+def test_a_rematch_shows_the_logged_next_commitment_and_makes_no_offer(fair: Harness) -> None:
+    """A rematch's invitation shows the commitment the game-over mail showed (logged as
+    ``next``): no offer of its own, and nothing lapses when it is declined — the same
+    commitment serves the rematch asked for again, which the invitee accepts."""
+    h = fair
+    game_id = h.service.new_game([ALICE, ("bob@example.org", "Bob")], target=61)
+    h.step()
+    h.answer(A, "cut")
+    h.answer(B, "cut")
+    h.answer(B, "resign confirm")
+    assert h.game(game_id).is_over
+    following = next(e for e in log_of(h) if e["event"] == "next")
+    h.answer(A, "rematch")
+    assert shown_to(h, B) == following["commitment"]
+    answer_invite(h, B, "decline")
+    assert offers(h) == []
+    h.clock.advance(timedelta(days=31))  # Bob's quiet days after a decline
+    over = [m for m in h.received(A) if "gameover" in str(m["Message-ID"])][-1]
+    h.deliver(reply(over, A, "Alice", "rematch"))  # the game-over mail, answered again
+    assert h.last_inbound().status == "applied", h.last_inbound().reason
+    invite = invite_to(h, B)[-1]
+    h.deliver(reply(invite, B, "Bob", "accept"))
+    rematch = h.last_inbound().game_id
+    assert rematch is not None and offers(h) == []
+    commit = next(e for e in log_of(h) if e["event"] == "commit" and e["game"] == rematch)
+    assert commit["commitment"] == following["commitment"]
+    found = check_log(log_of(h))
+    assert found.ok and (found.offers, found.games) == (0, 2), found.problems

@@ -84,14 +84,13 @@ def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
 
 def lapse(session: Session, invitation: m.Invitation, now: datetime) -> None:
     """The challenge ``invitation`` belongs to is off (declined, expired or withdrawn):
-    when it offered a fair game's commitment (`challenge.send_invitations`), its fate —
-    aborted before the deal — and its revealed server seed enter the public commitment
-    log, once per offer (`pbem.store.commitlog.log_lapse`). A rematch's invitations
-    show the commitment of its game's ``next`` seed, which a later rematch may still
-    use: no lapse for them."""
-    rules = invitation.settings
-    seed = rules.get("server_seed")
-    if not seed or rules.get("rematch_of") is not None:
+    when it offered a fair game's commitment (`challenge.send_invitations` logged an
+    ``offer``), its fate — aborted before the deal — and its revealed server seed enter
+    the public commitment log, once per offer (`pbem.store.commitlog.log_lapse`). A
+    rematch's invitations that show the commitment of its game's ``next`` seed (which a
+    later rematch may still use) made no offer: nothing is logged for them."""
+    seed = invitation.settings.get("server_seed")
+    if not seed:
         return
     first = session.exec(
         select(func.min(m.Invitation.id)).where(m.Invitation.inbound_id == invitation.inbound_id)

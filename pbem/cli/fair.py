@@ -216,9 +216,10 @@ def read_json(path: Path) -> Any:
 
 
 def check_seats(data: object) -> bool:
-    """Print who sat where, the computer's seats and the moves it made at a timeout
-    marked (`engine.audit.seat_list`); False (printed on standard error) when the
-    players list's marks are not the computer list's, or either list is malformed."""
+    """When the computer played (a seat, or moves at a timeout), print who sat where,
+    its seats and the moves it made at a timeout marked (`engine.audit.seat_list`);
+    False (printed on standard error) when the players list's marks are not the
+    computer list's, or either list is malformed."""
     from engine import EngineError
     from engine.audit import seat_list
 
@@ -232,7 +233,8 @@ def check_seats(data: object) -> bool:
     except EngineError as exc:
         err.print(f"the seats cannot be read: {exc}", highlight=False, soft_wrap=True)
         return False
-    out.print(line, highlight=False, soft_wrap=True)
+    if data.get("computer") or data.get("timeouts"):  # a game of people alone: no line
+        out.print(line, highlight=False, soft_wrap=True)
     for problem in problems:
         err.print(f"error: {problem}", highlight=False, soft_wrap=True)
     return not problems

@@ -694,8 +694,8 @@ def check_mail(archive: dict[str, Any], mails: list[tuple[str, str]]) -> str:
                     )
     if not counts["game"] and not counts["commitment"]:
         problems.append(f"no saved mail is of game {game}")
-    if problems:
-        raise mismatch("mail", "; ".join(problems))
+    if problems:  # each once, however many mails show it
+        raise mismatch("mail", "; ".join(dict.fromkeys(problems)))
     done = [f"{what} ({n} mail{'s' if n != 1 else ''})" for what, n in counts.items() if n]
     if counts["game"] and (counts["cut hashes"] or counts["receipt"]):
         done.append("seats")

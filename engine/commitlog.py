@@ -10,12 +10,16 @@ canonical JSON (keys sorted, no spaces, UTF-8). Events:
 - ``commit``: game ``game`` was created with ``commitment``, before anyone cut for it;
 - ``next``: game ``game`` is over, and ``commitment`` is shown for the game that may
   follow it (a rematch, a match's next game), whose players cut by answering;
-- ``offer``: ``commitment`` is shown before its game exists (``game`` is 0) — in a
-  challenge's invitations, the mail that asks the challenger to confirm it (or says
-  their invitations went), the welcome to a new player — whose answers are cuts for
-  that game's deal; the game's own ``commit`` follows if it is created;
 - ``end``: game ``game`` ended — ``fate`` "played", "aborted before the deal" or
-  "aborted after the deal" — and ``server_seed`` is its revealed seed.
+  "aborted after the deal" — and ``server_seed`` is its revealed seed;
+- ``offer``: ``commitment`` is shown before its game exists — in a challenge's
+  invitations, the mail that asks the challenger to confirm it (or says their
+  invitations went), the welcome to a new player — whose answers are cuts for that
+  game's deal. No game has a number yet, so ``game`` is 0 (`NO_GAME`); the game it
+  becomes commits the same commitment (``commit``);
+- ``lapse``: the offer of ``commitment`` ended without a game — declined, expired or
+  withdrawn — with ``fate`` "aborted before the deal" and its revealed ``server_seed``;
+  its ``game`` is the offer's.
 
 Pure: no clock, no I/O.
 """
@@ -29,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 GENESIS = "0" * 64
-EVENTS = ("commit", "next", "offer", "end")
+EVENTS = ("commit", "next", "end", "offer", "lapse")
 NO_GAME = 0
-"""The ``game`` of an ``offer``: no game exists yet."""
+"""The ``game`` of an ``offer`` (and its ``lapse``): no game exists yet."""
 FATES = ("played", "aborted before the deal", "aborted after the deal")
 FIELDS = ("seq", "game", "event", "commitment", "fate", "server_seed", "at", "prev")
 
@@ -87,6 +91,11 @@ class LogCheck:
     aborted_before: int = 0
     aborted_after: int = 0
     head: str = GENESIS
+    offers: int = 0
+    taken: int = 0
+    """Offers that became a game (a ``commit`` of their commitment)."""
+    lapsed: int = 0
+    """Offers that ended without a game: aborted before the deal."""
 
     @property
     def ok(self) -> bool:
@@ -101,17 +110,24 @@ class LogCheck:
             f"{self.entries} entries, head {self.head}: {self.games} games, {self.dealt} dealt "
             f"({self.played} played, {self.aborted_after} aborted after the deal), "
             f"{self.aborted_before} aborted before the deal, "
-            f"{self.games - self.dealt - self.aborted_before} not ended"
+            f"{self.games - self.dealt - self.aborted_before} not ended; "
+            f"{self.offers} offers (commitments shown before their game), {self.taken} became "
+            f"games, {self.lapsed} lapsed (declined, expired or withdrawn: aborted before the "
+            "deal), "
+            f"{self.offers - self.taken - self.lapsed} open"
         )
 
 
 def check_log(entries: Iterable[Any]) -> LogCheck:
     """Every entry in order: numbered 1, 2, …, chained to the one before, its hash its
     own, its event and fate known; one ``commit`` per game, one ``end`` per committed
-    game, whose seed is the commitment's."""
+    game, whose seed is the commitment's; each commitment offered once, and an offer
+    either taken by one game (its ``commit``) or lapsed (once, with the seed of its
+    commitment), never both."""
     out = LogCheck()
     committed: dict[Any, str] = {}
     ended: set[Any] = set()
+    offers: dict[str, Offer] = {}
     prev = GENESIS
     for number, entry in enumerate(entries, start=1):
         out.entries = number
@@ -130,9 +146,12 @@ def check_log(entries: Iterable[Any]) -> LogCheck:
                 out.problems.append(f"{where}: game {game} is committed twice")
             committed[game] = str(entry.get("commitment"))
             out.games += 1
+            _taken(out, where, entry, offers)
         elif event == "end":
             _ended(out, where, entry, committed, ended)
-        elif event not in ("next", "offer"):
+        elif event in ("offer", "lapse"):
+            _offered(out, where, entry, offers)
+        elif event != "next":
             out.problems.append(f"{where}: unknown event {event!r}")
     out.head = prev
     return out
@@ -160,11 +179,60 @@ def _ended(
         out.problems.append(f"{where}: unknown fate {fate!r}")
 
 
+@dataclass
+class Offer:
+    """An invitation's commitment in the log: its number, and what became of it."""
+
+    number: Any
+    state: str = "open"  # "open", "taken" (by a game's commit) or "lapsed"
+
+
+def _offered(out: LogCheck, where: str, entry: dict[str, Any], offers: dict[str, Offer]) -> None:
+    number, commit = entry.get("game"), str(entry.get("commitment"))
+    name = f"the offer of {commit[:16]}"
+    if entry.get("event") == "offer":
+        if commit in offers:
+            out.problems.append(f"{where}: {name} is offered twice")
+            return
+        offers[commit] = Offer(number)
+        out.offers += 1
+        return
+    offer = offers.get(commit)
+    if offer is None or offer.number != number:
+        out.problems.append(f"{where}: {name} lapses, but it was never offered")
+        return
+    if offer.state != "open":
+        out.problems.append(f"{where}: {name} lapses, but it was {offer.state} before")
+        return
+    offer.state = "lapsed"
+    out.lapsed += 1
+    seed = entry.get("server_seed")
+    if not isinstance(seed, str) or hashlib.sha256(seed.encode()).hexdigest() != commit:
+        out.problems.append(f"{where}: {name} lapses with a seed that is not its commitment's")
+    if entry.get("fate") != "aborted before the deal":
+        out.problems.append(f"{where}: {name} lapses with the fate {entry.get('fate')!r}")
+
+
+def _taken(out: LogCheck, where: str, entry: dict[str, Any], offers: dict[str, Offer]) -> None:
+    """A game's ``commit``: when its commitment was offered, the offer becomes the game."""
+    offer = offers.get(str(entry.get("commitment")))
+    if offer is None:
+        return
+    if offer.state != "open":
+        out.problems.append(
+            f"{where}: game {entry.get('game')} takes the commitment of an offer "
+            f"which was {offer.state} before"
+        )
+        return
+    offer.state = "taken"
+    out.taken += 1
+
+
 def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
     """A game's archive against the log: the problems (empty: it agrees). The game has
     exactly one ``commit`` entry, with the archive's commitment; the commitment was in
-    the log (``commit``, ``next`` or ``offer``) no later than any cut the archive lists as
-    accepted; and once the archive reveals its seed, the game's ``end`` entry has that
+    the log (``commit``, ``next`` or ``offer``) no later than any cut the archive lists
+    as accepted; and once the archive reveals its seed, the game's ``end`` entry has that
     seed and the fate the archive shows."""
     proof = archive.get("deal_proof")
     if not isinstance(proof, dict):
@@ -179,7 +247,8 @@ def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
     elif commits[0].get("commitment") != commit:
         problems.append(f"the log's commitment for game {game} is not the archive's")
     shown = [e for e in entries if isinstance(e, dict) and e.get("commitment") == commit]
-    first = min((str(e.get("at")) for e in shown if e.get("event") != "end"), default=None)
+    logged = (e for e in shown if e.get("event") not in ("end", "lapse"))
+    first = min((str(e.get("at")) for e in logged), default=None)
     listed = proof.get("cuts")
     cuts: list[Any] = listed if isinstance(listed, list) else []
     taken = [str(c.get("received")) for c in cuts if isinstance(c, dict) and c.get("accepted")]
@@ -197,5 +266,26 @@ def check_game(entries: Sequence[Any], archive: dict[str, Any]) -> list[str]:
         elif ends[0].get("fate") != want:
             problems.append(
                 f"the log says game {game} was {ends[0].get('fate')}, the archive {want}"
+            )
+    return problems
+
+
+def check_heads(entries: Sequence[Any], heads: Iterable[tuple[int, str]]) -> list[str]:
+    """The heads a player's mails showed (``Commitment log: N entries, head H.``: the
+    number of entries then and the start of the last one's hash) against the log: each
+    must be a prefix of it — entry N's hash begins with H. A log rewritten after a mail
+    showed its head (even re-chained so that it holds by itself) fails here. The
+    problems (empty: every head is in the log)."""
+    problems: list[str] = []
+    for count, start in dict.fromkeys(heads):
+        if count < 1 or count > len(entries):
+            problems.append(f"a mail showed the log at {count} entries; the log has {len(entries)}")
+            continue
+        entry = entries[count - 1]
+        digest = entry.get("hash") if isinstance(entry, dict) else None
+        if not isinstance(digest, str) or not digest.startswith(start):
+            problems.append(
+                f"a mail showed entry {count} of the log as {start}…, the log's is another: "
+                "the log was rewritten after that mail"
             )
     return problems

@@ -30,6 +30,7 @@ _COMMIT = re.compile(r"Deal commitment \((pbem-deal/\d)\): " + _HEX)
 _NEXT = re.compile(r"The next game's deal commitment: " + _HEX)
 _RECEIPT = re.compile(r"recorded as “(.*?)” \(SHA-256 " + _HEX + r"\)")
 _CUTS = re.compile(r"Cuts as recorded \(SHA-256, first (\d+) hex digits\): (.*?)\.(?: |$)")
+_HEAD = re.compile(r"Commitment log: (\d+) entries, head ([0-9a-f]{16})\.")
 
 
 @dataclass
@@ -98,6 +99,7 @@ def check_mail(archive: dict[str, Any], mails: Iterable[tuple[str, str]]) -> Mai
         out.checked.append("seats")
     if not counts["game"] and not counts["commitment"]:
         out.problems.append(f"no saved mail is of game {game}")
+    out.problems = list(dict.fromkeys(out.problems))  # each once, however many mails show it
     return out
 
 
@@ -158,3 +160,10 @@ def _seat_of(who: str, names: Sequence[str]) -> int | None:
     if who.startswith("seat ") and who[5:].isdigit():
         return int(who[5:])
     return names.index(who) if who in names else None
+
+
+def log_heads(mails: Iterable[tuple[str, str]]) -> list[tuple[int, str]]:
+    """The commitment log's heads the mails showed (``Commitment log: N entries, head
+    H.``), each once, in the order found: for `engine.commitlog.check_heads`."""
+    found = (m.groups() for _, text in mails for m in _HEAD.finditer(flat(text)))
+    return list(dict.fromkeys((int(n), h) for n, h in found))

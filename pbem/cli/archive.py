@@ -264,7 +264,8 @@ def _stored_copy(svc: Service, data: dict[str, Any]) -> int | None:
         ).all()
         for row in candidates:
             assert row.id is not None
-            if row.settings != settings_json:
+            # (The moves the computer made for a player whose time ran out are no rule.)
+            if {k: v for k, v in row.settings.items() if k != "timeouts"} != settings_json:
                 continue
             if game.actions and row.state_hash != game.state_hash():
                 continue

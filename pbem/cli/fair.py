@@ -73,7 +73,8 @@ def verify(
         typer.Option(
             "--log",
             help="The public commitment log (pbem site's commitment-log.json): check the "
-            "game's entries in it and the whole chain.",
+            "game's entries in it and the whole chain; with --mail, also that it holds the "
+            "log's head every mail showed.",
         ),
     ] = None,
     previous: Annotated[
@@ -105,10 +106,11 @@ def verify(
         verdict = verify_archive(data, seat=seat, cut=cut, previous=before)
     except EngineError as exc:
         fail(f"the archive cannot be checked: {exc}")
-    if mail is not None and isinstance(data, dict):
+    mails = read_mails(mail) if mail is not None else None
+    if mails is not None and isinstance(data, dict):
         from engine.mailcheck import check_mail
 
-        seen = check_mail(data, read_mails(mail))
+        seen = check_mail(data, mails)
         if seen.problems:
             verdict = Verdict(
                 False, check="mail", detail="; ".join(seen.problems), checked=verdict.checked
@@ -116,13 +118,17 @@ def verify(
         else:
             verdict.checked.append("the player's mail: " + ", ".join(seen.checked))
     if log is not None and isinstance(data, dict):
-        problems = check_against_log(data, log)
+        problems, heads = check_against_log(data, log, mails)
         if problems:
             verdict = Verdict(
                 False, check="log", detail="; ".join(problems), checked=verdict.checked
             )
         else:
             verdict.checked.append("the game's entries in the commitment log, and its chain")
+            if heads:
+                verdict.checked.append(
+                    f"the log's heads the player's mail showed ({heads}): the log holds each"
+                )
     code = 0
     if seat is not None and f"seat {seat}'s cut against its receipt" in verdict.checked:
         out.print(f"seat {seat}'s cut as recorded is the text of the receipt", highlight=False)
@@ -145,19 +151,26 @@ def verify(
             out.print(f"note: {note}", highlight=False)
     if not check_computer(data):
         code = 1  # a computer move that its own cards do not give outranks the deals
+    if not check_seats(data):
+        code = 1
     if code:
         raise typer.Exit(code)
 
 
-def check_against_log(data: dict[str, Any], path: Path) -> list[str]:
-    """The problems of the game's archive against the commitment log in ``path``, and of
-    the log's chain (`engine.commitlog`); empty when they agree."""
-    from engine.commitlog import check_game, check_log
+def check_against_log(
+    data: dict[str, Any], path: Path, mails: list[tuple[str, str]] | None = None
+) -> tuple[list[str], int]:
+    """The problems of the game's archive against the commitment log in ``path``, of the
+    log's chain, and — with the player's ``mails`` — of the heads those mails showed
+    (`engine.commitlog`); empty when they agree. And how many heads were compared."""
+    from engine.commitlog import check_game, check_heads, check_log
+    from engine.mailcheck import log_heads
     from pbem.cli.commitlog import read_log
 
     rows = read_log(path)
     chain = check_log(rows)
-    return chain.problems + check_game(rows, data)
+    heads = log_heads(mails or [])
+    return chain.problems + check_game(rows, data) + check_heads(rows, heads), len(heads)
 
 
 def read_mails(path: Path) -> list[tuple[str, str]]:
@@ -202,16 +215,42 @@ def read_json(path: Path) -> Any:
         fail(f"{path} is not a JSON archive: {exc}")
 
 
+def check_seats(data: object) -> bool:
+    """When the computer played (a seat, or moves at a timeout), print who sat where,
+    its seats and the moves it made at a timeout marked (`engine.audit.seat_list`);
+    False (printed on standard error) when the players list's marks are not the
+    computer list's, or either list is malformed."""
+    from engine import EngineError
+    from engine.audit import seat_list
+
+    if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
+        return True
+    players = data["settings"].get("players")
+    if players not in (2, 3, 4) or isinstance(players, bool):
+        return True  # the deal check has said what is wrong
+    try:
+        line, problems = seat_list(data, int(players))
+    except EngineError as exc:
+        err.print(f"the seats cannot be read: {exc}", highlight=False, soft_wrap=True)
+        return False
+    if data.get("computer") or data.get("timeouts"):  # a game of people alone: no line
+        out.print(line, highlight=False, soft_wrap=True)
+    for problem in problems:
+        err.print(f"error: {problem}", highlight=False, soft_wrap=True)
+    return not problems
+
+
 def check_computer(data: object) -> bool:
-    """When the archive names computer seats, re-derive each of their moves from that
-    seat's view alone (`engine.audit`) and print the verdict: "the computer played only
-    from its own cards (N decisions re-derived)", or the first move that differs (on
-    standard error). True when there is nothing to check or every move agrees."""
+    """When the archive names computer seats, or moves the computer made for players
+    whose time ran out (``timeouts``), re-derive each of those moves from that seat's
+    view alone (`engine.audit`) and print the verdict: "the computer played only from
+    its own cards (N decisions re-derived)", or the first move that differs (on standard
+    error). True when there is nothing to check or every move agrees."""
     from engine import EngineError
     from engine.audit import audit_archive, engine_label
     from pbem import engine_version
 
-    if not isinstance(data, dict) or not data.get("computer"):
+    if not isinstance(data, dict) or not (data.get("computer") or data.get("timeouts")):
         return True
     try:
         audit = audit_archive(data, engine=engine_label(engine_version()))
@@ -231,7 +270,8 @@ def engine_note(data: dict[str, Any]) -> str:
     from pbem import engine_digest
 
     mine = engine_digest()
-    named = {c.get("engine_sha256") for c in data.get("computer") or [] if isinstance(c, dict)}
+    listed = [*(data.get("computer") or []), *(data.get("timeouts") or [])]
+    named = {c.get("engine_sha256") for c in listed if isinstance(c, dict)}
     if named == {mine}:
         return f"the engine that re-derived them is the one the archive names (SHA-256 {mine})"
     if named - {None}:

@@ -3,7 +3,9 @@
 `replay_page` turns a ``pbem-cribbage/1`` archive into one HTML file that needs nothing
 else: the states of the game, replayed here with the engine, are embedded as JSON; the
 page draws them with inline CSS, an inline SVG peg board and a small hand-written script
-(``templates/replay.js``), and fetches nothing.
+(``templates/replay.js``; the deal checks are ``replay_verify.js``, and the checks
+against the player's own mail and the previous game's archive, on a page that carries
+the deal proof, ``replay_mail.js``), and fetches nothing.
 
 What the file holds depends on who may see what:
 
@@ -284,13 +286,14 @@ def _state(
 def computer_check(archive: dict[str, Any]) -> dict[str, Any] | None:
     """The server's audit of the computer's moves for the page (`engine.audit`), made
     when the page is made: ``{"ok", "decisions", "message", "engine"}``, or None when the
-    archive names no computer seat. The page cannot run the engine, so it shows this
-    result labelled as the server's; ``pbem verify`` on the archive is the check a
-    player runs. Only a finished game's page carries it (a difference names cards)."""
+    archive names no computer seat and no move made for a player at a timeout. The page
+    cannot run the engine, so it shows this result labelled as the server's; ``pbem
+    verify`` on the archive is the check a player runs. Only a finished game's page
+    carries it (a difference names cards)."""
     from engine.audit import audit_archive, engine_label
     from pbem import engine_version
 
-    if not archive.get("computer"):
+    if not archive.get("computer") and not archive.get("timeouts"):
         return None
     engine = engine_label(engine_version())
     try:
@@ -475,7 +478,6 @@ def render_page(
     embedded data, which keeps the page small)."""
     folder = templates or TEMPLATES
     env = _environment(str(folder))
-    script = _compact((Path(folder) / "replay.js").read_text(encoding="utf-8"))
     words = review_text(review, data["names"]) if review is not None else None
     # The deal proof travels once: inside the archive's text when the page checks its
     # format (the script takes it from there).
@@ -484,6 +486,12 @@ def render_page(
     if rest is not None:
         whole = {**rest, "deal_proof": data["deal_proof"]}
         embedded.update(deal_proof=None, archive_json=json.dumps(whole, ensure_ascii=False))
+    # The checks against the player's own mail and the previous game's archive need the
+    # archive's deal proof: a page without one (a game running, or not dealt verifiably)
+    # carries neither their box nor their script.
+    checks = rest is not None and isinstance(data.get("deal_proof"), dict)
+    names = ["replay_verify.js", *(["replay_mail.js"] if checks else []), "replay.js"]
+    script = _compact("\n".join((Path(folder) / n).read_text(encoding="utf-8") for n in names))
     return env.get_template("replay.html").render(
-        data=data, data_json=_json_for_script(embedded), script=script, review=words
+        data=data, data_json=_json_for_script(embedded), script=script, review=words, checks=checks
     )

@@ -349,23 +349,28 @@ def imported_proof(
 
 def imported_computer(data: dict[str, Any]) -> dict[str, Any]:
     """The game settings that keep an archive's computer seats (``computer`` and
-    ``levels``, as `new_game` stores them; none when it lists none): kept only when
-    every computer move re-derives from its seat's view (`engine.audit`); ServiceError
+    ``levels``, as `new_game` stores them) and the moves the computer made for players
+    whose time ran out (``timeouts``); none when it lists none: kept only when every
+    computer move re-derives from its seat's view (`engine.audit`); ServiceError
     otherwise."""
-    from engine.audit import audit_archive
+    from engine.audit import audit_archive, timeout_moves
 
-    if not data.get("computer"):
+    if not data.get("computer") and not data.get("timeouts"):
         return {}
     try:
         audit = audit_archive(data)
+        timed = timeout_moves(data, int(data["settings"].get("players", 2)))
     except EngineError as exc:
         raise ServiceError(f"the archive's computer seats are unreadable: {exc}") from exc
     if not audit.ok:
         raise ServiceError(f"the archive's computer moves do not re-derive: {audit.message}")
-    return {
-        "computer": [s.seat for s in audit.seats],
-        "levels": {str(s.seat): s.level for s in audit.seats},
-    }
+    out: dict[str, Any] = {}
+    if audit.seats:
+        out["computer"] = [s.seat for s in audit.seats]
+        out["levels"] = {str(s.seat): s.level for s in audit.seats}
+    if timed:
+        out["timeouts"] = [[t.action, t.seat, t.level] for t in timed.values()]
+    return out
 
 
 def archive_players(people: Any, seats: int) -> list[tuple[str, str | None]]:

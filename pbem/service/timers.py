@@ -22,6 +22,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from engine import Game, Resign, action_to_json, computer, player_view
+from engine.audit import TIMEOUT_LEVEL
 from pbem.render import Notice, render_reminder
 from pbem.service import policy
 from pbem.service.context import (
@@ -33,7 +34,7 @@ from pbem.service.context import (
     seats_of,
 )
 from pbem.service.game.away import clock_start
-from pbem.service.handle.invitations import PENDING, group, tell
+from pbem.service.handle.invitations import PENDING, group, lapse, tell
 from pbem.service.ops import cutting, matches, play
 from pbem.service.send import answers, envelope, turns
 from pbem.service.send.digest import send_digests
@@ -284,18 +285,26 @@ def timeout(
         return 0
     since = len(game.events)
     new_actions: list[tuple[int | None, dict[str, Any], bool]] = []
+    made: list[list[int]] = []
     for seat in game.to_act():
         if game.is_over:
             break
         if action_kind == "forfeit":
             action: Any = Resign(seat, "timeout")
         else:
-            action = computer.computer_move(computer.computer_view(game, seat), "medium")
+            view = computer.computer_view(game, seat)
+            action = computer.computer_move(view, TIMEOUT_LEVEL)
+            made.append([len(game.actions) + 1, seat])  # its number in the archive
         game.apply(action)
         new_actions.append((seat, action_to_json(action), True))
     new_actions.extend(play.auto_moves(game, game_row))
     if not new_actions:
         return 0
+    if made:
+        # The archive lists them (``timeouts``): its audit re-derives them as it does the
+        # computer seats' moves (`engine.audit`).
+        earlier = list(game_row.settings.get("timeouts", []))
+        update_row(session, game_row, settings={**game_row.settings, "timeouts": earlier + made})
     play.log_moves(ctx, session, game_row, game, new_actions, None, now, seats)
     count_event(session, TIMEOUTS)
     note = Notice(
@@ -341,6 +350,7 @@ def expire_invitations(ctx: Context, session: Session, now: datetime) -> int:
         if invitation.inbound_id in told:
             continue
         told.add(invitation.inbound_id)
+        lapse(session, invitation, now)
         for other in group(session, invitation):
             if other.status == m.InvitationStatus.ACCEPTED.value:
                 other.status = m.InvitationStatus.CANCELLED.value

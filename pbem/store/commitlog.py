@@ -28,7 +28,7 @@ class CommitmentEntry(SQLModel, table=True):
     seq: int = Field(primary_key=True, sa_type=ID_TYPE, sa_column_kwargs={"autoincrement": False})
     game: int = Field(index=True, sa_type=ID_TYPE)
     event: str
-    commitment: str
+    commitment: str = Field(index=True)
     fate: str | None = None
     server_seed: str | None = None
     at: datetime = Field(sa_type=UTCDateTime)
@@ -128,6 +128,31 @@ def _logged(session: Session, game: int, event: str) -> bool:
 def log_commit(session: Session, game: int, commitment: str, now: datetime) -> None:
     """A fair game was created: its commitment enters the log, before anyone cuts."""
     append(session, game, "commit", commitment, now)
+
+
+def log_lapse(session: Session, commitment: str, server_seed: str, now: datetime) -> bool:
+    """The offer that showed ``commitment`` ended without a game (declined, expired or
+    withdrawn): its fate (aborted before the deal) and revealed seed enter the log,
+    once, under the offer's own number; nothing for a commitment the log never offered
+    (one shown before offers were logged). Whether it was logged now. Found by the
+    log's index of commitments, not by reading the log."""
+    table = CommitmentEntry.__table__  # type: ignore[attr-defined]
+    found = session.connection().execute(
+        select(table.c.game, table.c.event).where(table.c.commitment == commitment)
+    )
+    events = {row[1]: row[0] for row in found}
+    if "offer" not in events or "lapse" in events or "commit" in events:
+        return False
+    append(
+        session,
+        int(events["offer"]),
+        "lapse",
+        commitment,
+        now,
+        fate=fate_of(None, True),
+        server_seed=server_seed,
+    )
+    return True
 
 
 def log_end(

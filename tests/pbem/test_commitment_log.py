@@ -175,3 +175,45 @@ def test_a_month_of_service_with_aborts_keeps_one_chain(
             assert check_game(log, h.service.export(game_id)) == []
     finally:
         h.close()
+
+
+def test_the_players_mail_pins_the_log(fair: Harness, tmp_path: Path) -> None:
+    """Every game mail shows the log's head; with the player's saved mail ``pbem verify
+    --log`` checks that the published log holds each head shown. A log rewritten after
+    the game — an entry changed and every later one chained again, so that it holds by
+    itself — does not."""
+    from engine.commitlog import entry_hash
+    from tests.pbem.test_deal_mail import save_mail
+
+    game_id = fair.service.new_game([ALICE, BOB], target=61)
+    fair.step()
+    fair.answer(ALICE[0], "cut 6 geese")
+    fair.answer(BOB[0], "cut")
+    fair.play_until(game_id, lambda g: g.is_over)
+    fair.step()
+    env = cli_env(tmp_path / "cli", fair.settings.db_url)
+    assert run_cli(env, "site", str(tmp_path / "site")).exit_code == 0
+    published = tmp_path / "site" / "commitment-log.json"
+    archive = tmp_path / "game.json"
+    archive.write_text(json.dumps(fair.service.export(game_id)), encoding="utf-8")
+    saved = save_mail(fair, ALICE[0], tmp_path / "alice")["mbox"]
+    checked = run_cli(env, "verify", str(archive), "--log", str(published), "--mail", str(saved))
+    said = " ".join(checked.stdout.split())
+    assert checked.exit_code == 0, checked.output
+    assert "the log's heads the player's mail showed (" in said and "the log holds each" in said
+    # Rewritten: the game's commitment entry given another time, the chain made anew.
+    log = json.loads(published.read_text(encoding="utf-8"))
+    rows = log["entries"]
+    rows[0]["at"] = "2020-01-01T00:00:00+00:00"
+    prev = "0" * 64
+    for row in rows:
+        row["prev"] = prev
+        row["hash"] = prev = entry_hash(row)
+    assert check_log(rows).ok and check_game(rows, fair.service.export(game_id)) == []
+    forged = tmp_path / "rewritten.json"
+    forged.write_text(json.dumps(log), encoding="utf-8")
+    alone = run_cli(env, "verify", str(archive), "--log", str(forged))
+    assert alone.exit_code == 0, alone.output  # the log alone cannot tell
+    caught = run_cli(env, "verify", str(archive), "--log", str(forged), "--mail", str(saved))
+    assert caught.exit_code == 1 and "check log" in caught.stderr, caught.output
+    assert "the log was rewritten after that mail" in " ".join(caught.stderr.split())

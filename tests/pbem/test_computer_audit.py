@@ -189,8 +189,13 @@ def test_verify_in_a_process_of_its_own_re_derives_the_same_moves(
     )
     assert done.returncode == 0, done.stderr
     decisions = audit_archive(data).decisions
-    assert done.stdout.splitlines()[-2] == (
+    lines = done.stdout.splitlines()
+    assert lines[-3] == (
         f"the computer played only from its own cards ({decisions} decisions re-derived)"
+    )
+    # The last line: who sat where, the computer's seats marked.
+    assert lines[-1] == "players: seat 0 Alice; seat 1 Computer (the computer, hard); " + (
+        "seat 2 Computer (the computer, easy)"
     )
 
 

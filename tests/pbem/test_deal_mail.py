@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,19 +110,50 @@ def verify(env: dict[str, str | None], archive: dict[str, Any], mail: Path, tmp:
     return result
 
 
+@dataclass(frozen=True)
+class MailCorpus:
+    """A fair game played by mail, Alice's saved mail of it (three ways), and archives
+    forged as a cheating server would make them; each verifies from the archive alone."""
+
+    archive: dict[str, Any]
+    saved: dict[str, Path]
+    swapped: dict[str, Any]
+    """The server seed swapped after the cuts: a new S and C, the same cuts."""
+    moved: dict[str, Any]
+    """Alice's cut replaced by one replayed from another game (Carol's)."""
+    other: dict[str, Any]
+    """The archive of that other game: none of Alice's mail is of it."""
+
+
+def mail_corpus(h: Harness, folder: Path) -> MailCorpus:
+    """Play the game, save Alice's mail under ``folder``, forge the archives."""
+    other = h.service.new_game([CAROL, BOB], target=61)  # a game whose cut is replayed
+    game_id = h.service.new_game([ALICE, BOB], target=61)
+    h.step()
+    h.answer(CAROL[0], "cut carol's words")
+    h.answer(ALICE[0], "cut 9 swans")
+    h.answer(BOB[0], "cut")
+    h.play_until(game_id, lambda g: g.is_over)
+    h.step()
+    archive = h.service.export(game_id)
+    proof = archive["deal_proof"]
+    carol = h.service.export(other)["deal_proof"]["entropy"][0]
+    assert text_hash(carol["text"]) == carol["sha256"]
+    moved = [dict(carol, seat=0), *proof["entropy"][1:]]
+    return MailCorpus(
+        archive,
+        save_mail(h, ALICE[0], folder / "alice"),
+        replayed(archive, "5e" * 32, proof["entropy"]),
+        replayed(archive, proof["server_seed"], moved),
+        h.service.export(other),
+    )
+
+
 def test_the_players_mail_catches_what_the_archive_alone_cannot(
     fair: Harness, tmp_path: Path
 ) -> None:
-    other = fair.service.new_game([CAROL, BOB], target=61)  # a game whose cut is replayed
-    game_id = fair.service.new_game([ALICE, BOB], target=61)
-    fair.step()
-    fair.answer(CAROL[0], "cut carol's words")
-    fair.answer(ALICE[0], "cut 9 swans")
-    fair.answer(BOB[0], "cut")
-    fair.play_until(game_id, lambda g: g.is_over)
-    fair.step()
-    archive = fair.service.export(game_id)
-    saved = save_mail(fair, ALICE[0], tmp_path / "alice")
+    corpus = mail_corpus(fair, tmp_path)
+    archive, saved = corpus.archive, corpus.saved
     env = cli_env(tmp_path / "cli", fair.settings.db_url)
     for kind, where in saved.items():
         result = verify(env, archive, where, tmp_path)
@@ -129,23 +161,17 @@ def test_the_players_mail_catches_what_the_archive_alone_cannot(
         said = " ".join(result.stdout.split())
         assert "checked: the player's mail: commitment (" in said, said
         assert "receipt (1 mail)" in said and "cut hashes (" in said and "seats" in said
-    proof = archive["deal_proof"]
     # 1. The server seed swapped after the cuts: a new S and C, the same cuts.
-    swapped = replayed(archive, "5e" * 32, proof["entropy"])
-    result = verify(env, swapped, saved["mbox"], tmp_path)
+    result = verify(env, corpus.swapped, saved["mbox"], tmp_path)
     assert result.exit_code == 1 and "check mail" in result.stderr
     assert "the server seed was changed after it was shown" in " ".join(result.stderr.split())
     # 2. Alice's cut replaced by one replayed from another game (Carol's, game `other`).
-    carol = fair.service.export(other)["deal_proof"]["entropy"][0]
-    moved = [dict(carol, seat=0), *proof["entropy"][1:]]
-    forged = replayed(archive, proof["server_seed"], moved)
-    result = verify(env, forged, saved["maildir"], tmp_path)
+    result = verify(env, corpus.moved, saved["maildir"], tmp_path)
     said = " ".join(result.stderr.split())
     assert result.exit_code == 1 and "receipt quotes" in said and "Alice's cut" in said
     # 3. Mail of another game only: nothing to check against, said so.
-    result = verify(env, fair.service.export(other), saved["eml"], tmp_path)
+    result = verify(env, corpus.other, saved["eml"], tmp_path)
     assert result.exit_code == 1 and "no saved mail is of game" in result.stderr
     # A path that is no mail at all: a clean error.
     result = verify(env, archive, tmp_path / "nowhere", tmp_path)
     assert result.exit_code == 1 and "cannot read the mail" in result.stderr
-    assert text_hash(carol["text"]) == carol["sha256"]

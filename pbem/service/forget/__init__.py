@@ -58,6 +58,7 @@ from pbem.service.forget.mail import (
     seats_of,
     their_words,
 )
+from pbem.service.handle.invitations import lapse
 from pbem.service.policy import FORGOTTEN_DOMAIN, forgotten_key, mailbox_of
 from pbem.store import models as m
 from pbem.store.db import session_scope
@@ -270,6 +271,7 @@ def _rewrite(
             if invitation.status == m.InvitationStatus.PENDING.value:
                 invitation.status = m.InvitationStatus.CANCELLED.value
                 invitation.answered_at = now
+                lapse(session, invitation, now)  # its game can never start now
             changed = True
         settings = traces.json(invitation.settings)
         if settings != invitation.settings:

@@ -268,7 +268,7 @@ def unplayed_archive(
         "deal_proof": deal_proof(game_row, cuts),
         "game_id": game_row.id,
         "computer": computer_seats(game_row),
-        "players": [{"email": s.player.email, "name": s.name} for s in seats],
+        "players": archive_players(game_row, seats),
         "status": game_row.status,
         "created_at": game_row.created_at.isoformat(),
     }
@@ -283,6 +283,34 @@ def computer_seats(game_row: m.Game) -> list[dict[str, Any]]:
     robots = sorted(int(s) for s in game_row.settings.get("computer", ()))
     levels = {seat: seat_level(game_row, seat) for seat in robots}
     return computer_entries(levels, engine_version(), engine_digest() if robots else "")
+
+
+def timeout_list(game_row: m.Game) -> list[dict[str, Any]]:
+    """The archive's ``timeouts``: each move the computer made for a player whose time
+    ran out (stored as [its number in the archive, the seat] — and the level, when it
+    is not `engine.audit.TIMEOUT_LEVEL`), with its level and engine (`engine.audit`; []
+    when there was none)."""
+    from engine.audit import TIMEOUT_LEVEL, timeout_entries
+    from pbem import engine_digest, engine_version
+
+    made = [
+        (int(entry[0]), int(entry[1]), str(entry[2]) if len(entry) > 2 else TIMEOUT_LEVEL)
+        for entry in game_row.settings.get("timeouts", ())
+    ]
+    return timeout_entries(made, engine_version(), engine_digest() if made else "")
+
+
+def archive_players(game_row: m.Game, seats: Sequence[Seated]) -> list[dict[str, Any]]:
+    """The archive's ``players``, seat by seat: address and name, and ``"computer":
+    true`` on a seat the computer plays (the seats of its ``computer`` list)."""
+    robots = {int(s) for s in game_row.settings.get("computer", ())}
+    out: list[dict[str, Any]] = []
+    for seated in seats:
+        entry: dict[str, Any] = {"email": seated.player.email, "name": seated.name}
+        if seated.seat.seat in robots:
+            entry["computer"] = True
+        out.append(entry)
+    return out
 
 
 def prepare_next(session: Session, game_row: m.Game, now: datetime) -> None:
@@ -311,8 +339,14 @@ def new_offer(session: Session, now: datetime) -> str:
     so that its answer is a cut: the commitment enters the public log first (event
     ``offer``), before anyone can answer."""
     seed = new_server_seed()
-    append_log(session, NO_GAME, "offer", commitment(seed), now)
+    log_offer(session, seed, now)
     return seed
+
+
+def log_offer(session: Session, seed: str, now: datetime) -> None:
+    """The commitment of ``seed``, a game not made yet, enters the public log as an
+    ``offer`` (game `NO_GAME`), in the transaction that queues the mail showing it."""
+    append_log(session, NO_GAME, "offer", commitment(seed), now)
 
 
 def offer_lines(session: Session, seed: str) -> tuple[str, ...]:

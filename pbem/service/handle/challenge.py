@@ -30,15 +30,17 @@ from pbem.service.game.deals import (
     SECOND_CUT,
     Offer,
     answer_words,
-    new_offer,
+    log_offer,
+    new_server_seed,
     receipt,
     refuse_cut,
 )
-from pbem.service.handle.invitations import PENDING, tell, tell_invited
+from pbem.service.handle.invitations import PENDING, lapse, tell, tell_invited
 from pbem.service.moves import Known
 from pbem.service.ops import cutting
 from pbem.service.send import outside
 from pbem.store import models as m
+from pbem.store.commitlog import log_lapse
 from pbem.store.players import get_or_create_player
 
 
@@ -66,6 +68,10 @@ def challenge(
     assert challenger.id is not None
 
     def refuse(why: str, reason: str) -> Outcome:
+        if offer is not None and offer.server_seed:
+            # The confirmation showed this commitment (an offer): no game, so it lapses.
+            seed = str(offer.server_seed)
+            log_lapse(session, commitment(seed), seed, now)
         tell(
             ctx,
             session,
@@ -193,11 +199,11 @@ def send_invitations(
     (``rules`` in words), and mail each its invitation with its own reply token, where
     the policy lets it go (`policy.may_mail`, which counts it); the addresses invited."""
     assert row.id is not None and challenger.id is not None
-    if ctx.settings.fair_deals and "server_seed" not in settings:
+    offered = ctx.settings.fair_deals and "server_seed" not in settings
+    if offered:
         # The invitations already carry the commitment of the game's secret server seed
-        # (kept with the invitations, never mailed, until game over): each "accept" is a
-        # cut, so the commitment enters the public log before any invitation goes.
-        settings["server_seed"] = new_offer(session, now)
+        # (kept with the invitations, never mailed, until the game is over or off).
+        settings["server_seed"] = new_server_seed()
     expires = now + timedelta(days=ctx.settings.invitation_days)
     challenger_id, inbound_id = challenger.id, row.id
     sent: list[str] = []
@@ -240,6 +246,10 @@ def send_invitations(
 
         if outside.outside_game(ctx, session, address, policy.Why.INVITE, now, letter):
             sent.append(address)
+    if offered and sent:
+        # Each "accept" is a cut: the commitment enters the public log in this
+        # transaction, before the invitations leave (nothing shown, nothing offered).
+        log_offer(session, str(settings["server_seed"]), now)
     return sent
 
 
@@ -292,6 +302,7 @@ def cancel(
         invitation.status = m.InvitationStatus.CANCELLED.value
         invitation.answered_at = now
         session.add(invitation)
+        lapse(session, invitation, now)  # once per offer
         tell(
             ctx,
             session,

@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from engine.fairness import commitment
 from pbem.commands import words_after
 from pbem.mail.reading import IncomingMail
 from pbem.render import Notice
@@ -37,6 +38,7 @@ from pbem.service.ops.matches import levels_of, new_match, next_of
 from pbem.service.ops.start import start_game
 from pbem.service.send import outside
 from pbem.store import models as m
+from pbem.store.commitlog import log_lapse
 from pbem.store.players import get_player, get_player_by_email
 
 PENDING = m.InvitationStatus.PENDING.value
@@ -130,6 +132,19 @@ def group(session: Session, invitation: m.Invitation) -> list[m.Invitation]:
     )
 
 
+def lapse(session: Session, invitation: m.Invitation, now: datetime) -> None:
+    """The challenge ``invitation`` belongs to is off (declined, expired or withdrawn):
+    when its fair game's commitment was offered (the log holds an ``offer`` of it: made
+    by `challenge.send_invitations`, or by the challenge's confirmation), its fate —
+    aborted before the deal — and its revealed server seed enter the public commitment
+    log, once per offer (`pbem.store.commitlog.log_lapse`). A
+    rematch's invitations that show the commitment of its game's ``next`` seed (which a
+    later rematch may still use) made no offer: nothing is logged for them."""
+    seed = invitation.settings.get("server_seed")
+    if seed:
+        log_lapse(session, commitment(str(seed)), str(seed), now)
+
+
 def answer(
     ctx: Context,
     session: Session,
@@ -208,6 +223,7 @@ def answer(
     if declined:
         invitation.status = m.InvitationStatus.DECLINED.value
         session.add(invitation)
+        lapse(session, invitation, now)
         for other in everyone:
             if other.id != invitation.id and other.status in (
                 PENDING,

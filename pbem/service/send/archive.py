@@ -13,7 +13,7 @@ from typing import Any
 
 from engine import Game, to_archive
 from pbem.service.context import Seated
-from pbem.service.game.deals import computer_seats, deal_proof
+from pbem.service.game.deals import archive_players, computer_seats, deal_proof, timeout_list
 from pbem.store import models as m
 
 
@@ -39,10 +39,13 @@ def game_archive(
         extra["rematch_of"] = game_row.rematch_of
     if game_row.finished_at is not None:
         extra["finished_at"] = game_row.finished_at.isoformat()
+    timeouts = timeout_list(game_row)
+    if timeouts:
+        extra["timeouts"] = timeouts
     return to_archive(
         game,
         game_id=game_row.id,
-        players=[{"email": s.player.email, "name": s.name} for s in seats],
+        players=archive_players(game_row, seats),
         status=game_row.status,
         created_at=game_row.created_at.isoformat(),
         computer=computer_list(game_row),

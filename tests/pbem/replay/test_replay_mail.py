@@ -97,7 +97,9 @@ def test_the_setting_default_can_be_off(tmp_path: Any, db_url: str, db_engine: A
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_a_long_games_page_keeps_the_mail_sane(players: int) -> None:
     """Games to 121 (three players make the most steps): the page and its base64. The
-    page carries its protocol's JSON Schema (about 5 KB) to check the archive's format."""
+    page carries its protocol's JSON Schema (about 5 KB) to check the archive's format,
+    and the script that checks the archive against the player's saved mail and the
+    previous game's archive (about 14 KB): a three-player game's page is about 126 KB."""
     html = replay_page(proof_archive(players, target=121)).html.encode("utf-8")
-    assert len(html) < 110_000
-    assert len(base64.encodebytes(html)) < 150_000
+    assert len(html) < 130_000
+    assert len(base64.encodebytes(html)) < 180_000

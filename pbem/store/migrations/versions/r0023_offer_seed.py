@@ -3,7 +3,7 @@ game exists keeps its secret server seed (``confirmation.server_seed``): the ans
 the writer's cut for that game's deal.
 
 Revision ID: 0023_offer_seed
-Revises: 0020_proof
+Revises: 0022_log_by_commitment
 Create Date: 2026-11-29
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0023_offer_seed"
-down_revision: str | None = "0020_proof"
+down_revision: str | None = "0022_log_by_commitment"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

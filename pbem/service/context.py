@@ -8,6 +8,7 @@ operation): the stages take it as their first argument and keep nothing of their
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -144,6 +145,31 @@ class GameCache:
             self.games.popitem(last=False)
 
 
+class ReadAhead:
+    """The mails read when they were stored (`pbem.mail.reading.read_received`), by inbound
+    id, until they are processed: the thread that stores mail (a listener's) puts, the
+    loop takes (`read_mail`, `prefetch`). At most ``size`` kept, the oldest dropped first
+    (another worker may process what this one stored); safe from any thread."""
+
+    def __init__(self, size: int = 500) -> None:
+        self.size = size
+        self._mails: OrderedDict[int, IncomingMail] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, inbound_id: int, mail: IncomingMail) -> None:
+        with self._lock:
+            self._mails[inbound_id] = mail
+            while len(self._mails) > self.size:
+                self._mails.popitem(last=False)
+
+    def take(self, inbound_id: int) -> IncomingMail | None:
+        """The mail stored as ``inbound_id`` as it was read then (None: not kept)."""
+        if not self._mails:
+            return None
+        with self._lock:
+            return self._mails.pop(inbound_id, None)
+
+
 @dataclass
 class Context:
     """One transaction's view of the service, passed to every stage."""
@@ -167,6 +193,8 @@ class Context:
     # Who wrote each message taken in this transaction, and how well it proves it
     # (set by intake; the policy reads it to tell an answer from unasked mail).
     senders: dict[int, Sender] = field(default_factory=dict)
+    # The mails read when they were stored, until they are processed (`ReadAhead`).
+    read_ahead: ReadAhead | None = None
     # The rule of intake's chain the message in hand is at (`pbem.service.intake.chain`):
     # kept on its row when it ends (``inbound.rule``).
     rule: str | None = None

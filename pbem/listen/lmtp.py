@@ -22,8 +22,8 @@ server's delivery agent does: ``Return-Path`` (the sender, ``<>`` for a bounce) 
 ``Delivered-To`` per recipient (which carries the reply token when the mail was sent to
 ``local_part+TOKEN@domain`` without naming it in To or Cc). From there it goes the one
 way every mail goes — intake, policy, route — when the loop processes it; storing it
-wakes the loop at once (`LmtpInbound.stored`) and, on PostgreSQL, every worker (a
-``NOTIFY``), so whichever worker is free takes it.
+wakes the loop at once (`LmtpInbound.stored`) and, on PostgreSQL while that loop is
+busy, the other workers (a ``NOTIFY``), so a free one takes it.
 
 The protocol is aiosmtpd's, served by an asyncio loop in a thread of its own. The
 messages are stored by one thread beside it (`Store`), which stores all the messages
@@ -47,7 +47,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from pbem.run.wakeup import poke
+from pbem.run.wakeup import inbound_poke, poke
 from pbem.service import Service
 from pbem.service.policy import may_hand_over, takes_mail_for
 from pbem.transport.urls import LmtpConfig
@@ -112,7 +112,8 @@ class Store:
     deduplicated by Message-ID), then each connection's future is resolved — with
     ``(inbound id, is new)`` after the commit, or with the error when the transaction
     failed, for every message in it. After a commit that stored something new it wakes
-    the loop and, on PostgreSQL, every worker (so a free one takes the mail)."""
+    the loop and, on PostgreSQL when the loop is not waiting for mail, the other workers
+    (so a free one takes the mail; `pbem.run.wakeup.inbound_poke`)."""
 
     def __init__(self, service: Service, inbox: LmtpInbound) -> None:
         self.service = service
@@ -163,9 +164,10 @@ class Store:
                 future.set_exception(exc)
             return
         if any(created for _, created in stored):
-            self.inbox.stored()
-            if self._postgres:
-                poke(self.service.db)
+            busy = not self.inbox.waiting  # (read before the loop is woken)
+            self.inbox.stored([inbound_id for inbound_id, created in stored if created])
+            if self._postgres and busy:
+                poke(self.service.db, inbound_poke(self.inbox.worker))
         for (_, future), result in zip(batch, stored, strict=True):
             future.set_result(result)
 

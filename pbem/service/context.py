@@ -48,12 +48,15 @@ class InjectedFault(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What processing one inbound message did."""
+    """What processing one inbound message did; ``logged``: what the daemon's log line
+    says of the message, when known without asking the database (its stored sender,
+    and the seconds from its arrival to its end)."""
 
     status: str
     reason: str
     game_id: int | None = None
     applied: tuple[str, ...] = ()
+    logged: tuple[str | None, float | None] | None = field(default=None, compare=False)
 
 
 class Proof(IntEnum):
@@ -282,4 +285,7 @@ def finish(
         session, row, status, reason, game_id, now=ctx.clock(), sender=sender, rule=ctx.rule
     )
     log.debug("inbound %s %s by rule %s: %s", row.id, status, ctx.rule, reason)
-    return Outcome(status, reason, game_id, applied)
+    waited = None
+    if row.processed_at is not None and row.received_at is not None:
+        waited = (row.processed_at - row.received_at).total_seconds()
+    return Outcome(status, reason, game_id, applied, logged=(row.sender, waited))

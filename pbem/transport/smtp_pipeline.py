@@ -63,6 +63,20 @@ def _took(reply: SMTPResponse) -> bool:
     return reply.code in (OK, FORWARD)
 
 
+def wire_body(message: bytes) -> bytes:
+    """``message`` as ``DATA`` carries it: every line ending CRLF, the last one too, and
+    a line starting with "." given another (RFC 5321 4.5.2). The service's own mail is
+    CRLF throughout already: it is checked, not rewritten, in C."""
+    crlf = message.count(b"\r\n")
+    if crlf != message.count(b"\n") or crlf != message.count(b"\r"):
+        message = normalize_message_line_endings(message)
+    elif not message.endswith(b"\r\n"):
+        message += b"\r\n"
+    if message.startswith(b".") or b"\n." in message:
+        message = PERIOD_REGEX.sub(b"..", message)
+    return message
+
+
 def can_pipeline(smtp: aiosmtplib.SMTP) -> bool:
     """Whether the server offered PIPELINING and the client's protocol can be driven so."""
     protocol = smtp.protocol
@@ -132,7 +146,7 @@ async def send_pipelined(
                 return done
             body = b""
             if done.mail_ok and any(_took(reply) for reply in done.rcpt):
-                body = PERIOD_REGEX.sub(b"..", normalize_message_line_endings(message))
+                body = wire_body(message)
             protocol._response_pending = True
             protocol.write(body + b".\r\n")
             done.end = await _reply(protocol, timeout)

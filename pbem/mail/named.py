@@ -56,12 +56,27 @@ def fold_mailbox(address: str) -> str:
     return (base or local) + at + domain
 
 
+# The characters of a local part, and the run of them (and of "@") around an "@".
+_LOCAL = "A-Za-z0-9!#$%&'*+/=?^_`{|}~.-"
+_BEFORE = re.compile(f"[{_LOCAL}]{{0,64}}\\Z")
+_AFTER = re.compile(f"[@{_LOCAL}]*")
+
+
 def _found(text: str, into: set[str]) -> None:
+    """Add the addresses of ``text`` to ``into``: `_ADDRESS`'s matches over the whole text,
+    looked for only in the runs of address characters around each "@" (no match can
+    start more than 64 characters before the first "@" of its run, or end past it)."""
     text = _ESCAPE.sub(" ", text)  # "\u003calice@…" in JSON is "<alice@…"
-    for match in _ADDRESS.finditer(text):
-        address = match.group(0).strip(".")
-        if "@" in address and len(address) <= MAILBOX_MAX:
-            into.add(fold_mailbox(address))
+    at = text.find("@")
+    while at >= 0:
+        start = _BEFORE.search(text, max(0, at - 64), at)
+        end = _AFTER.match(text, at + 1)
+        assert start is not None and end is not None  # (both may match nothing)
+        for match in _ADDRESS.finditer(text, start.start(), end.end()):
+            address = match.group(0).strip(".")
+            if "@" in address and len(address) <= MAILBOX_MAX:
+                into.add(fold_mailbox(address))
+        at = text.find("@", end.end())
 
 
 ID_HEADERS = frozenset(

@@ -206,3 +206,24 @@ def test_a_composed_mail_names_what_parsing_it_finds(
     assert isinstance(raw, NamedMail)
     assert named_mailboxes(raw, ["x@pbem.test"]) == named_mailboxes(bytes(raw), ["x@pbem.test"])
     assert type(bytes(raw)) is bytes and not isinstance(raw + b"", NamedMail)  # changed: parsed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"ab.-_+@ <>\n\\", "u003c", "x" * 60, "é", "@example.org", "a-b.c"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_addresses_are_found_as_a_scan_of_the_whole_text_finds_them(text: str) -> None:
+    """Looking only around each "@" finds what scanning every position finds."""
+    from pbem.mail import named
+
+    expected: set[str] = set()
+    for match in named._ADDRESS.finditer(named._ESCAPE.sub(" ", text)):
+        address = match.group(0).strip(".")
+        if "@" in address and len(address) <= named.MAILBOX_MAX:
+            expected.add(named.fold_mailbox(address))
+    found: set[str] = set()
+    named._found(text, found)
+    assert found == expected

@@ -25,7 +25,6 @@ import aiosmtplib
 from aiosmtplib.email import quote_address
 from aiosmtplib.protocol import (
     COMMAND_INJECTION_REGEX,
-    PERIOD_REGEX,
     SMTPProtocol,
     normalize_message_line_endings,
 )
@@ -65,16 +64,17 @@ def _took(reply: SMTPResponse) -> bool:
 
 def wire_body(message: bytes) -> bytes:
     """``message`` as ``DATA`` carries it: every line ending CRLF, the last one too, and
-    a line starting with "." given another (RFC 5321 4.5.2). The service's own mail is
-    CRLF throughout already: it is checked, not rewritten, in C."""
+    a line starting with "." given another (RFC 5321 4.5.2): what aiosmtplib sends, with
+    no regular expression over every line (the service's own mail is CRLF throughout
+    already: it is checked, not rewritten)."""
     crlf = message.count(b"\r\n")
     if crlf != message.count(b"\n") or crlf != message.count(b"\r"):
         message = normalize_message_line_endings(message)
     elif not message.endswith(b"\r\n"):
         message += b"\r\n"
-    if message.startswith(b".") or b"\n." in message:
-        message = PERIOD_REGEX.sub(b"..", message)
-    return message
+    if message.startswith(b"."):
+        message = b"." + message
+    return message.replace(b"\n.", b"\n..")
 
 
 def can_pipeline(smtp: aiosmtplib.SMTP) -> bool:

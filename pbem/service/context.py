@@ -138,6 +138,14 @@ class GameCache:
             return cached
         return None
 
+    def behind(self, game_id: int, action_count: int) -> Game | None:
+        """The game kept of ``game_id`` when it has fewer than ``action_count`` actions
+        (another worker moved it since): the actions since may be applied to a copy."""
+        cached = self.games.get(game_id)
+        if cached is not None and len(cached.actions) < action_count:
+            return cached
+        return None
+
     def remember(self, staged: dict[int, Game]) -> None:
         """Keep the games a committed transaction moved."""
         for game_id, game in staged.items():
@@ -204,8 +212,9 @@ class Context:
 
 
 def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
-    """The engine game of ``game_row``: a copy of the cached one when it is current,
-    else rebuilt by replaying the logged actions."""
+    """The engine game of ``game_row``: a copy of the cached one when it is current (or
+    that copy with the actions logged since), else rebuilt by replaying the logged
+    actions."""
     assert game_row.id is not None
     staged = ctx.staged.get(game_row.id)  # moved earlier in this transaction
     if staged is not None and len(staged.actions) == game_row.action_count:
@@ -216,6 +225,21 @@ def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
     if game_row.seed is None:
         # A fair game waiting for its players' cuts: no deal can be computed yet.
         raise ServiceError(f"game {game_row.id} is not dealt yet: it waits for the players' cuts")
+    behind = ctx.cache.behind(game_row.id, game_row.action_count)
+    if behind is not None:
+        # Moved by another worker since: the actions logged since, on a copy, if they
+        # lead where the game row says (its state hash); else replayed from the deal.
+        game = behind.copy()
+        try:
+            for logged in load_actions(session, game_row.id, first_seq=len(game.actions)):
+                game.apply(action_from_json(logged.action))
+        except (ValueError, KeyError, TypeError):  # not where the log goes: replayed
+            log.warning("game %s: the kept game does not follow its log", game_row.id)
+        else:
+            if len(game.actions) == game_row.action_count and (
+                game_row.state_hash is None or game.state_hash() == game_row.state_hash
+            ):
+                return game
     game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
     for logged in load_actions(session, game_row.id):
         game.apply(action_from_json(logged.action))

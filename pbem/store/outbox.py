@@ -183,7 +183,7 @@ def claim_due_outbox(
         "next_attempt_at": now + lease,
     }
     if in_flight:
-        values["last_error"] = _note(now)
+        values["last_error"] = in_flight_note(now)
     session.connection().execute(
         _CLAIM.values(attempts=_TABLE.c.attempts + 1, **values),
         {"ids": [row.id for row in rows]},
@@ -223,7 +223,8 @@ def _lock_claimed(session: Session, rows: list[Outbox]) -> list[Outbox]:
     ]
 
 
-def _note(now: datetime) -> str:
+def in_flight_note(now: datetime) -> str:
+    """The note a row carries while its message is on the wire (see the module doc)."""
     return f"{IN_FLIGHT} {now.isoformat(timespec='milliseconds')}"
 
 
@@ -231,7 +232,7 @@ def _in_flight(row_id: int, now: datetime) -> Update:
     return (
         update(Outbox)
         .where(col(Outbox.id) == row_id, col(Outbox.status) == OutboxStatus.SENDING.value)
-        .values(last_error=_note(now))
+        .values(last_error=in_flight_note(now))
         .execution_options(synchronize_session=False)
     )
 

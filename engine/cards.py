@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -102,6 +102,11 @@ class Card:
     @classmethod
     def from_index(cls, index: int) -> Card:
         return _BY_INDEX[index]
+
+    def __reduce__(self) -> tuple[Callable[[int], Card], tuple[int]]:
+        """Pickled as its index, unpickled as the one card of that index (a view sent to
+        the rendering helper holds hundreds of cards)."""
+        return card_at, (self.index,)
 
     @property
     def label(self) -> str:
@@ -211,3 +216,8 @@ def parse_cards(text: str) -> list[Card]:
 
 def format_cards(cards: Iterable[Card], ascii: bool = False) -> str:
     return " ".join(c.ascii if ascii else str(c) for c in cards)
+
+
+def card_at(index: int) -> Card:
+    """The card of ``index`` (0..51, see `Card.index`): the same object every time."""
+    return _BY_INDEX[index]

@@ -126,6 +126,22 @@ class Event:
     detail: str = ""
     private_to: int | None = None
 
+    def __reduce__(self) -> tuple[type[Event], tuple[Any, ...]]:
+        """Pickled as its fields, made again by its constructor (cheaper both ways than a
+        frozen slotted dataclass's state, for the views sent to the rendering helper)."""
+        return Event, (
+            self.kind,
+            self.hand,
+            self.seat,
+            self.side,
+            self.cards,
+            self.count,
+            self.points,
+            self.items,
+            self.detail,
+            self.private_to,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

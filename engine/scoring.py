@@ -41,6 +41,10 @@ class ScoreItem:
     cards: tuple[Card, ...]
     points: int
 
+    def __reduce__(self) -> tuple[type[ScoreItem], tuple[str, tuple[Card, ...], int]]:
+        """Pickled as its fields, made again by its constructor (see `Event`)."""
+        return ScoreItem, (self.kind, self.cards, self.points)
+
     def describe(self) -> str:
         """Words for this item, e.g. ``fifteen (7♣ 8♦) for 2``."""
         cards = " ".join(str(c) for c in self.cards)

@@ -157,14 +157,16 @@ def settings() -> Settings:
     return cfg
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, application_name: str | None = None) -> Engine:
     """:func:`pbem.store.db.make_engine`, imported when a command first opens a database."""
     from pbem.store.db import make_engine as make
 
-    return make(url)
+    return make(url, application_name=application_name)
 
 
-def database(cfg: Settings, *, check: bool = True) -> Engine:
+def database(cfg: Settings, *, check: bool = True, name: str | None = None) -> Engine:
+    """The database of ``cfg`` (its connections named ``name`` on PostgreSQL, unless its
+    URL names them); a clear error and exit code 1 when it cannot be opened."""
     from sqlalchemy.exc import OperationalError
 
     from pbem.config import mask_url
@@ -174,7 +176,7 @@ def database(cfg: Settings, *, check: bool = True) -> Engine:
     try:
         if cfg.db_url.startswith("sqlite"):
             cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        engine = make_engine(cfg.db_url)
+        engine = make_engine(cfg.db_url, application_name=name)
         if check:
             check_schema(engine)
         return engine

@@ -94,12 +94,13 @@ def serve(
         from pbem.config import mask_url
         from pbem.run.lock import DaemonError
         from pbem.run.runtime import build_daemon, freeze_startup_objects
+        from pbem.run.wakeup import SERVE_NAME
 
         cfg = settings()
         level = logging.DEBUG if state.verbose else cfg.log_level
         fmt: LogFormat = log_format.value
         configure_logging(level, fmt)
-        engine = database(cfg)
+        engine = database(cfg, name=SERVE_NAME)  # other workers know its own mail by it
         try:
             daemon = build_daemon(cfg, engine)
         except (ValueError, DaemonError) as exc:

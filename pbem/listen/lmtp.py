@@ -22,8 +22,8 @@ server's delivery agent does: ``Return-Path`` (the sender, ``<>`` for a bounce) 
 ``Delivered-To`` per recipient (which carries the reply token when the mail was sent to
 ``local_part+TOKEN@domain`` without naming it in To or Cc). From there it goes the one
 way every mail goes — intake, policy, route — when the loop processes it; storing it
-wakes the loop at once (`LmtpInbound.stored`) and, on PostgreSQL, every worker (a
-``NOTIFY``), so whichever worker is free takes it.
+wakes the loop at once (`LmtpInbound.stored`) and, on PostgreSQL while that loop is
+busy, the other workers (a ``NOTIFY``), so a free one takes it.
 
 The protocol is aiosmtpd's, served by an asyncio loop in a thread of its own. The
 messages are stored by one thread beside it (`Store`), which stores all the messages
@@ -47,7 +47,8 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from pbem.run.wakeup import poke
+from pbem.listen.lmtp_protocol import protocol_class
+from pbem.run.wakeup import inbound_poke, poke
 from pbem.service import Service
 from pbem.service.policy import may_hand_over, takes_mail_for
 from pbem.transport.urls import LmtpConfig
@@ -61,35 +62,8 @@ STORE_BATCH = 50
 IDLE_TIMEOUT = 300
 """Seconds a connection may stay silent before it is closed (RFC 5321's 5 minutes)."""
 
-LINE_LENGTH_LIMIT = 64 * 1024
-"""The longest line taken in a message (longer ones than RFC 5321's 1,000 happen)."""
-
 SOURCE = "lmtp"
 """The source the inbound rows of this listener are stored under."""
-
-_DATA_REFUSALS = ("552 ", "500 ")
-# Characters that make an envelope address more than a plain ``local@domain`` (quoting,
-# comments, routes, IP literals…): such an address goes to aiosmtpd's full parser.
-_NOT_PLAIN = frozenset(' "\\()<>[],;:\t')
-
-
-def plain_address(arg: str) -> tuple[str, str] | None:
-    """``(address, the rest)`` of a ``MAIL FROM``/``RCPT TO`` argument such as
-    ``<player@example.org> SIZE=1234`` when the address is a plain ``local@domain``
-    (or the null sender, ``<>`` as aiosmtpd gives it), read without the mail header
-    parser; None for anything else."""
-    text = arg.lstrip()
-    if not text.startswith("<"):
-        return None
-    end = text.find(">")
-    if end < 0:
-        return None
-    address = text[1:end]
-    if address and (address.count("@") != 1 or not _NOT_PLAIN.isdisjoint(address)):
-        return None
-    if address and (address.startswith("@") or address.endswith("@")):
-        return None
-    return address or "<>", text[end + 1 :].lstrip()
 
 
 def with_envelope(raw: bytes, mail_from: str | None, recipients: list[str]) -> bytes:
@@ -112,7 +86,8 @@ class Store:
     deduplicated by Message-ID), then each connection's future is resolved — with
     ``(inbound id, is new)`` after the commit, or with the error when the transaction
     failed, for every message in it. After a commit that stored something new it wakes
-    the loop and, on PostgreSQL, every worker (so a free one takes the mail)."""
+    the loop and, on PostgreSQL when the loop is not waiting for mail, the other workers
+    (so a free one takes the mail; `pbem.run.wakeup.inbound_poke`)."""
 
     def __init__(self, service: Service, inbox: LmtpInbound) -> None:
         self.service = service
@@ -163,9 +138,10 @@ class Store:
                 future.set_exception(exc)
             return
         if any(created for _, created in stored):
-            self.inbox.stored()
-            if self._postgres:
-                poke(self.service.db)
+            busy = not self.inbox.waiting  # (read before the loop is woken)
+            self.inbox.stored([inbound_id for inbound_id, created in stored if created])
+            if self._postgres and busy:
+                poke(self.service.db, inbound_poke(self.inbox.worker))
         for (_, future), result in zip(batch, stored, strict=True):
             future.set_result(result)
 
@@ -215,58 +191,6 @@ class LmtpHandler:
         what = "stored" if created else "stored already"
         log.debug("LMTP: inbound %s %s for %d recipient(s)", inbound_id, what, len(recipients))
         return "\r\n".join(f"250 2.0.0 <{r}> {what} as inbound {inbound_id}" for r in recipients)
-
-
-def _protocol_class() -> type:
-    from aiosmtpd.lmtp import LMTP
-
-    class ServiceLmtp(LMTP):
-        """aiosmtpd's LMTP, with its refusals at the end of ``DATA`` (too much data, a
-        line too long) said once for each recipient, as RFC 2033 wants of every
-        answer to ``DATA``: a mail server waiting for the others would hang."""
-
-        line_length_limit = LINE_LENGTH_LIMIT
-
-        def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
-            """A plain address (nearly every one a mail server hands over) is read
-            without the mail header parser aiosmtpd uses for every address."""
-            plain = plain_address(arg) if arg else None
-            if plain is None:
-                return super()._getaddr(arg)
-            address, rest = plain
-            local = address.rpartition("@")[0]
-            if self.local_part_limit and len(local) > self.local_part_limit:
-                return None, None
-            return address, rest
-
-        async def push(self, status: Any) -> None:
-            envelope = getattr(self, "envelope", None)
-            rcpts = list(getattr(envelope, "rcpt_tos", None) or [])
-            if (
-                isinstance(status, str)
-                and status.startswith(_DATA_REFUSALS)
-                and getattr(self, "_lmtp_in_data", False)
-                and rcpts
-            ):
-                if status.startswith("552 "):
-                    status = "\r\n".join(
-                        f"552 5.3.4 <{r}>: message larger than the service takes" for r in rcpts
-                    )
-                else:
-                    status = "\r\n".join(f"500 5.5.2 <{r}>: line too long" for r in rcpts)
-            await super().push(status)
-
-        async def smtp_DATA(self, arg: str) -> None:
-            self._lmtp_in_data = False
-            envelope = getattr(self, "envelope", None)
-            if envelope is not None and envelope.rcpt_tos and not arg:
-                self._lmtp_in_data = True
-            try:
-                await super().smtp_DATA(arg)
-            finally:
-                self._lmtp_in_data = False
-
-    return ServiceLmtp
 
 
 class LmtpListener:
@@ -365,7 +289,7 @@ class LmtpListener:
             loop.close()
 
     async def _open(self) -> None:
-        protocol = _protocol_class()
+        protocol = protocol_class()
         self._store = Store(self.service, self.inbox)
         handler = LmtpHandler(self.service, self._store)
         settings = self.service.settings

@@ -17,6 +17,7 @@ from typing import Any
 
 from pbem.mail.address import is_valid_address
 from pbem.mail.autoreply import LOOP_HEADER
+from pbem.mail.named import NamedMail, mailboxes_in
 from pbem.names import clean_name
 
 __all__ = ["MAX_REFERENCES", "compose", "reply_reference"]
@@ -177,10 +178,12 @@ def _encoded_words(value: str, first_room: int) -> list[str]:
     return words
 
 
-def _text_part(text: str, subtype: str) -> bytes:
+def _text_part(text: str, subtype: str, texts: list[str]) -> bytes:
+    """A text part; ``texts`` gets the text as its reader sees it."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.endswith("\n"):
         text += "\n"
+    texts.append(text)
     lines = text.split("\n")[:-1] if text.isascii() else None
     if lines is not None and all(len(line) <= 78 for line in lines):
         cte = "7bit"
@@ -309,6 +312,10 @@ def compose(
     recipient's choice of body parts: ``"both"`` as above, ``"text"`` the text/plain part
     only, ``"html"`` the text/html part only (a mail with no ``html`` keeps its text).
 
+    The bytes come with the mailboxes the message names (a `pbem.mail.named.NamedMail`),
+    found in what it is made of, so that storing it parses nothing (but a message with
+    an attached message, which is parsed as usual).
+
     Raises ValueError on an invalid address, Message-ID, header name or content
     type, an empty ``loop_value``, or ``parts`` not one of both, text, html.
     """
@@ -345,12 +352,18 @@ def compose(
             raise ValueError(f"cannot add header {name!r}")
         headers.append(_header(name, _one_line(value)))
     headers.append("MIME-Version: 1.0")
+    # What a reader of each part sees, for the mailboxes the message names.
+    seen: list[tuple[str, str]] = [_split_header(line) for line in headers]
+    texts: list[str] = []
     if html is not None and parts == "html":
-        body = _text_part(html, "html")
+        body = _text_part(html, "html", texts)
     elif html is not None and parts == "both":
-        body = _multipart("alternative", [_text_part(text, "plain"), _text_part(html, "html")])
+        body = _multipart(
+            "alternative", [_text_part(text, "plain", texts), _text_part(html, "html", texts)]
+        )
     else:
-        body = _text_part(text, "plain")
+        body = _text_part(text, "plain", texts)
+    known = True  # whether the mailboxes found are all the message names
     if attachments:
         mixed = [body]
         for filename, content_type, data in attachments:
@@ -361,6 +374,20 @@ def compose(
                 or not _HEADER_NAME.fullmatch(subtype)
             ):
                 raise ValueError(f"not a content type for {filename!r}: {content_type!r}")
-            mixed.append(_attachment(_one_line(filename), maintype, subtype, bytes(data)))
+            part = _attachment(_one_line(filename), maintype, subtype, bytes(data))
+            mixed.append(part)
+            head = part.split(b"\r\n\r\n", 1)[0].decode("ascii")
+            seen += [_split_header(line) for line in head.split("\r\n")]
+            if maintype.lower() == "text":
+                texts.append(bytes(data).decode("utf-8", "replace"))
+            # An attached message or multipart is read as the parts it holds: parsed.
+            known = known and maintype.lower() not in ("message", "multipart")
         body = _multipart("mixed", mixed)
-    return ("\r\n".join(headers) + "\r\n").encode("ascii") + body
+    raw = ("\r\n".join(headers) + "\r\n").encode("ascii") + body
+    return NamedMail(raw, mailboxes_in(seen, texts)) if known else raw
+
+
+def _split_header(line: str) -> tuple[str, str]:
+    """A header line ``Name: value`` as (name, value)."""
+    name, _, value = line.partition(":")
+    return name, value.lstrip()

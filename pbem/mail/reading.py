@@ -14,6 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import Message
+from email.policy import compat32
 from email.utils import parsedate_to_datetime
 
 from pbem.mail.address import from_mailbox, parse_addresses
@@ -26,16 +27,20 @@ from pbem.mail.decoding import (
     printable,
     raw_headers,
 )
+from pbem.mail.named import NamedMail, named_in_message
 from pbem.mail.quotes import strip_quoted
 from pbem.names import NAME_LIMIT, clean_name
 
 __all__ = [
+    "FirstRead",
     "IncomingMail",
     "clean_subject",
     "find_body",
     "is_own_subject",
     "read_message",
+    "read_received",
     "reply_subject",
+    "stored_headers",
 ]
 
 
@@ -284,6 +289,58 @@ def read_message(
         return _read(msg, frozenset(our_addresses), loop_value or "")
     except Exception as exc:
         return _empty(f"unreadable message: {type(exc).__name__}: {exc}")
+
+
+def stored_headers(headers: Message) -> tuple[str | None, str | None, str | None]:
+    """The sender, subject (at most 500 characters) and Message-ID that a received mail
+    is stored with, from its parsed headers (whatever the policy: each value is taken
+    as compat32 gives it). Raises what an unreadable header raises."""
+    from pbem.mail.decoding import decode_rfc2047
+
+    def values(name: str) -> list[str]:
+        folded = name.lower()
+        return [
+            str(compat32.header_fetch_parse(k, v))
+            for k, v in headers.raw_items()
+            if k.lower() == folded
+        ]
+
+    sender = from_mailbox(values("From"))[1] or None
+    subjects, ids = values("Subject"), values("Message-ID")
+    subject = decode_rfc2047(subjects[0] if subjects else "")[:500] or None
+    msg_id = (ids[0] if ids else "").strip() or None
+    return sender, subject, msg_id
+
+
+@dataclass(frozen=True)
+class FirstRead:
+    """A received mail read once, when it is stored: ``raw`` (its bytes, with the
+    mailboxes it names: a `pbem.mail.named.NamedMail`), what it is stored with
+    (`stored_headers`) and the mail as intake reads it (`read_message`)."""
+
+    raw: bytes
+    sender: str | None
+    subject: str | None
+    message_id: str | None
+    mail: IncomingMail
+
+
+def read_received(
+    raw: bytes, *, our_addresses: Collection[str] = (), loop_value: str | None = None
+) -> FirstRead | None:
+    """``raw`` parsed once for everything storing and processing it needs: what
+    `stored_headers`, `read_message` and `pbem.mail.named.named_mailboxes` would each find
+    parsing it again. None when it cannot be parsed (each then reads it alone)."""
+    if not raw or not raw.strip():
+        return None
+    try:
+        msg = email.message_from_bytes(raw, policy=RAW_POLICY)
+        sender, subject, msg_id = stored_headers(msg)
+        named = named_in_message(msg)
+        mail = _read(msg, frozenset(our_addresses), loop_value or "")
+    except Exception:
+        return None
+    return FirstRead(NamedMail(raw, named), sender, subject, msg_id, mail)
 
 
 def _read(msg: Message, our_addresses: frozenset[str], loop_value: str) -> IncomingMail:

@@ -56,6 +56,10 @@ PROCESS_CHUNK = 10
 RECEIVE_CHUNK = 50
 # The longest wait on an inbox that pushes (IMAP IDLE renews itself within it anyway).
 IDLE_WAIT_SECONDS = 25 * 60.0
+# The longest wait of a PostgreSQL worker: it does not wake for another worker's own
+# mail, so it looks now and then for what a worker that died left (its rows 'sending',
+# its retries).
+SHARED_WAIT_SECONDS = 60.0
 
 
 @dataclass
@@ -91,11 +95,17 @@ class Daemon:
         self._lock = lock_for(service.settings.db_url)
         self._reader_conn: Connection | None = None
         self._reader = False
-        self.wakeup = Wakeup(service.db)
+        self.wakeup = Wakeup(service.db, worker=str(getattr(inbox, "worker", "")))
         METRICS.started(service.clock().timestamp())
         # The next outbox retry and timer (`pbem.run.due`), or None when they must be asked.
         self._dues: Dues | None = None
+        # Whether stored mail may wait that nobody handed over (`_process`): asked then.
+        self._look = True
         self.pruner = Pruner(service)
+        # Waits that ended for work (mail, a poke), and the steps after them that found
+        # none (another worker took it first): work a worker woke for but could not take.
+        self.wakes = 0
+        self.empty_wakes = 0
 
     def claim(self) -> None:
         """Take the database for this daemon (SQLite: the lock file; a no-op on PostgreSQL,
@@ -151,6 +161,7 @@ class Daemon:
         """Receive (unless ``fetch`` is False: a wake-up that was not about the inbox),
         process what is pending, send what is due and run the timers that are due."""
         self._dues = None  # asked afresh: the database may have changed since
+        self._look = True
         return self._step(fetch)
 
     def _step(self, fetch: bool) -> StepStats:
@@ -166,21 +177,7 @@ class Daemon:
             for message, (inbound_id, created) in zip(chunk, received, strict=True):
                 stats.new += int(created)
                 stored.append((message.key, inbound_id))
-        # Process in chunks, sending each chunk's mail before the next: the first moves of
-        # a long batch are not held back until the whole batch is processed.
-        for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):
-            ids = self.service.pending_ids(PROCESS_CHUNK)
-            outcomes = self.service.process_many(ids)
-            self._log_outcomes(ids, outcomes)
-            # Messages another worker holds are not work done here: counting them would
-            # keep this worker stepping in a tight loop until that worker commits.
-            done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
-            stats.processed += done_here
-            if done_here:
-                self._dues = None  # a move sets clocks; its intake may hold a seat
-                stats.sent += self.sender.drain()
-            if len(outcomes) < PROCESS_CHUNK or not done_here:
-                break
+        self._process(stats)
         if stored:
             done: list[str] = []
             with session_scope(self.service.db) as session:
@@ -213,6 +210,37 @@ class Daemon:
         stats.pruned = self.pruner.step().rows
         return stats
 
+    def _process(self, stats: StepStats) -> None:
+        """Process the pending messages in chunks, sending each chunk's mail before the
+        next: the first moves of a long batch are not held back until the whole batch is
+        processed. The messages are those the listener handed over (`LmtpInbound.taken`)
+        when nothing else may wait; otherwise they are asked of the database."""
+        handed = self.inbox.taken() if self._listens else None  # type: ignore[attr-defined]
+        look = self._look or handed is None
+        self._look = False
+        queue = handed or []
+        for _ in range(PROCESS_LIMIT // PROCESS_CHUNK):
+            if look:
+                ids = self.service.pending_ids(PROCESS_CHUNK)
+            else:
+                ids, queue = queue[:PROCESS_CHUNK], queue[PROCESS_CHUNK:]
+            if not ids:
+                return
+            outcomes = self.service.process_many(ids)
+            self._log_outcomes(ids, outcomes)
+            # Messages another worker holds are not work done here: counting them would
+            # keep this worker stepping in a tight loop until that worker commits.
+            done_here = sum(1 for outcome in outcomes if outcome != ALREADY_PROCESSED)
+            stats.processed += done_here
+            if any(outcome.status == m.InboundStatus.PENDING.value for outcome in outcomes):
+                self._look = True  # left pending (a game that kept changing): asked again
+            if done_here:
+                self._dues = None  # a move sets clocks; its intake may hold a seat
+                stats.sent += self.sender.drain()
+            if look and (len(outcomes) < PROCESS_CHUNK or not done_here):
+                return
+        self._look = True  # the step's limit: more may wait
+
     def _known_dues(self) -> Dues:
         """The next outbox retry and timer, asked unless known (on PostgreSQL known for
         ``RECOVER_SECONDS`` at most: other workers change them too)."""
@@ -224,18 +252,33 @@ class Daemon:
         return dues
 
     def _log_outcomes(self, ids: list[int], outcomes: list[Outcome]) -> None:
-        """One INFO line per message processed here: id, sender, game, outcome, reason."""
+        """One INFO line per message processed here: id, sender, game, outcome, reason
+        (what the outcome does not say of its message is asked of the database)."""
         mine = [(i, o) for i, o in zip(ids, outcomes, strict=True) if o is not ALREADY_PROCESSED]
         if not mine:
             return
-        with Session(self.service.db) as session:
-            rows = session.exec(
-                select(
-                    m.Inbound.id, m.Inbound.sender, m.Inbound.received_at, m.Inbound.processed_at
-                ).where(col(m.Inbound.id).in_([i for i, _ in mine]))
-            ).all()
-        senders = {row[0]: row[1] for row in rows}
-        waits = {row[0]: (row[3] - row[2]).total_seconds() for row in rows if row[3] and row[2]}
+        senders: dict[int, str | None] = {}
+        waits: dict[int, float] = {}
+        for i, o in mine:
+            if o.logged is not None:
+                senders[i] = o.logged[0]
+                if o.logged[1] is not None:
+                    waits[i] = o.logged[1]
+        unknown = [i for i, o in mine if o.logged is None]
+        if unknown:
+            with Session(self.service.db) as session:
+                rows = session.exec(
+                    select(
+                        m.Inbound.id,
+                        m.Inbound.sender,
+                        m.Inbound.received_at,
+                        m.Inbound.processed_at,
+                    ).where(col(m.Inbound.id).in_(unknown))
+                ).all()
+            for row_id, sender, received_at, processed_at in rows:
+                senders[int(row_id or 0)] = sender
+                if received_at and processed_at:
+                    waits[int(row_id or 0)] = (processed_at - received_at).total_seconds()
         for inbound_id, outcome in mine:
             moves = len(outcome.applied) if outcome.status == m.InboundStatus.APPLIED else 0
             METRICS.message(outcome.status, moves, waits.get(inbound_id))
@@ -272,6 +315,7 @@ class Daemon:
             recovered_at = time.monotonic()
             failures = 0
             fetch = True
+            woken = False
             while not self.stop_event.is_set():
                 if self._shared and time.monotonic() - recovered_at >= RECOVER_SECONDS:
                     if self.sender.recover_interrupted():  # another worker may have died
@@ -291,6 +335,7 @@ class Daemon:
                     log.warning("mail transport failed (%s); retrying in %.1f s", exc, delay)
                     self.wakeup.wait(delay)
                     fetch = True
+                    woken = False
                     continue
                 fetch = True
                 if stats.busy:
@@ -304,9 +349,13 @@ class Daemon:
                     )
                 if once and not stats.busy:
                     break
+                if woken and not stats.busy:
+                    self.empty_wakes += 1
+                    log.debug("woken for work another worker took (%d so far)", self.empty_wakes)
+                woken = False
                 if self.stop_event.is_set() or (stats.busy and not self._settled(stats)):
                     continue
-                fetch = self._wait()
+                fetch, woken = self._wait()
         finally:
             self.close()
 
@@ -331,26 +380,43 @@ class Daemon:
         except Exception as exc:  # the record is for the operator: never stop for it
             log.warning("cannot record the inbox's state: %s", exc)
 
-    def _wait(self) -> bool:
+    def _wait(self) -> tuple[bool, bool]:
         """Wait for mail, a wake-up (mail the command line queued, a stop) or the next
-        timer or outbox retry, whichever comes first; True if the inbox should be read.
+        timer or outbox retry, whichever comes first. Returns whether the inbox should be
+        read, and whether the wait ended for work (mail, a poke) rather than the time.
 
         An inbox that pushes (IMAP IDLE) is read only when it said something came: a
         wait that ends for another reason sends no command to the server. An inbox that
-        is polled is read after every wait."""
+        is polled is read after every wait. A notification that is no work for this
+        worker (`pbem.run.wakeup`: another worker's own mail) does not end the wait."""
         pushes = bool(getattr(self.inbox, "pushes", False))
         if self._reader or not self._shared or self._listens:
             longest = IDLE_WAIT_SECONDS if pushes else self.poll_seconds
+            if self._shared:
+                longest = min(longest, SHARED_WAIT_SECONDS)
             timeout = self._wait_seconds(longest)
             log.debug("waiting up to %.1f s", timeout)
-            news = self.inbox.wait(timeout, self.wakeup.fds())
+            deadline = time.monotonic() + timeout
+            while True:
+                news = self.inbox.wait(timeout, self.wakeup.fds())
+                poked = self.wakeup.check()
+                timeout = deadline - time.monotonic()
+                if news or poked or self.stop_event.is_set() or timeout <= 0:
+                    break
+            woke = news or poked
         else:
             self.wakeup.wait(self._wait_seconds(min(self.poll_seconds, 1.0)))
-            news = True
-        if self.wakeup.check():
+            news = True  # (the shared inbox's reader stores it: looked for every time)
+            poked = woke = self.wakeup.check()
+        if poked:
             log.debug("woken up: mail was queued")
             self._dues = None  # the command line queued mail or changed clocks
-        return news or not pushes
+        if poked or not news:
+            # A poke may be about stored mail; the time may be a waiting mail's.
+            self._look = True
+        if woke:
+            self.wakes += 1
+        return news or not pushes, woke
 
     def _settled(self, stats: StepStats) -> bool:
         """Whether a busy step leaves nothing that the wait would not announce, so the

@@ -51,6 +51,7 @@ from sqlmodel import Session
 from pbem.logsetup import mask_address
 from pbem.metrics import METRICS
 from pbem.store import models as m
+from pbem.store.claim import claim_due
 from pbem.store.counts import BOUNCED, DEFERRED, FAILED, count_event
 from pbem.store.db import session_scope
 from pbem.store.delivery import (
@@ -65,7 +66,6 @@ from pbem.store.outbox import (
     DEFAULT_LEASE,
     DEFAULT_MAX_AGE,
     DEFAULT_MAX_BACKOFF,
-    claim_due_outbox,
     mark_failed,
     record_sent_many,
     release_interrupted,
@@ -369,31 +369,30 @@ class OutboxSender:
         """
         now = self.clock()
         if self._postgres:
-            with Session(bind=self._locks(), expire_on_commit=False) as session:
-                items = self._claim_in(session, now, lock_rows=True)
-                session.commit()
-            return items
-        with session_scope(self.db) as session:
-            return self._claim_in(session, now, lock_rows=False)
+            connection = self._locks()
+            with connection.begin():
+                return self._claim_in(connection, now, lock_rows=True)
+        with self.db.begin() as connection:
+            return self._claim_in(connection, now, lock_rows=False)
 
-    def _claim_in(self, session: Session, now: datetime, *, lock_rows: bool) -> list[OutgoingMail]:
-        rows = claim_due_outbox(
-            session, now, self.batch, lease=self.lease, lock_rows=lock_rows, in_flight=True
+    def _claim_in(
+        self, connection: Connection, now: datetime, *, lock_rows: bool
+    ) -> list[OutgoingMail]:
+        rows = claim_due(
+            connection, now, self.batch, lease=self.lease, lock_rows=lock_rows, in_flight=True
         )
-        self._claimed = {r.id: (r.game_id, r.attempts) for r in rows if r.id is not None}
+        self._claimed = {r.id: (r.game_id, r.attempts) for r in rows}
         self._clocks = {
             r.id: (r.game_id, r.created_at)
             for r in rows
-            if r.id is not None and r.starts_clock and r.game_id is not None
+            if r.starts_clock and r.game_id is not None
         }
         games = [r.game_id for r in rows if r.game_id is not None]
-        self._held = failed_seats(session.connection(), games) if games else set()
-        items = [
+        self._held = failed_seats(connection, games) if games else set()
+        return [
             OutgoingMail(id=str(r.id), sender=r.sender, recipients=[r.recipient], raw=r.raw)
             for r in rows
-            if r.id is not None
         ]
-        return items
 
     # -- PostgreSQL row locks and recovery -----------------------------------------------
 

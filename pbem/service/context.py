@@ -8,6 +8,7 @@ operation): the stages take it as their first argument and keep nothing of their
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,12 +48,15 @@ class InjectedFault(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What processing one inbound message did."""
+    """What processing one inbound message did; ``logged``: what the daemon's log line
+    says of the message, when known without asking the database (its stored sender,
+    and the seconds from its arrival to its end)."""
 
     status: str
     reason: str
     game_id: int | None = None
     applied: tuple[str, ...] = ()
+    logged: tuple[str | None, float | None] | None = field(default=None, compare=False)
 
 
 class Proof(IntEnum):
@@ -134,6 +138,14 @@ class GameCache:
             return cached
         return None
 
+    def behind(self, game_id: int, action_count: int) -> Game | None:
+        """The game kept of ``game_id`` when it has fewer than ``action_count`` actions
+        (another worker moved it since): the actions since may be applied to a copy."""
+        cached = self.games.get(game_id)
+        if cached is not None and len(cached.actions) < action_count:
+            return cached
+        return None
+
     def remember(self, staged: dict[int, Game]) -> None:
         """Keep the games a committed transaction moved."""
         for game_id, game in staged.items():
@@ -142,6 +154,31 @@ class GameCache:
         staged.clear()
         while len(self.games) > self.size:
             self.games.popitem(last=False)
+
+
+class ReadAhead:
+    """The mails read when they were stored (`pbem.mail.reading.read_received`), by inbound
+    id, until they are processed: the thread that stores mail (a listener's) puts, the
+    loop takes (`read_mail`, `prefetch`). At most ``size`` kept, the oldest dropped first
+    (another worker may process what this one stored); safe from any thread."""
+
+    def __init__(self, size: int = 500) -> None:
+        self.size = size
+        self._mails: OrderedDict[int, IncomingMail] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, inbound_id: int, mail: IncomingMail) -> None:
+        with self._lock:
+            self._mails[inbound_id] = mail
+            while len(self._mails) > self.size:
+                self._mails.popitem(last=False)
+
+    def take(self, inbound_id: int) -> IncomingMail | None:
+        """The mail stored as ``inbound_id`` as it was read then (None: not kept)."""
+        if not self._mails:
+            return None
+        with self._lock:
+            return self._mails.pop(inbound_id, None)
 
 
 @dataclass
@@ -167,14 +204,17 @@ class Context:
     # Who wrote each message taken in this transaction, and how well it proves it
     # (set by intake; the policy reads it to tell an answer from unasked mail).
     senders: dict[int, Sender] = field(default_factory=dict)
+    # The mails read when they were stored, until they are processed (`ReadAhead`).
+    read_ahead: ReadAhead | None = None
     # The rule of intake's chain the message in hand is at (`pbem.service.intake.chain`):
     # kept on its row when it ends (``inbound.rule``).
     rule: str | None = None
 
 
 def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
-    """The engine game of ``game_row``: a copy of the cached one when it is current,
-    else rebuilt by replaying the logged actions."""
+    """The engine game of ``game_row``: a copy of the cached one when it is current (or
+    that copy with the actions logged since), else rebuilt by replaying the logged
+    actions."""
     assert game_row.id is not None
     staged = ctx.staged.get(game_row.id)  # moved earlier in this transaction
     if staged is not None and len(staged.actions) == game_row.action_count:
@@ -185,6 +225,21 @@ def load_game(ctx: Context, session: Session, game_row: m.Game) -> Game:
     if game_row.seed is None:
         # A fair game waiting for its players' cuts: no deal can be computed yet.
         raise ServiceError(f"game {game_row.id} is not dealt yet: it waits for the players' cuts")
+    behind = ctx.cache.behind(game_row.id, game_row.action_count)
+    if behind is not None:
+        # Moved by another worker since: the actions logged since, on a copy, if they
+        # lead where the game row says (its state hash); else replayed from the deal.
+        game = behind.copy()
+        try:
+            for logged in load_actions(session, game_row.id, first_seq=len(game.actions)):
+                game.apply(action_from_json(logged.action))
+        except (ValueError, KeyError, TypeError):  # not where the log goes: replayed
+            log.warning("game %s: the kept game does not follow its log", game_row.id)
+        else:
+            if len(game.actions) == game_row.action_count and (
+                game_row.state_hash is None or game.state_hash() == game_row.state_hash
+            ):
+                return game
     game = Game(GameSettings.from_json(game_row.settings), game_row.seed)
     for logged in load_actions(session, game_row.id):
         game.apply(action_from_json(logged.action))
@@ -254,4 +309,7 @@ def finish(
         session, row, status, reason, game_id, now=ctx.clock(), sender=sender, rule=ctx.rule
     )
     log.debug("inbound %s %s by rule %s: %s", row.id, status, ctx.rule, reason)
-    return Outcome(status, reason, game_id, applied)
+    waited = None
+    if row.processed_at is not None and row.received_at is not None:
+        waited = (row.processed_at - row.received_at).total_seconds()
+    return Outcome(status, reason, game_id, applied, logged=(row.sender, waited))

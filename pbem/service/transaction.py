@@ -16,6 +16,7 @@ from sqlmodel import Session, col, select
 
 from engine import Game
 from pbem.config import Settings
+from pbem.mail.reading import IncomingMail, read_received
 from pbem.render import MailContext, Notice
 from pbem.render.mailmaker import MailMaker
 from pbem.render.turnmail import PendingMail
@@ -26,6 +27,7 @@ from pbem.service.context import (
     GameCache,
     InjectedFault,
     Outcome,
+    ReadAhead,
     Seated,
     load_game,
     log,
@@ -63,13 +65,17 @@ class Service:
     fault: Callable[[str], None] = field(default=lambda step: None)
     cache_size: int = 2000
     _cache: GameCache = field(init=False, repr=False)
+    _read_ahead: ReadAhead = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._cache = GameCache(self.cache_size)
+        self._read_ahead = ReadAhead()
 
     def _ctx(self) -> Context:
         """A context for one transaction (the settings and hooks as they are now)."""
-        return Context(self.settings, self.db, self.clock, self.fault, self._cache)
+        ctx = Context(self.settings, self.db, self.clock, self.fault, self._cache)
+        ctx.read_ahead = self._read_ahead
+        return ctx
 
     # -- receiving -----------------------------------------------------------------
 
@@ -111,15 +117,35 @@ class Service:
         self, messages: Sequence[tuple[bytes, bool]], source: str
     ) -> list[tuple[int, bool]]:
         """Store several raw messages ``(raw, oversize)`` in one transaction, as `receive`
-        would one by one. Returns (inbound id, is new) for each, in order."""
+        would one by one. Returns (inbound id, is new) for each, in order.
+
+        Each whole message is parsed once, here (`read_received`): what it is stored
+        with, what the index of stored mail lists, and the mail as intake reads it, kept
+        for its processing (`ReadAhead`)."""
         now = self.clock()
         rows = []
+        mails: list[IncomingMail | None] = []
+        settings = self.settings
         for raw, oversize in messages:
-            sender, subject, msg_id = intake.peek_headers(raw)
+            first = None
+            if not oversize:
+                first = read_received(
+                    raw, our_addresses={settings.address}, loop_value=settings.loop_value
+                )
             where = f"{source}:oversize" if oversize else source
-            rows.append((raw, where, message_key(raw, msg_id), sender, subject))
+            if first is None:
+                sender, subject, msg_id = intake.peek_headers(raw)
+                rows.append((raw, where, message_key(raw, msg_id), sender, subject))
+            else:
+                key = message_key(raw, first.message_id)
+                rows.append((first.raw, where, key, first.sender, first.subject))
+            mails.append(None if first is None else first.mail)
         with session_scope(self.db) as session:
-            return insert_inbound_many(session, rows, now=now, own=[self.settings.address])
+            stored = insert_inbound_many(session, rows, now=now, own=[settings.address])
+        for (inbound_id, created), mail in zip(stored, mails, strict=True):
+            if created and mail is not None:
+                self._read_ahead.put(inbound_id, mail)
+        return stored
 
     # -- processing ----------------------------------------------------------------
 

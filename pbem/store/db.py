@@ -48,7 +48,13 @@ def normalize_url(url: str | URL) -> URL:
     return parsed
 
 
-def make_engine(url: str | URL, *, echo: bool = False, sqlite_immediate: bool = True) -> Engine:
+def make_engine(
+    url: str | URL,
+    *,
+    echo: bool = False,
+    sqlite_immediate: bool = True,
+    application_name: str | None = None,
+) -> Engine:
     """Create an engine for `url` (see `normalize_url`).
 
     SQLite connections get WAL journaling, a 30 s busy timeout and foreign keys. With
@@ -56,7 +62,8 @@ def make_engine(url: str | URL, *, echo: bool = False, sqlite_immediate: bool = 
     a transaction that reads and then writes never fails half-way because another one
     wrote in between: writers queue up instead. The price is that any open transaction,
     even a read-only one, keeps other writers waiting, so close sessions promptly.
-    PostgreSQL connections are pooled and checked before use.
+    PostgreSQL connections are pooled and checked before use, and named
+    ``application_name`` unless the URL names them.
     """
     parsed = normalize_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -70,7 +77,12 @@ def make_engine(url: str | URL, *, echo: bool = False, sqlite_immediate: bool = 
         max_overflow=10,
         pool_pre_ping=True,
         pool_recycle=1800,
-        connect_args={"connect_timeout": 10},
+        connect_args={"connect_timeout": 10}
+        | (
+            {"application_name": application_name}
+            if application_name and "application_name" not in parsed.query
+            else {}
+        ),
     )
 
 

@@ -158,16 +158,18 @@ def failed_seats(connection: Connection, game_ids: Sequence[int]) -> set[tuple[i
     """(game id, player address) of the seats of these games whose mail failed for good."""
     if not game_ids:
         return set()
-    rows = connection.execute(
-        select(_SEAT.c.game_id, _PLAYER.c.email)
-        .join(_PLAYER, _PLAYER.c.id == _SEAT.c.player_id)
-        .where(
-            _SEAT.c.game_id.in_(bindparam("ids", expanding=True)),
-            _SEAT.c.mail_failed_at.is_not(None),
-        ),
-        {"ids": sorted(set(game_ids))},
-    )
+    rows = connection.execute(_FAILED_SEATS, {"ids": sorted(set(game_ids))})
     return {(int(game_id), str(address).lower()) for game_id, address in rows}
+
+
+_FAILED_SEATS = (
+    select(_SEAT.c.game_id, _PLAYER.c.email)
+    .join(_PLAYER, _PLAYER.c.id == _SEAT.c.player_id)
+    .where(
+        _SEAT.c.game_id.in_(bindparam("ids", expanding=True)),
+        _SEAT.c.mail_failed_at.is_not(None),
+    )
+)
 
 
 def clear_failed(connection: Connection, game_id: int, recipient: str) -> None:

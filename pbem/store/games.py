@@ -360,10 +360,12 @@ def _conflict(session: Session, game_id: int, first_seq: int) -> ConcurrentUpdat
     )
 
 
-def load_actions(session: Session, game_id: int) -> list[ActionLog]:
-    """Every logged action of the game, in order of `seq`."""
-    statement = select(ActionLog).where(ActionLog.game_id == game_id).order_by(col(ActionLog.seq))
-    return list(session.exec(statement))
+def load_actions(session: Session, game_id: int, first_seq: int = 0) -> list[ActionLog]:
+    """Every logged action of the game from `first_seq` on, in order of `seq`."""
+    statement = select(ActionLog).where(ActionLog.game_id == game_id)
+    if first_seq:
+        statement = statement.where(col(ActionLog.seq) >= first_seq)
+    return list(session.exec(statement.order_by(col(ActionLog.seq))))
 
 
 def stalled_games(session: Session, now: datetime, limit: int | None = None) -> list[Game]:

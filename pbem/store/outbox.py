@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Update, bindparam, insert, text, update
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from pbem.store._sql import is_postgresql, upsert
@@ -174,16 +175,28 @@ def claim_due_outbox(
     rows = list(session.exec(statement))
     if lock_rows and rows and is_postgresql(session):
         rows = _lock_claimed(session, rows)
-    note = _note(now) if in_flight else None
+    if not rows:
+        return rows
+    # One statement for the batch; the rows' attributes set as if loaded after it.
+    values: dict[str, Any] = {
+        "status": OutboxStatus.SENDING.value,
+        "next_attempt_at": now + lease,
+    }
+    if in_flight:
+        values["last_error"] = in_flight_note(now)
+    session.connection().execute(
+        _CLAIM.values(attempts=_TABLE.c.attempts + 1, **values),
+        {"ids": [row.id for row in rows]},
+    )
     for row in rows:
-        row.status = OutboxStatus.SENDING.value
-        row.attempts += 1
-        row.next_attempt_at = now + lease
-        if note is not None:
-            row.last_error = note
-        session.add(row)
-    session.flush()
+        set_committed_value(row, "attempts", row.attempts + 1)
+        for name, value in values.items():
+            set_committed_value(row, name, value)
     return rows
+
+
+_TABLE = Outbox.__table__  # type: ignore[attr-defined]
+_CLAIM = update(_TABLE).where(_TABLE.c.id.in_(bindparam("ids", expanding=True)))
 
 
 def _lock_claimed(session: Session, rows: list[Outbox]) -> list[Outbox]:
@@ -210,7 +223,8 @@ def _lock_claimed(session: Session, rows: list[Outbox]) -> list[Outbox]:
     ]
 
 
-def _note(now: datetime) -> str:
+def in_flight_note(now: datetime) -> str:
+    """The note a row carries while its message is on the wire (see the module doc)."""
     return f"{IN_FLIGHT} {now.isoformat(timespec='milliseconds')}"
 
 
@@ -218,7 +232,7 @@ def _in_flight(row_id: int, now: datetime) -> Update:
     return (
         update(Outbox)
         .where(col(Outbox.id) == row_id, col(Outbox.status) == OutboxStatus.SENDING.value)
-        .values(last_error=_note(now))
+        .values(last_error=in_flight_note(now))
         .execution_options(synchronize_session=False)
     )
 

@@ -25,7 +25,6 @@ import aiosmtplib
 from aiosmtplib.email import quote_address
 from aiosmtplib.protocol import (
     COMMAND_INJECTION_REGEX,
-    PERIOD_REGEX,
     SMTPProtocol,
     normalize_message_line_endings,
 )
@@ -61,6 +60,21 @@ class Transaction:
 
 def _took(reply: SMTPResponse) -> bool:
     return reply.code in (OK, FORWARD)
+
+
+def wire_body(message: bytes) -> bytes:
+    """``message`` as ``DATA`` carries it: every line ending CRLF, the last one too, and
+    a line starting with "." given another (RFC 5321 4.5.2): what aiosmtplib sends, with
+    no regular expression over every line (the service's own mail is CRLF throughout
+    already: it is checked, not rewritten)."""
+    crlf = message.count(b"\r\n")
+    if crlf != message.count(b"\n") or crlf != message.count(b"\r"):
+        message = normalize_message_line_endings(message)
+    elif not message.endswith(b"\r\n"):
+        message += b"\r\n"
+    if message.startswith(b"."):
+        message = b"." + message
+    return message.replace(b"\n.", b"\n..")
 
 
 def can_pipeline(smtp: aiosmtplib.SMTP) -> bool:
@@ -132,7 +146,7 @@ async def send_pipelined(
                 return done
             body = b""
             if done.mail_ok and any(_took(reply) for reply in done.rcpt):
-                body = PERIOD_REGEX.sub(b"..", normalize_message_line_endings(message))
+                body = wire_body(message)
             protocol._response_pending = True
             protocol.write(body + b".\r\n")
             done.end = await _reply(protocol, timeout)

@@ -17,9 +17,12 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine, select, text
 
-from pbem.mail.named import MANY, MAX_NAMED, named_mailboxes
+from pbem.mail.compose import compose
+from pbem.mail.named import MANY, MAX_NAMED, NamedMail, named_mailboxes
 from pbem.store.copy import tables
 from pbem.store.retention import prune
 from tests.e2e.helpers import ALICE, BOB, CAROL, DAVE, Harness
@@ -151,3 +154,76 @@ def test_the_index_names_every_address_a_mail_shows() -> None:
     assert named_mailboxes(b"Subject: x\n\n" + many) == {MANY}
     assert named_mailboxes(b"") == set()
     assert "x@example.com" in named_mailboxes(b"\xff\xfe garbage x@example.com \x00")
+
+
+_WORDS = st.lists(
+    st.sampled_from([*'abz.+-_@ <>"=?,;:é\u200b\n', "x@y.org", "Zoë", "=?utf-8?q?a=40b.org?="]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=_WORDS,
+    subject=_WORDS,
+    text_part=_WORDS,
+    html=st.none() | _WORDS,
+    parts=st.sampled_from(["both", "text", "html"]),
+    page=st.none() | _WORDS,
+    attached=st.sampled_from(["g.html", "a@b.org.html", "game é.html"]),
+)
+def test_a_composed_mail_names_what_parsing_it_finds(
+    name: str,
+    subject: str,
+    text_part: str,
+    html: str | None,
+    parts: str,
+    page: str | None,
+    attached: str,
+) -> None:
+    """A mail the service composes carries the mailboxes it names, found where it was
+    made: exactly those that parsing its bytes finds (so storing it need not parse it)."""
+    attachments = [("view.json", "application/json", b'{"to": "json@example.org"}')]
+    if page is not None:
+        attachments.append((attached, "text/html", page.encode()))
+    raw = compose(
+        sender="cribbage+tok@pbem.test",
+        sender_name="Cribbage",
+        to="alice@example.org",
+        to_name=name,
+        subject=subject,
+        text=text_part,
+        html=html,
+        message_id="a1.b@pbem.test",
+        in_reply_to="<q@example.net>",
+        references=["<r@example.net>"],
+        reply_to="cribbage+tok@pbem.test",
+        loop_value="loop",
+        extra_headers={"List-Unsubscribe": f"<mailto:{name.strip() or 'u'}@pbem.test>"},
+        attachments=attachments,
+        parts=parts,
+    )
+    assert isinstance(raw, NamedMail)
+    assert named_mailboxes(raw, ["x@pbem.test"]) == named_mailboxes(bytes(raw), ["x@pbem.test"])
+    assert type(bytes(raw)) is bytes and not isinstance(raw + b"", NamedMail)  # changed: parsed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"ab.-_+@ <>\n\\", "u003c", "x" * 60, "é", "@example.org", "a-b.c"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_addresses_are_found_as_a_scan_of_the_whole_text_finds_them(text: str) -> None:
+    """Looking only around each "@" finds what scanning every position finds."""
+    from pbem.mail import named
+
+    expected: set[str] = set()
+    for match in named._ADDRESS.finditer(named._ESCAPE.sub(" ", text)):
+        address = match.group(0).strip(".")
+        if "@" in address and len(address) <= named.MAILBOX_MAX:
+            expected.add(named.fold_mailbox(address))
+    found: set[str] = set()
+    named._found(text, found)
+    assert found == expected

@@ -3,13 +3,19 @@ resending, export and import."""
 
 from __future__ import annotations
 
+import email
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from pbem.service import ServiceError
-from tests.e2e.helpers import ALICE, BOB, CAROL, Harness
+from engine import Game
+from engine import Settings as GameSettings
+from pbem.demo.bots import command_for
+from pbem.mail.reading import read_message
+from pbem.service import Service, ServiceError, context
+from pbem.service.context import ReadAhead
+from tests.e2e.helpers import ALICE, BOB, CAROL, Harness, reply
 
 A, B = ALICE[0], BOB[0]
 
@@ -116,3 +122,82 @@ def test_import_refuses_an_archive_without_one_valid_player_per_seat(
     assert len(h.inbound()) == 0
     with pytest.raises(ServiceError, match="no game 2"):
         h.service.export(2)
+
+
+def test_a_reply_is_parsed_once_from_its_arrival_to_its_answers(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored, indexed, read by intake, answered: the reply's bytes are parsed once (when
+    stored), and the mails that answer it are queued without being parsed at all."""
+    h = harness
+    game = h.new_game(seed="parsed-once")
+    moves = len(h.log(game))
+    for seat, (address, name) in enumerate((ALICE, BOB)):  # both discards: mail to both
+        action = next(a for a in h.game(game).legal_actions() if a.seat == seat)
+        h.send(reply(h.latest(address), address, name, command_for(action)))
+    queued = len(h.outbox())
+    parsed: list[bytes] = []
+    real = email.message_from_bytes
+
+    def counting(raw: bytes, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(raw)
+        return real(raw, *args, **kwargs)
+
+    monkeypatch.setattr(email, "message_from_bytes", counting)
+    stats = h.step()
+    assert stats.processed == 2 and len(h.log(game)) > moves
+    # Each reply once; no answer parsed.
+    assert len(parsed) == 2 and b"Alice" in parsed[0] and b"Bob" in parsed[1]
+    assert len(h.outbox()) > queued  # its answers were queued (indexed: test_forget_index)
+
+
+def test_the_mails_read_ahead_are_kept_up_to_a_bound() -> None:
+    kept = ReadAhead(size=2)
+    mails = [read_message(f"From: p{n}@example.org\r\n\r\nhand\r\n".encode()) for n in range(3)]
+    for inbound_id, mail in enumerate(mails):
+        kept.put(inbound_id, mail)
+    assert kept.take(0) is None  # the oldest went first
+    assert kept.take(2) is mails[2] and kept.take(2) is None  # taken once
+    assert kept.take(1) is mails[1]
+
+
+def test_a_game_another_worker_moved_takes_only_the_moves_since(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two services on one database, as two workers are: the one whose kept game is
+    behind applies the actions logged since, and a kept game that does not lead where
+    the game row says is replayed from the deal instead."""
+    h = harness
+    other = Service(h.settings, h.db, clock=h.clock)  # a second worker
+    game = h.new_game(seed="behind")
+    asked: list[int] = []
+    real = context.load_actions
+
+    def counting(session: Any, game_id: int, first_seq: int = 0) -> Any:
+        asked.append(first_seq)
+        return real(session, game_id, first_seq)
+
+    monkeypatch.setattr(context, "load_actions", counting)
+
+    def move(service: Service) -> None:
+        action = h.game(game).legal_actions()[0]
+        address, name = next(p for p in (ALICE, BOB) if p[0] == h.address_of(game, action.seat))
+        raw = reply(h.latest(address), address, name, command_for(action))
+        inbound_id, _ = service.receive(raw, "test")
+        assert service.process(inbound_id).status == "applied"
+
+    move(h.service)  # this worker keeps the game
+    move(other)  # the other one moves it on
+    asked.clear()
+    move(h.service)
+    assert asked and asked[0] > 0  # only the actions since
+    row = h.game_row(game)
+    assert h.game(game).state_hash() == row.state_hash
+    assert len(h.game(game).actions) == row.action_count
+
+    move(other)
+    h.service._cache.games[game] = Game(GameSettings.from_json(row.settings), "not-it")
+    asked.clear()
+    move(h.service)  # a kept game off its log: replayed from the deal
+    assert asked[-1] == 0
+    assert h.game(game).state_hash() == h.game_row(game).state_hash

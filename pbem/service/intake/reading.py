@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlmodel import Session
 
 from pbem.mail.autoreply import BounceInfo
-from pbem.mail.reading import IncomingMail, read_message
+from pbem.mail.reading import IncomingMail, read_message, stored_headers
 from pbem.mail.tokens import find_tokens
 from pbem.service.context import Context, Seated, Table
 from pbem.store import models as m
@@ -28,10 +28,23 @@ from pbem.store.outbox import sent_recipients
 from pbem.store.players import record_bounce
 
 
+def _read_now(ctx: Context, row: m.Inbound) -> IncomingMail:
+    assert row.id is not None
+    mail = ctx.read_ahead.take(row.id) if ctx.read_ahead is not None else None
+    if mail is not None:
+        return mail
+    return read_message(
+        row.raw, our_addresses={ctx.settings.address}, loop_value=ctx.settings.loop_value
+    )
+
+
 def read_mail(ctx: Context, row: m.Inbound) -> IncomingMail:
-    """The mail of ``row``: read ahead by `prefetch` in a batch, or read now."""
+    """The mail of ``row``: read ahead by `prefetch` in a batch, or when it was stored
+    (`ReadAhead`), or read now."""
     assert row.id is not None
     mail = ctx.mails.pop(row.id, None) if ctx.mails is not None else None
+    if mail is None and ctx.read_ahead is not None:
+        mail = ctx.read_ahead.take(row.id)
     if mail is None:
         mail = read_message(
             row.raw,
@@ -43,15 +56,7 @@ def read_mail(ctx: Context, row: m.Inbound) -> IncomingMail:
 
 def prefetch(ctx: Context, session: Session, rows: Sequence[m.Inbound]) -> None:
     """Read a batch's messages, and the tables their reply tokens name in one query."""
-    ctx.mails = {
-        row.id: read_message(
-            row.raw,
-            our_addresses={ctx.settings.address},
-            loop_value=ctx.settings.loop_value,
-        )
-        for row in rows
-        if row.id is not None
-    }
+    ctx.mails = {row.id: _read_now(ctx, row) for row in rows if row.id is not None}
     tokens = [
         token
         for mail in ctx.mails.values()
@@ -123,14 +128,7 @@ def peek_headers(raw: bytes) -> tuple[str | None, str | None, str | None]:
     from email.parser import BytesHeaderParser
     from email.policy import compat32
 
-    from pbem.mail.address import from_mailbox
-    from pbem.mail.decoding import decode_rfc2047
-
     try:
-        headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-        sender = from_mailbox([str(v) for v in headers.get_all("From", [])])[1] or None
-        subject = decode_rfc2047(str(headers.get("Subject", "")))[:500] or None
-        msg_id = str(headers.get("Message-ID", "")).strip() or None
+        return stored_headers(BytesHeaderParser(policy=compat32).parsebytes(raw))
     except Exception:
         return None, None, None
-    return sender, subject, msg_id

@@ -12,6 +12,7 @@ databases: every answer it gives, and what it stores.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import smtplib
 import socket
@@ -29,13 +30,8 @@ from sqlmodel import Session, select
 
 from engine import Action
 from pbem.demo.bots import command_for
-from pbem.listen.lmtp import (
-    LmtpListener,
-    _protocol_class,
-    plain_address,
-    start_listener,
-    with_envelope,
-)
+from pbem.listen.lmtp import LmtpListener, start_listener, with_envelope
+from pbem.listen.lmtp_protocol import _stream_protocol, plain_address, protocol_class
 from pbem.run.daemon import StepStats
 from pbem.run.runtime import build_daemon
 from pbem.store import models as m
@@ -440,7 +436,7 @@ def test_envelope_addresses_read_as_aiosmtpds_parser_reads_them(arg: str) -> Non
     what aiosmtpd's own parser gives."""
     from aiosmtpd.lmtp import LMTP
 
-    listener_class = _protocol_class()
+    listener_class = protocol_class()
     ours: Any = object.__new__(listener_class)
     theirs = LMTP.__new__(LMTP)
     for protocol in (ours, theirs):
@@ -451,6 +447,40 @@ def test_envelope_addresses_read_as_aiosmtpds_parser_reads_them(arg: str) -> Non
     assert (rest or "").split() == (expected_rest or "").split()
     if arg in ("<alice@example.org>", "<>") or "SIZE" in arg:
         assert plain_address(arg) is not None  # the usual ones: no header parser
+
+
+def test_each_connection_starts_as_aiosmtpd_would_build_it() -> None:
+    """The protocol of a later connection, started from the state the first one was
+    built with, is what aiosmtpd's own look over every attribute gives: the same state,
+    its commands and mechanisms bound to itself, a table of size limits of its own."""
+    from aiosmtpd.lmtp import LMTP
+
+    class Handler:
+        async def handle_RCPT(self, *args: Any) -> str:
+            return "250 OK"
+
+    loop = asyncio.new_event_loop()
+    try:
+        handler = Handler()
+        options: dict[str, Any] = {"data_size_limit": 1000, "hostname": "h", "loop": loop}
+        ours = protocol_class()
+        first, later = ours(handler, **options), ours(handler, **options)
+        built = LMTP(handler, **options)  # aiosmtpd's way, for every connection
+        assert set(vars(later)) == set(vars(built)) | {"command_size_limits"}
+        stream = set(vars(_stream_protocol(loop)))
+        for key, value in vars(built).items():
+            if key in stream or key in ("_smtp_methods", "_auth_methods"):
+                continue  # the stream's own, new for each connection; bound: below
+            assert vars(later)[key] == value, key
+        assert set(later._smtp_methods) == set(built._smtp_methods)
+        assert all(m.__self__ is later for m in later._smtp_methods.values())
+        assert set(later._auth_methods) == set(built._auth_methods)
+        assert all(a.method.__self__ is later for a in later._auth_methods.values() if a.is_builtin)
+        assert later._handle_hooks == first._handle_hooks  # the handler's, shared
+        assert later.command_size_limits is not first.command_size_limits
+        assert later._stream_reader is not first._stream_reader
+    finally:
+        loop.close()
 
 
 @POSTGRES_ONLY

@@ -8,6 +8,7 @@ import pytest
 from sqlmodel import Session, select
 
 from pbem.store import Outbox, OutboxStatus
+from pbem.store.claim import claim_due
 from pbem.store.queries import (
     backoff_delay,
     claim_due_outbox,
@@ -195,3 +196,36 @@ def test_list_outbox(session: Session, now: datetime) -> None:
     assert list_outbox(session) == rows[::-1]
     assert list_outbox(session, "failed") == [rows[1]]
     assert list_outbox(session, limit=2) == rows[:0:-1]
+
+
+@pytest.mark.parametrize("in_flight", [False, True])
+def test_the_senders_claim_takes_and_marks_what_claim_due_outbox_does(
+    session: Session, now: datetime, in_flight: bool
+) -> None:
+    """`claim_due` (plain statements, the daemon's) claims the rows `claim_due_outbox`
+    claims, in its order, and leaves them as it does: the same columns, row for row."""
+    for n, at in enumerate([now - MINUTE, now, now + MINUTE, now - 2 * MINUTE, now]):
+        _enqueue(session, at, n)
+    late = _enqueue(session, now - 3 * MINUTE, 9)
+    late.status, late.next_attempt_at = "sending", now - MINUTE  # a dead sender's lease ended
+    session.add(late)
+    session.commit()
+
+    def columns() -> list[tuple[object, ...]]:
+        session.expire_all()
+        return [
+            (r.id, r.status, r.attempts, r.next_attempt_at, r.last_error)
+            for r in session.exec(select(Outbox).order_by(Outbox.id)).all()  # type: ignore[arg-type]
+        ]
+
+    before = columns()
+    claimed = claim_due(session.connection(), now, 3, lease=5 * MINUTE, in_flight=in_flight)
+    ours = columns()
+    session.rollback()
+    assert columns() == before
+    orm = claim_due_outbox(session, now, 3, lease=5 * MINUTE, in_flight=in_flight)
+    assert [c.id for c in claimed] == [r.id for r in orm]
+    assert [(c.attempts, c.recipient, c.raw) for c in claimed] == [
+        (r.attempts, r.recipient, r.raw) for r in orm
+    ]
+    assert ours == columns()

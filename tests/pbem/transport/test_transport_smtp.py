@@ -8,11 +8,14 @@ from collections.abc import Iterator
 
 import aiosmtplib
 import pytest
+from aiosmtplib.protocol import PERIOD_REGEX, normalize_message_line_endings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbem.transport.base import DeliveryResult, OutgoingMail
 from pbem.transport.opening import open_outbound
 from pbem.transport.smtp import NOOP_AFTER, SmtpOutbound
-from pbem.transport.smtp_pipeline import can_pipeline
+from pbem.transport.smtp_pipeline import can_pipeline, wire_body
 from tests.fixtures.mailstack import MailStack, read_messages, wait_for_messages
 
 
@@ -553,3 +556,12 @@ def test_a_refusal_for_good_on_a_kept_connection_is_asked_again_on_a_new_one() -
             listener.close()
 
     asyncio.run(scenario())
+
+
+@given(st.lists(st.sampled_from([b"a", b".", b"\r", b"\n", b"\r\n", b"\r\n."]), max_size=20))
+def test_the_data_sent_is_aiosmtplibs_rewriting_of_the_message(parts: list[bytes]) -> None:
+    """The body of ``DATA`` is what aiosmtplib would send (CRLF line ends, a leading "."
+    doubled), checked in C for the service's CRLF mail rather than rewritten."""
+    message = b"".join(parts)
+    expected = PERIOD_REGEX.sub(b"..", normalize_message_line_endings(message))
+    assert wire_body(message) == expected

@@ -146,8 +146,17 @@ class Daemon:
         return self._reader
 
     def _drop_reader(self) -> None:
-        self._reader = False
+        held, self._reader = self._reader, False
         if self._reader_conn is not None:
+            if held:
+                try:
+                    # Let go of the lock now: a closed socket frees it only when the
+                    # server's backend notices and exits, and a new worker asking in the
+                    # meantime would not read the inbox.
+                    self._reader_conn.execute(text("SELECT pg_advisory_unlock_all()"))
+                    self._reader_conn.commit()
+                except Exception:
+                    log.debug("letting go of the reader lock failed", exc_info=True)
             try:
                 # Invalidate, not just close: a closed connection goes back to the pool
                 # still holding the session advisory lock, and no worker could read.

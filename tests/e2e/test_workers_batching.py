@@ -8,10 +8,11 @@ processing."""
 from __future__ import annotations
 
 import email
+import zlib
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
 from pbem.run.runtime import build_daemon
@@ -157,3 +158,29 @@ def test_a_long_batch_sends_the_mail_of_its_first_moves_early(harness: Harness) 
     assert stats.processed == 25 and stats.sent == 25
     assert sent_after[0] <= 10  # the first replies left before the rest were processed
     assert {r.status for r in h.inbound()} == {"applied"}
+
+
+@pytest.mark.parametrize(
+    "db_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_a_worker_that_lets_go_of_the_inbox_frees_it_at_once(harness: Harness) -> None:
+    """A worker closing lets go of the inbox reader's lock itself: the next worker reads
+    at its first step, not only once the server's backend of the old connection has
+    noticed the socket closed (under load a restarted daemon found nothing to fetch)."""
+    h = harness
+    h.new_game(seed="hand-over")
+    assert h.daemon.is_reader()
+    key = zlib.crc32(h.settings.inbound.encode()) & 0x7FFFFFFF
+    h.daemon._drop_reader()
+    with h.db.connect() as conn:  # at once: the lock is free, not waiting for a backend
+        held = conn.execute(
+            text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = :k"),
+            {"k": key},
+        ).scalar()
+    assert held == 0
+    worker = build_daemon(h.settings, h.db, clock=h.clock)
+    try:
+        assert worker.is_reader()
+    finally:
+        worker._drop_reader()
+        worker.sender.close()

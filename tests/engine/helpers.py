@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import pytest
 
-import engine.game
+import engine.gamestate
 from engine import (
     Accept,
     Action,
@@ -75,14 +75,14 @@ def rigged(
     seed: str = "rigged",
 ) -> Game:
     """A game whose hand ``h`` is dealt from ``packs[h]`` (other hands from the seed)."""
-    original: Callable[..., list[Card]] = engine.game.shuffled
+    original: Callable[..., list[Card]] = engine.gamestate.shuffled
 
     def shuffled(items: Sequence[Card], seed: str, label: str) -> list[Card]:
         if label.startswith("hand/") and int(label.split("/")[1]) in packs:
             return list(packs[int(label.split("/")[1])])
         return original(items, seed, label)
 
-    monkeypatch.setattr(engine.game, "shuffled", shuffled)
+    monkeypatch.setattr(engine.gamestate, "shuffled", shuffled)
     return Game(settings, seed)
 
 

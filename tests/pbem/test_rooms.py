@@ -1,5 +1,6 @@
 """The rooms of `pbem/` and the engine: each imports only from the rooms below it, no
-module imports another in a circle, and no module of `pbem/` is over 500 lines.
+module imports another in a circle, and no module of `pbem/` or `engine/` is over 500
+lines (but the engine's two generated data tables).
 
 Every import counts, the ones inside functions and under ``TYPE_CHECKING`` too: an
 import moved into a function to dodge a circle is still an arrow. The service's own
@@ -16,6 +17,13 @@ import pbem
 
 ROOT = Path(pbem.__file__).parent.parent
 LIMIT = 500
+# The only modules exempt from LIMIT: generated data, not code. Each is written whole by
+# its generator (``python -m <generator> ... --write``, the exact command in the table's
+# docstring) and never edited by hand, so splitting it would only split a table.
+GENERATED = {
+    "engine.strategy.pegdata": "engine.strategy.pegtable",
+    "engine.strategy.cribdata": "engine.strategy.cribtables",
+}
 
 # Lowest floor first; a room imports only its own floor's rooms (without a circle) and
 # the floors below.
@@ -102,13 +110,23 @@ def floor_of(room: str) -> int:
     return next(number for number, rooms in enumerate(FLOORS) if room in rooms)
 
 
-def test_no_module_of_pbem_is_over_the_limit() -> None:
+def test_no_module_of_pbem_or_the_engine_is_over_the_limit() -> None:
+    found = modules()
+    assert set(found) >= set(GENERATED), "an exempted data table is gone: drop its exemption"
     long = {
         str(path.relative_to(ROOT)): n
-        for module, path in modules().items()
-        if module.startswith("pbem") and (n := len(path.read_text().splitlines())) > LIMIT
+        for module, path in found.items()
+        if module not in GENERATED and (n := len(path.read_text().splitlines())) > LIMIT
     }
     assert long == {}
+
+
+def test_the_exempted_tables_say_they_are_generated() -> None:
+    """Only a table its generator writes is exempt: its first lines name the command."""
+    found = modules()
+    for module, generator in GENERATED.items():
+        head = found[module].read_text()[:400]
+        assert f"python -m {generator}" in head and "do not edit" in head, module
 
 
 def test_no_room_imports_a_room_above_it() -> None:

@@ -37,13 +37,19 @@ def mails(db: Engine) -> dict[tuple[str, int], tuple[bytes, int | None, str]]:
     found: dict[tuple[str, int], tuple[bytes, int | None, str]] = {}
     with db.connect() as connection:
         for i, raw, game, who in connection.execute(
-            text("SELECT id, raw, game_id, sender FROM inbound")
+            text(
+                "SELECT id, r.raw, game_id, sender FROM inbound "
+                "LEFT JOIN inbound_raw r ON r.inbound_id = id"
+            )
         ):
-            found[("inbound", int(i))] = (bytes(raw), game, str(who))
+            found[("inbound", int(i))] = (bytes(raw or b""), game, str(who))
         for i, raw, game, who in connection.execute(
-            text("SELECT id, raw, game_id, recipient FROM outbox")
+            text(
+                "SELECT id, r.raw, game_id, recipient FROM outbox "
+                "LEFT JOIN outbox_raw r ON r.outbox_id = id"
+            )
         ):
-            found[("outbox", int(i))] = (bytes(raw), game, str(who))
+            found[("outbox", int(i))] = (bytes(raw or b""), game, str(who))
     return found
 
 

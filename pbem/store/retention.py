@@ -21,8 +21,8 @@ proved. The deals still verify and the games still replay: neither ever reads a 
 Deleting whole rows frees whole pages (SQLite: the pages of the deleted bytes go to
 the free list; PostgreSQL: their TOAST storage, after autovacuum), which the mail stored
 next reuses, so the database stops growing with the retention period's mail; ``pbem db
-prune --vacuum`` also gives the space back to the file system (SQLite: a ``VACUUM``,
-which holds the database for its duration).
+prune --vacuum`` also gives the space back to the file system (`vacuum`: on SQLite a few
+thousand free pages at a time, or a whole ``VACUUM`` once for a file made before).
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ __all__ = ["BATCH", "Pruned", "prune", "prune_batch"]
 
 BATCH = 200
 """Rows emptied in one transaction (of each table)."""
+
+STEP = 2000
+"""Free pages a step of `vacuum` gives back, in one transaction (8 MB of 4 KB pages)."""
 
 _IN = Inbound.__table__  # type: ignore[attr-defined]
 _OUT = Outbox.__table__  # type: ignore[attr-defined]
@@ -229,22 +232,33 @@ def prune(
 
 def vacuum(db: Engine) -> tuple[int, int]:
     """Give the space that pruning freed back to the file system; the database's bytes
-    before and after. SQLite: ``VACUUM`` (the database is held while it runs; its
-    write-ahead log emptied after); PostgreSQL: ``VACUUM`` of the mail tables, which
-    runs beside the workers."""
+    before and after. SQLite: a file in incremental vacuum mode (every file made since
+    the raw bytes moved to tables of their own) gives its free pages back `STEP` at a
+    time, each step a short transaction (``PRAGMA incremental_vacuum``); an older file is
+    compacted whole once (``VACUUM``: the database is held while it runs, and the file is
+    left in incremental mode); then the write-ahead log is emptied. PostgreSQL:
+    ``VACUUM`` of the mail tables, which runs beside the workers."""
     with db.connect() as connection:
         if connection.dialect.name == "sqlite":
             raw = connection.connection.driver_connection
             assert raw is not None
 
-            def size() -> int:
-                page = raw.execute("PRAGMA page_size").fetchone()[0]
-                return int(page * raw.execute("PRAGMA page_count").fetchone()[0])
+            def pragma(name: str) -> int:
+                return int(raw.execute(f"PRAGMA {name}").fetchone()[0])
 
-            before = size()
-            raw.execute("VACUUM")
+            before = pragma("page_size") * pragma("page_count")
+            if pragma("auto_vacuum") == 2:
+                free = pragma("freelist_count")
+                while free:
+                    raw.execute(f"PRAGMA incremental_vacuum({STEP})").fetchall()
+                    free, left = pragma("freelist_count"), free
+                    if free >= left:
+                        break  # others free pages as fast: what is left waits
+            else:
+                raw.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                raw.execute("VACUUM")
             raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            return before, size()
+            return before, pragma("page_size") * pragma("page_count")
         auto = connection.execution_options(isolation_level="AUTOCOMMIT")
         query = text("SELECT pg_database_size(current_database())")
         before = int(auto.execute(query).scalar_one())

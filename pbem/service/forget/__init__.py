@@ -215,11 +215,10 @@ def _rewrite(
         report.count("seat")
     report.games = sorted({s.game_id for s in seats})
     ids_of_players = [p.id for p in players]
-    # Their line of the stored standings: keyed by the address until now.
+    # Their line of the stored standings: keyed by the address until now (a person's
+    # line is keyed by their address, `pbem.ratings`: found by its key's index).
     for line in session.exec(
-        select(m.Rating).where(
-            col(m.Rating.player_id).in_(ids_of_players) | col(m.Rating.key).in_(addresses)
-        )
+        select(m.Rating).where(col(m.Rating.key).in_(sorted(addresses)))
     ).all():
         player_of = next((p for p in players if p.id == line.player_id), None)
         line.key = player_of.email if player_of is not None else report.pseudonym

@@ -26,6 +26,8 @@ file's size.
 from __future__ import annotations
 
 import argparse
+import email
+import email.policy
 import json
 import platform
 import random
@@ -33,16 +35,18 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from email.header import decode_header, make_header
+from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, bindparam, func, select, text
 from sqlmodel import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service_bench import _fresh_postgres, _play, latest_mail
+from service_bench import _fresh_postgres, _play
 
 from engine.computer import choose_action
 from pbem.config import Settings
@@ -52,6 +56,8 @@ from pbem.run.runtime import freeze_startup_objects
 from pbem.service import Service
 from pbem.store import models as m
 from pbem.store.db import make_engine, migrate
+from pbem.store.models import Outbox
+from pbem.store.rawmail import OUTBOX_RAW
 from pbem.store.retention import prune
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -64,6 +70,37 @@ class SimClock:
     def __call__(self) -> datetime:
         self.now += timedelta(microseconds=10)
         return self.now
+
+
+class Read(email.message.Message):
+    """A mail read as a mail client shows it, at the cost of the headers it is asked
+    for: each header's RFC 2047 words decoded when read (``compat32`` parses without
+    the header registry, which costs more than the rest of the reply)."""
+
+    def get(self, name: str, failobj: Any = None) -> Any:
+        value = super().get(name, failobj)
+        if not isinstance(value, str):
+            return value
+        return str(make_header(decode_header(value)))
+
+
+_READ = BytesParser(Read, policy=email.policy.compat32)
+_LATEST = select(OUTBOX_RAW.c.raw).where(
+    OUTBOX_RAW.c.outbox_id
+    == select(func.max(Outbox.__table__.c.id))  # type: ignore[attr-defined]
+    .where(
+        Outbox.__table__.c.game_id == bindparam("game"),  # type: ignore[attr-defined]
+        Outbox.__table__.c.recipient == bindparam("to"),  # type: ignore[attr-defined]
+    )
+    .scalar_subquery()
+)
+
+
+def latest_mail(db: Engine, game_id: int, address: str) -> email.message.Message:
+    """The newest mail of game ``game_id`` to ``address``, as its player reads it."""
+    with db.connect() as c:
+        raw = c.execute(_LATEST, {"game": game_id, "to": address}).scalar_one()
+    return _READ.parsebytes(bytes(raw))
 
 
 def sizes(db: Engine) -> dict[str, Any]:
@@ -86,8 +123,8 @@ def sizes(db: Engine) -> dict[str, Any]:
         out["raw_kept_bytes"] = int(
             c.execute(
                 text(
-                    "SELECT (SELECT coalesce(sum(length(raw)), 0) FROM inbound) + "
-                    "(SELECT coalesce(sum(length(raw)), 0) FROM outbox)"
+                    "SELECT (SELECT coalesce(sum(length(raw)), 0) FROM inbound_raw) + "
+                    "(SELECT coalesce(sum(length(raw)), 0) FROM outbox_raw)"
                 )
             ).scalar_one()
         )
@@ -160,13 +197,13 @@ def run(args: argparse.Namespace) -> None:
             if game is None:  # a fair game: both players cut for the deal
                 for seated in seats:
                     who = seated.player.email
-                    original = latest_mail(service, game_id, who)
+                    original = latest_mail(engine, game_id, who)
                     replies.append(quoted_reply(original, who, who.split("@")[0], "cut", clock.now))
                 continue
             seat = game.to_act()[0]
             action = choose_action(game, seat, rng, "random")
             who = seats[seat].player.email
-            original = latest_mail(service, game_id, who)
+            original = latest_mail(engine, game_id, who)
             replies.append(
                 quoted_reply(original, who, who.split("@")[0], command_for(action), clock.now)
             )

@@ -98,10 +98,12 @@ def one(kind: str, history: int, args: argparse.Namespace) -> dict[str, Any]:
                 )
             with engine.connect() as c:
                 if kind == "sqlite":
-                    c.exec_driver_sql("ANALYZE")
                     # The history's write-ahead log copied into the file now, not by the
                     # first move's commit (as `benchmarks/scale_bench.py` settles it).
-                    c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                    driver = c.connection.driver_connection
+                    assert driver is not None
+                    driver.execute("ANALYZE")
+                    driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 else:
                     c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
                         "VACUUM ANALYZE"

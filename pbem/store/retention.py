@@ -125,9 +125,12 @@ def _size(table: Any, key: Any, mail_id: Any) -> Any:
     return select(func.length(table.c.raw)).where(key == mail_id).scalar_subquery()
 
 
+# Read from the mail not pruned yet (its ids by the index of ``pruned_at``, which SQLite
+# keeps to with statistics too, `pbem.run.due`), never from the history's pruned mail.
 _INBOUND_DUE = (
     select(_IN.c.id, _size(INBOUND_RAW, INBOUND_RAW.c.inbound_id, _IN.c.id))
     .where(
+        _IN.c.id.in_(select(_IN.c.id).where(_IN.c.pruned_at.is_(None))),
         _IN.c.pruned_at.is_(None),
         or_(
             and_(
@@ -141,17 +144,18 @@ _INBOUND_DUE = (
             _CONFIRMATION.c.status == ConfirmationStatus.PENDING.value,
         ),
     )
-    .order_by(_IN.c.pruned_at, _IN.c.id)
+    .order_by(_IN.c.id)
     .limit(bindparam("limit"))
 )
 _OUTBOX_DUE = (
     select(_OUT.c.id, _size(OUTBOX_RAW, OUTBOX_RAW.c.outbox_id, _OUT.c.id))
     .where(
+        _OUT.c.id.in_(select(_OUT.c.id).where(_OUT.c.pruned_at.is_(None))),
         _OUT.c.pruned_at.is_(None),
         _OUT.c.status.in_([OutboxStatus.SENT.value, OutboxStatus.CANCELLED.value]),
         or_(_OUT.c.created_at < bindparam("before"), _game_over_before(_OUT.c.game_id)),
     )
-    .order_by(_OUT.c.pruned_at, _OUT.c.id)
+    .order_by(_OUT.c.id)
     .limit(bindparam("limit"))
 )
 _INBOUND_DUE_LOCKED = _INBOUND_DUE.with_for_update(skip_locked=True, of=_IN)

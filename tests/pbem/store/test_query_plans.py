@@ -116,6 +116,21 @@ def planned(statement: str) -> bool:
     return head == "INSERT" and " SELECT " in statement.upper()
 
 
+def analyse(engine: Engine) -> None:
+    """Statistics on the history, as the planners weigh them: PostgreSQL's autovacuum
+    gathers them by itself; on SQLite an operator's ``ANALYZE`` (or ``PRAGMA optimize``)
+    does, and they say a state column (``status``, ``digest``) has few values: a plan
+    that leans on its index unless it must would then read every row."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            driver.execute("ANALYZE")
+            return
+        connection.exec_driver_sql("ANALYZE")
+        connection.commit()
+
+
 def full_scans_sqlite(
     engine: Engine, statement: str, params: Any, big: frozenset[str] | set[str] = BIG
 ) -> list[str]:
@@ -126,6 +141,10 @@ def full_scans_sqlite(
     for row in rows:
         detail = str(row[-1])
         words = detail.split()
+        if len(words) >= 2 and words[0] == "SEARCH" and words[1] in big and "(" not in detail:
+            # An index read from its start with nothing to seek (a min() walking it).
+            bad.append(detail)
+            continue
         if len(words) >= 2 and words[0] == "SCAN" and words[1] in big:
             if limited and ("USING INDEX" in detail or f"ORDER BY {words[1]}.id" in statement):
                 continue  # read in the index's (or the row id's) order, up to the limit
@@ -169,10 +188,7 @@ def test_every_query_of_the_mail_path_and_the_timers_uses_an_index(
     dialect = db_engine.dialect.name
     with db_engine.begin() as connection:
         fill(connection, HISTORY)
-    if dialect == "postgresql":  # its planner weighs the rows it knows of
-        with db_engine.connect() as connection:
-            connection.exec_driver_sql("ANALYZE")
-            connection.commit()
+    analyse(db_engine)
     explain = full_scans_postgresql if dialect == "postgresql" else full_scans_sqlite
     checked = 0
     failures = []
@@ -224,10 +240,7 @@ def test_every_query_of_forgetting_a_player_uses_an_index(h: Harness, db_engine:
                 ),
                 {"raw": b"Subject: old\r\n\r\n" + b"x" * 2000},
             )
-    if db_engine.dialect.name == "postgresql":
-        with db_engine.connect() as connection:
-            connection.exec_driver_sql("ANALYZE")
-            connection.commit()
+    analyse(db_engine)
     explain = full_scans_postgresql if db_engine.dialect.name == "postgresql" else full_scans_sqlite
     checked = 0
     failures = []
@@ -256,10 +269,7 @@ def test_the_harness_reads_the_newest_rows_alone(h: Harness, db_engine: Engine) 
     )
     with db_engine.begin() as connection:
         fill(connection, HISTORY)
-    if db_engine.dialect.name == "postgresql":
-        with db_engine.connect() as connection:
-            connection.exec_driver_sql("ANALYZE")
-            connection.commit()
+    analyse(db_engine)
     explain = full_scans_postgresql if db_engine.dialect.name == "postgresql" else full_scans_sqlite
     failures = [
         f"{'; '.join(bad)}\n    {' '.join(statement.split())}"

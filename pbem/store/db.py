@@ -106,9 +106,11 @@ def _configure_sqlite(engine: Engine, begin: str) -> None:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
             # A new file keeps pointer maps, so that freed pages can be given back a few
             # at a time (``PRAGMA incremental_vacuum``) instead of by a whole VACUUM: set
-            # before anything is written (WAL included); an older file takes it at its
-            # next VACUUM (`pbem.store.retention.vacuum`).
-            cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            # before anything is written (WAL included), and only then (on a file in that
+            # mode already the pragma writes its header: a write lock at every connect);
+            # an older file takes it at its next VACUUM (`pbem.store.retention.vacuum`).
+            if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+                cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
             _wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")

@@ -1,5 +1,5 @@
 """Stored mail kept only as long as it is needed: the raw bytes of mail that is done
-with are emptied, in small batches, each in a short transaction of its own.
+with are deleted, in small batches, each in a short transaction of its own.
 
 A stored mail's raw bytes go (their row of ``inbound_raw`` or ``outbox_raw`` deleted,
 `pbem.store.rawmail`; ``pruned_at`` set), its row staying with every column the service

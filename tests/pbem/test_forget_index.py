@@ -117,6 +117,11 @@ def test_forget_reads_only_the_players_mail(h: Harness) -> None:
         ).scalar_one()
     assert names > 0
     assert report.audit.ok and report.audit.replayed == 1
+    # The end: no table written again whole (`pbem.store.erasure`).
+    if h.db.dialect.name == "sqlite":
+        assert report.storage == "the write-ahead log emptied"
+    else:
+        assert report.storage.startswith("VACUUM of player, inbound, outbox, inbound_raw")
 
 
 def test_forget_finds_pruned_mail_by_its_row(h: Harness) -> None:

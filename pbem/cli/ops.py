@@ -154,8 +154,10 @@ def db_prune(
         bool,
         typer.Option(
             "--vacuum",
-            help="Then give the freed space back to the file system (SQLite: VACUUM, which "
-            "holds the database while it runs; PostgreSQL: VACUUM of the mail tables).",
+            help="Then give the freed space back to the file system (SQLite: the free pages, "
+            "a few thousand at a time; a file made before version 0021 of the schema is "
+            "compacted whole once, holding the database while it runs; PostgreSQL: VACUUM "
+            "of the mail tables).",
         ),
     ] = False,
     batch: Annotated[
@@ -222,21 +224,34 @@ def player_forget(
         typer.Option("--abort-games", help="Abort the player's games not over yet first."),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Forget without asking.")] = False,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact",
+            help="Then write the rewritten tables again whole (SQLite: VACUUM; PostgreSQL: "
+            "VACUUM FULL, which overwrites the old versions there); each holds the database "
+            "or the table while it runs.",
+        ),
+    ] = False,
 ) -> None:
     """Forget a player: their address, names and cut Message-IDs replaced by a pseudonym
     everywhere (games, archives, standings, outbox history, the stored mail).
 
     Their games still replay and their deals still verify (a forgotten cut keeps only its
     SHA-256); a suppression ("never") is kept under a one-way hash of the mailbox; their
-    later mail is a stranger's. Backups made before keep the address: rotate them.
+    later mail is a stranger's. On SQLite the old bytes are overwritten as they are
+    rewritten, and the write-ahead log is emptied; on PostgreSQL VACUUM frees the old
+    versions' space without overwriting it (--compact does). Backups made before keep
+    the address: rotate them.
     """
     from pbem.cli.base import guard, service
     from pbem.service.forget import ABORT_REASON
+    from pbem.store.erasure import LOG_NOT_EMPTIED
 
     if not yes and not typer.confirm(f"Forget {address} for good?"):
         fail("nothing forgotten")
     svc = service()
-    report = guard(svc.forget, address, abort_games=abort_games)
+    report = guard(svc.forget, address, abort_games=abort_games, compact=compact)
     for game_id in report.aborted:
         out.print(f"game {game_id} aborted: {ABORT_REASON}")
     for table, n in report.rows.items():
@@ -252,5 +267,8 @@ def player_forget(
         f"{address} is now {report.pseudonym} ({report.name}); {audit.games} of its games: "
         f"{audit.replayed} replayed, {audit.verified_games} with {audit.deals} deals verified"
     )
+    out.print(f"old versions: {report.storage}")
     if not audit.ok:
         fail(f"{len(audit.problems)} games do not check out after forgetting")
+    if report.storage.startswith(LOG_NOT_EMPTIED):
+        fail(report.storage)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Engine, and_, bindparam, exists, func, or_, select
+from sqlalchemy import Engine, and_, bindparam, func, literal, or_, select, true
 
 from pbem.service.send.digest import digest_due
 from pbem.store import models as m
@@ -28,6 +29,25 @@ _INBOUND = m.Inbound.__table__  # type: ignore[attr-defined]
 _TIMED = _GAME.c.status.in_((m.GameStatus.ACTIVE.value, m.GameStatus.CUTTING.value))
 _IN_PROGRESS = _GAME.c.status.in_((m.GameStatus.ACTIVE.value, m.GameStatus.PAUSED.value))
 
+# Each part is read from the rows it is about (games on the clock, invitations pending,
+# players who take a digest, seats of games in progress, mail pending) through the
+# index of their state, never through the history: the forms below (``id IN (SELECT id
+# … WHERE state)``, ``… LIMIT 1``) keep SQLite on those indexes once it holds statistics
+# (``ANALYZE``), which say a state column has few values and would have it read every
+# row (`tests/pbem/store/test_query_plans.py`).
+
+
+def _pending(table: Any, column: Any, pending: Any) -> Any:
+    """The least ``column`` of the rows of ``table`` whose state is ``pending``."""
+    ids = select(table.c.id).where(pending)
+    return select(func.min(column)).where(table.c.id.in_(ids)).scalar_subquery()
+
+
+def _one(statement: Any) -> Any:
+    """1 when ``statement`` finds a row, else NULL (an EXISTS SQLite may scan for)."""
+    return statement.limit(1).scalar_subquery()
+
+
 # One statement: the next outbox retry, the next reminder and deadline of a game on the
 # clock, the next invitation to lapse, whether anyone takes a digest and whether one has
 # not had the digest of the day ``:day`` (as `send_digests` selects them), and whether a seat
@@ -39,29 +59,33 @@ _DUES = select(
     select(func.min(_OUTBOX.c.next_attempt_at))
     .where(_OUTBOX.c.status.in_((m.OutboxStatus.PENDING.value, m.OutboxStatus.SENDING.value)))
     .scalar_subquery(),
-    select(func.min(_GAME.c.next_reminder_at)).where(_TIMED).scalar_subquery(),
-    select(func.min(_GAME.c.deadline_at)).where(_TIMED).scalar_subquery(),
-    select(func.min(_INVITATION.c.expires_at))
-    .where(_INVITATION.c.status == m.InvitationStatus.PENDING.value)
-    .scalar_subquery(),
-    exists().where(_PLAYER.c.digest.is_(True)),
-    exists().where(
-        _PLAYER.c.digest.is_(True),
-        or_(_PLAYER.c.digest_day.is_(None), _PLAYER.c.digest_day < bindparam("day")),
+    _pending(_GAME, _GAME.c.next_reminder_at, _TIMED),
+    _pending(_GAME, _GAME.c.deadline_at, _TIMED),
+    _pending(
+        _INVITATION,
+        _INVITATION.c.expires_at,
+        _INVITATION.c.status == m.InvitationStatus.PENDING.value,
     ),
-    exists()
-    .select_from(_SEAT.join(_GAME, _GAME.c.id == _SEAT.c.game_id))
-    .where(
-        _IN_PROGRESS,
-        or_(
-            and_(_SEAT.c.mail_failed_at.is_not(None), _SEAT.c.mail_failed_told.is_(None)),
-            and_(_SEAT.c.mail_failed_told.is_(True), _SEAT.c.mail_failed_at.is_(None)),
-        ),
+    _one(select(literal(1)).where(_PLAYER.c.digest == true())),
+    _one(
+        select(literal(1)).where(
+            _PLAYER.c.digest == true(),
+            or_(_PLAYER.c.digest_day.is_(None), _PLAYER.c.digest_day < bindparam("day")),
+        )
+    ),
+    _one(
+        select(literal(1))
+        .select_from(_SEAT.join(_GAME, _GAME.c.id == _SEAT.c.game_id))
+        .where(
+            _IN_PROGRESS,
+            or_(
+                and_(_SEAT.c.mail_failed_at.is_not(None), _SEAT.c.mail_failed_told.is_(None)),
+                and_(_SEAT.c.mail_failed_told.is_(True), _SEAT.c.mail_failed_at.is_(None)),
+            ),
+        )
     ),
     # A proven mail that waits for the hourly volume (`pbem.service.intake.rules.delay`).
-    select(func.min(_INBOUND.c.not_before))
-    .where(_INBOUND.c.status == m.InboundStatus.PENDING.value)
-    .scalar_subquery(),
+    _pending(_INBOUND, _INBOUND.c.not_before, _INBOUND.c.status == m.InboundStatus.PENDING.value),
 )
 
 

@@ -1,6 +1,6 @@
 """The daemon's share of keeping stored mail small (`pbem.store.retention`).
 
-Once every `PRUNE_EVERY` (by the service's clock) a step empties the raw bytes of mail
+Once every `PRUNE_EVERY` (by the service's clock) a step deletes the raw bytes of mail
 that is done with, `PRUNE_BATCHES` batches of `BATCH` rows at most, each batch a short
 transaction of its own: on SQLite a move waits for one batch at most, never for the
 whole backlog. When more is due it prunes again `CATCH_UP` later, so that a backlog

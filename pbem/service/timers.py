@@ -224,13 +224,11 @@ waiting for their cuts."""
 
 def _seats_of_games_in_progress(session: Session, *where: Any) -> Sequence[m.Seat]:
     """The seats meeting ``where`` of games in progress (`IN_PROGRESS`), in seat id
-    order."""
-    in_progress = col(m.Game.status).in_(IN_PROGRESS)
+    order: read from the games in progress (by the index of their status, which SQLite
+    keeps to with statistics too, `pbem.run.due`), never from the history's seats."""
+    in_progress = select(m.Game.id).where(col(m.Game.status).in_(IN_PROGRESS))
     return session.exec(
-        select(m.Seat)
-        .join(m.Game, col(m.Game.id) == col(m.Seat.game_id))
-        .where(*where, in_progress)
-        .order_by(col(m.Seat.id))
+        select(m.Seat).where(*where, col(m.Seat.game_id).in_(in_progress)).order_by(col(m.Seat.id))
     ).all()
 
 

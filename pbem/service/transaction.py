@@ -309,11 +309,13 @@ class Service:
 
         return audit_games(self._ctx(), game_ids)
 
-    def forget(self, address: str, *, abort_games: bool = False) -> Forgotten:
+    def forget(
+        self, address: str, *, abort_games: bool = False, compact: bool = False
+    ) -> Forgotten:
         """Forget the player of ``address`` (`pbem.service.forget`)."""
         from pbem.service.forget import forget
 
-        return forget(self._ctx(), address, abort_games=abort_games)
+        return forget(self._ctx(), address, abort_games=abort_games, compact=compact)
 
     def mailbox(self, address: str) -> list[tuple[str, str]]:
         """What the service holds about ``address``'s mailbox: its consent state and why

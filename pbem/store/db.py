@@ -57,7 +57,8 @@ def make_engine(
 ) -> Engine:
     """Create an engine for `url` (see `normalize_url`).
 
-    SQLite connections get WAL journaling, a 30 s busy timeout and foreign keys. With
+    SQLite connections get WAL journaling, a 30 s busy timeout, foreign keys and secure
+    deletion (a new file also incremental vacuum: see `_configure_sqlite`). With
     `sqlite_immediate` (the default) every transaction starts with ``BEGIN IMMEDIATE``, so
     a transaction that reads and then writes never fails half-way because another one
     wrote in between: writers queue up instead. The price is that any open transaction,
@@ -115,9 +116,20 @@ def _configure_sqlite(engine: Engine, begin: str) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+            # A new file keeps pointer maps, so that freed pages can be given back a few
+            # at a time (``PRAGMA incremental_vacuum``) instead of by a whole VACUUM: set
+            # before anything is written (WAL included), and only then (on a file in that
+            # mode already the pragma writes its header: a write lock at every connect);
+            # an older file takes it at its next VACUUM (`pbem.store.retention.vacuum`).
+            if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+                cursor.execute("PRAGMA auto_vacuum = INCREMENTAL")
             _wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
+            # What is deleted or rewritten is overwritten with zeros, in the page it was
+            # on and in the pages that are freed: a pruned mail's bytes and a forgotten
+            # player's old rows leave nothing in the file (`pbem.service.forget`).
+            cursor.execute("PRAGMA secure_delete = ON")
             # Keep the hot pages in memory: a 64 MiB page cache and reads through mmap.
             cursor.execute("PRAGMA cache_size = -65536")
             cursor.execute("PRAGMA mmap_size = 268435456")

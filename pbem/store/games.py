@@ -369,11 +369,16 @@ def load_actions(session: Session, game_id: int, first_seq: int = 0) -> list[Act
 
 
 def stalled_games(session: Session, now: datetime, limit: int | None = None) -> list[Game]:
-    """Active games whose reminder or deadline is due at `now`, oldest first."""
+    """Active games whose reminder or deadline is due at `now`, oldest first: read from
+    the games on the clock (by the index of their status, which SQLite keeps to with
+    statistics too, `pbem.run.due`), never from the history."""
+    timed = select(Game.id).where(
+        col(Game.status).in_((GameStatus.ACTIVE.value, GameStatus.CUTTING.value))
+    )
     statement = (
         select(Game)
         .where(
-            col(Game.status).in_((GameStatus.ACTIVE.value, GameStatus.CUTTING.value)),
+            col(Game.id).in_(timed),
             or_(col(Game.next_reminder_at) <= now, col(Game.deadline_at) <= now),
         )
         .order_by(col(Game.id))

@@ -15,6 +15,7 @@ from sqlmodel import Session, col, func, select
 from pbem.store._sql import dialect_name, insert_for, is_postgresql, update_row
 from pbem.store.models import Inbound, InboundStatus
 from pbem.store.named import index_inbound
+from pbem.store.rawmail import write_inbound
 from pbem.store.text import LINE_MAX, REASON_MAX, SENDER_MAX, db_key, db_text
 
 _TABLE = Inbound.__table__  # type: ignore[attr-defined]
@@ -71,10 +72,11 @@ def insert_inbound(
     subject: str | None = None,
 ) -> tuple[int, bool]:
     """`store_inbound` without loading the row back: (its id, whether this call created it)."""
-    params = _new_row(raw, source, key, sender, subject, now)
+    params = _new_row(source, key, sender, subject, now)
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        write_inbound(connection, [(int(inserted), raw)])
         index_inbound(connection, [(int(inserted), raw)])
         return int(inserted), True
     found = connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()
@@ -123,9 +125,11 @@ def _insert_many(
     own: Collection[str],
 ) -> list[tuple[int, bool]]:
     firsts: dict[str, dict[str, Any]] = {}
+    raws: dict[str, bytes] = {}
     for raw, source, key, sender, subject in messages:
         if key not in firsts:
-            firsts[key] = _new_row(raw, source, key, sender, subject, now)
+            firsts[key] = _new_row(source, key, sender, subject, now)
+            raws[key] = raw
     connection = session.connection()
     created: dict[str, int] = {
         key: int(inbound_id)
@@ -133,7 +137,9 @@ def _insert_many(
             _insert_new_many(dialect_name(session)), list(firsts.values())
         )
     }
-    index_inbound(connection, [(i, firsts[key]["raw"]) for key, i in created.items()], own)
+    stored = [(i, raws[key]) for key, i in created.items()]
+    write_inbound(connection, stored)
+    index_inbound(connection, stored, own)
     missing = [key for key in firsts if key not in created]
     known: dict[str, int] = {}
     if missing:
@@ -163,7 +169,7 @@ def _quarantine(
     status 'failed' and why. (id, created) as `insert_inbound_many` returns them."""
     key = message_key(raw)
     reason = f"quarantined: could not be stored as received ({type(error).__name__}: {error})"
-    params = _new_row(raw, source, key, None, None, now)
+    params = _new_row(source, key, None, None, now)
     params.update(
         status=InboundStatus.FAILED.value,
         reason=db_text(reason, REASON_MAX, multiline=True),
@@ -172,6 +178,7 @@ def _quarantine(
     connection = session.connection()
     inserted = connection.execute(_insert_new(dialect_name(session)), params).scalar()
     if inserted is not None:
+        write_inbound(connection, [(int(inserted), raw)])
         index_inbound(connection, [(int(inserted), raw)], own)
         return int(inserted), True
     return int(connection.execute(_ID_BY_KEY, {"key": key}).scalar_one()), False
@@ -192,12 +199,11 @@ _IDS_BY_KEYS = select(_TABLE.c.id, _TABLE.c.message_key).where(
 
 
 def _new_row(
-    raw: bytes, source: str, key: str, sender: str | None, subject: str | None, now: datetime
+    source: str, key: str, sender: str | None, subject: str | None, now: datetime
 ) -> dict[str, Any]:
-    """The columns of a message stored pending."""
+    """The columns of a message stored pending (its bytes go to `pbem.store.rawmail`)."""
     return {
         "message_key": key,
-        "raw": raw,
         "source": source,
         "received_at": now,
         "status": InboundStatus.PENDING.value,

@@ -8,9 +8,9 @@ aware UTC (`UTCDateTime`); JSON columns hold canonical JSON text (`JSONText`).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import BigInteger, Index, LargeBinary, Text, UniqueConstraint, false, text, true
+from sqlalchemy import BigInteger, Index, Text, UniqueConstraint, false, text, true
 from sqlmodel import Field, SQLModel
 
 # The states a row can be in (enums without SQLAlchemy), importable from here too.
@@ -34,9 +34,10 @@ SQLModel.metadata.naming_convention = {
 }
 
 # Tables of their own modules (named as the others): the index of stored mail by
-# mailbox, and the stored standings.
+# mailbox, the stored standings, and the raw bytes of stored mail.
 from pbem.store.named import MailName  # noqa: E402, F401
 from pbem.store.rating_tables import RatedGame, Rating, RatingTotal  # noqa: E402, F401
+from pbem.store.rawmail import raw_property  # noqa: E402
 
 
 class Player(SQLModel, table=True):
@@ -344,7 +345,6 @@ class Inbound(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     message_key: str = Field(unique=True)
-    raw: bytes = Field(sa_type=LargeBinary)
     source: str
     received_at: datetime = Field(sa_type=UTCDateTime)
     status: str = Field(default=InboundStatus.PENDING.value, index=True)
@@ -360,6 +360,8 @@ class Inbound(SQLModel, table=True):
     # When ``raw`` was emptied (`pbem.store.retention`): the mail is done with and kept
     # by its columns alone (the Message-ID in ``message_key`` still deduplicates).
     pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    if TYPE_CHECKING:  # the bytes, in ``inbound_raw`` (`pbem.store.rawmail`): read-only
+        raw: bytes = b""
 
 
 class ActionLog(SQLModel, table=True):
@@ -392,7 +394,6 @@ class Outbox(SQLModel, table=True):
     recipient: str
     sender: str
     kind: str
-    raw: bytes = Field(sa_type=LargeBinary)
     status: str = OutboxStatus.PENDING.value
     attempts: int = 0
     next_attempt_at: datetime = Field(sa_type=UTCDateTime)
@@ -405,6 +406,12 @@ class Outbox(SQLModel, table=True):
     retried_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     # When ``raw`` was emptied, the mail delivered or cancelled (`pbem.store.retention`).
     pruned_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    if TYPE_CHECKING:  # the bytes, in ``outbox_raw`` (`pbem.store.rawmail`): read-only
+        raw: bytes = b""
+
+
+Inbound.raw = raw_property(Inbound.id, outgoing=False)
+Outbox.raw = raw_property(Outbox.id, outgoing=True)
 
 
 class ErrorThrottle(SQLModel, table=True):

@@ -33,6 +33,7 @@ from sqlmodel import Session, col, select
 from pbem.store._sql import is_postgresql, upsert
 from pbem.store.models import Outbox, OutboxStatus
 from pbem.store.named import index_outbox
+from pbem.store.rawmail import write_outbox
 
 DEFAULT_BACKOFF = timedelta(minutes=1)
 # As Postfix: retries at most 4000 s apart (maximal_backoff_time), for 5 days
@@ -67,14 +68,17 @@ def enqueue_outbox(
 
     Returns the row and whether this call created it.
     """
+    values = outbox_row(message_id, recipient, sender, kind, raw, game_id, now=now)
+    del values["raw"]
     statement = (
         upsert(session, Outbox)
-        .values(outbox_row(message_id, recipient, sender, kind, raw, game_id, now=now))
+        .values(values)
         .on_conflict_do_nothing(index_elements=["message_id"])
         .returning(col(Outbox.id))
     )
     inserted_id = session.exec(statement).scalar_one_or_none()
     if inserted_id is not None:
+        write_outbox(session.connection(), [(int(inserted_id), raw)])
         index_outbox(session.connection(), [(int(inserted_id), raw, recipient, sender)])
     row = session.exec(
         select(Outbox)
@@ -95,9 +99,9 @@ def outbox_row(
     now: datetime,
     starts_clock: bool = False,
 ) -> dict[str, Any]:
-    """The column values of a rendered message to queue for delivery at `now`;
-    ``starts_clock``: a turn mail whose delivery starts its player's clock
-    (`pbem.store.delivery`)."""
+    """The column values of a rendered message to queue for delivery at `now`, and its
+    bytes (``raw``, stored apart: `pbem.store.rawmail`); ``starts_clock``: a turn mail
+    whose delivery starts its player's clock (`pbem.store.delivery`)."""
     return {
         "message_id": message_id,
         "game_id": game_id,
@@ -125,14 +129,15 @@ def queue_mails(session: Session, rows: Sequence[dict[str, Any]]) -> None:
         return
     connection = session.connection()
     by_id = {row["message_id"]: row for row in rows}
-    queued = connection.execute(_QUEUE, list(rows))
+    columns = [{k: v for k, v in row.items() if k != "raw"} for row in rows]
+    queued = [
+        (int(row_id), by_id[message_id])
+        for row_id, message_id in connection.execute(_QUEUE, columns)
+    ]
+    write_outbox(connection, [(row_id, row["raw"]) for row_id, row in queued])
     index_outbox(
         connection,
-        [
-            (int(row_id), row["raw"], row["recipient"], row["sender"])
-            for row_id, message_id in queued
-            for row in (by_id[message_id],)
-        ],
+        [(row_id, row["raw"], row["recipient"], row["sender"]) for row_id, row in queued],
     )
 
 

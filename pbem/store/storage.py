@@ -1,11 +1,11 @@
 """What the database stores, and how much: ``pbem db stats``.
 
 `storage_stats` counts the stored mail by kind — received and outgoing, with their raw
-bytes still kept or pruned (`pbem.store.retention`), and those that must keep them
-(waiting to be processed, to be delivered or retried) — with the raw bytes each kind
-holds; then each table's rows and the space it takes in the database (SQLite's
-``dbstat``, PostgreSQL's ``pg_total_relation_size``: indexes included), and the
-database's size (SQLite: the file, its free pages among them).
+bytes (``inbound_raw``, ``outbox_raw``) still kept or pruned (`pbem.store.retention`),
+and those that must keep them (waiting to be processed, to be delivered or retried) —
+with the raw bytes each kind holds; then each table's rows and the space it takes in the
+database (SQLite's ``dbstat``, PostgreSQL's ``pg_total_relation_size``: indexes
+included), and the database's size (SQLite: the file, its free pages among them).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine, Table, case, func, select, text
 from sqlmodel import SQLModel
 
 from pbem.store.models import Inbound, InboundStatus, Outbox, OutboxStatus
+from pbem.store.rawmail import INBOUND_RAW, OUTBOX_RAW
 
 __all__ = ["Kind", "Storage", "storage_stats"]
 
@@ -42,14 +43,22 @@ class Storage:
     free_bytes: int | None = None
 
 
-def _mail(connection: Connection, t: Table, waiting: list[str], label: str) -> list[Kind]:
+def _mail(
+    connection: Connection, t: Table, kept: Table, waiting: list[str], label: str
+) -> list[Kind]:
+    """The mails of ``t`` by state, with the bytes ``kept`` (the table of their raw
+    bytes, keyed by the mail's id) holds for them."""
     state = case(
         (t.c.pruned_at.is_not(None), "pruned"),
         (t.c.status.in_(waiting), "waiting"),
         else_="kept",
     )
-    size = func.coalesce(func.sum(func.length(t.c.raw)), 0)
-    rows = connection.execute(select(state, func.count(), size).group_by(state)).all()
+    [key] = kept.primary_key.columns
+    size = func.coalesce(func.sum(func.length(kept.c.raw)), 0)
+    mails = t.outerjoin(kept, key == t.c.id)
+    rows = connection.execute(
+        select(state, func.count(), size).select_from(mails).group_by(state)
+    ).all()
     found = {str(name): (int(n), int(size)) for name, n, size in rows}
     words = {
         "waiting": "raw kept: not done with",
@@ -66,13 +75,14 @@ def storage_stats(db: Engine) -> Storage:
     """Count what ``db`` stores (see the module's docstring)."""
     out = Storage()
     with db.connect() as connection:
-        out.mail += _mail(connection, _IN, [InboundStatus.PENDING.value], "received mail")
+        waiting_in = [InboundStatus.PENDING.value]
+        out.mail += _mail(connection, _IN, INBOUND_RAW, waiting_in, "received mail")
         waiting_out = [
             OutboxStatus.PENDING.value,
             OutboxStatus.SENDING.value,
             OutboxStatus.FAILED.value,
         ]
-        out.mail += _mail(connection, _OUT, waiting_out, "outgoing mail")
+        out.mail += _mail(connection, _OUT, OUTBOX_RAW, waiting_out, "outgoing mail")
         sizes = _table_sizes(connection)
         for table in sorted(SQLModel.metadata.tables.values(), key=lambda t: t.name):
             rows = int(connection.execute(select(func.count()).select_from(table)).scalar_one())

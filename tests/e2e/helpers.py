@@ -220,9 +220,13 @@ class Harness:
             return rows
 
     def last_inbound(self) -> m.Inbound:
-        rows = self.inbound()
-        assert rows, "nothing was received"
-        return rows[-1]
+        """The newest stored mail (read alone: the history may be long)."""
+        with Session(self.db) as session:
+            newest = select(m.Inbound).order_by(col(m.Inbound.id).desc()).limit(1)
+            row = session.exec(newest).first()
+            assert row is not None, "nothing was received"
+            session.expunge(row)
+            return row
 
     def outbox(self) -> list[m.Outbox]:
         with Session(self.db) as session:
@@ -276,12 +280,10 @@ class Harness:
     def received(self, address: str) -> list[EmailMessage]:
         """Every message delivered to ``address``, in the order the service queued them.
 
-        The same file gives the same message object on every call: change a copy."""
-        with Session(self.db) as session:
-            queued = session.exec(select(m.Outbox.message_id, m.Outbox.id)).all()
-        order = {message_id: row_id or 0 for message_id, row_id in queued}
+        The same file gives the same message object on every call: change a copy. (The
+        order is read for these messages alone: the history may be long.)"""
         folder = self.outbox_dir / recipient_folder_name(address)
-        found: list[tuple[int, EmailMessage]] = []
+        files: list[tuple[EmailMessage, str]] = []
         for sub in ("new", "cur"):
             where = folder / sub
             if not where.is_dir():
@@ -293,8 +295,19 @@ class Harness:
                 if known is None:
                     msg = parse(entry.read_bytes())
                     known = self.parsed[key] = (msg, str(msg["Message-ID"]))
-                msg, message_id = known
-                found.append((order.get(message_id, 1 << 60), msg))
+                files.append(known)
+        wanted = sorted({message_id for _, message_id in files})
+        order: dict[str, int] = {}
+        with Session(self.db) as session:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                queued = session.exec(
+                    select(m.Outbox.message_id, m.Outbox.id).where(
+                        col(m.Outbox.message_id).in_(part)
+                    )
+                ).all()
+                order.update((message_id, row_id or 0) for message_id, row_id in queued)
+        found = [(order.get(message_id, 1 << 60), msg) for msg, message_id in files]
         found.sort(key=lambda pair: pair[0])
         return [msg for _, msg in found]
 

@@ -75,6 +75,7 @@ def test_a_sqlite_installation_moves_to_postgresql_whole(
         statuses = {row["status"] for row in want["game"]}
         assert statuses == {"finished", "cutting", "active", "paused", "aborted"}
         assert want["talk"] and want["inbound"] and want["outbox"] and want["consent"]
+        assert want["inbound_raw"] and want["outbox_raw"]  # the mail's bytes, copied too
         # Every game replays on the target; the fair finished one's deals verify.
         assert re.search(
             r"\n5 games on the target: 4 replayed, 1 with \d+ deals verified\n", result.stdout

@@ -69,11 +69,13 @@ def traces_left(harness: Harness, patterns: list[re.Pattern[str]]) -> list[str]:
     found: list[str] = []
     with harness.db.connect() as conn:
         for table in tables():
+            [key] = table.primary_key.columns
             for row in conn.execute(select(table)):
                 for column, value in row._mapping.items():
                     text = readable(value)
                     found += [
-                        f"{table.name}.{column} (id {row.id}): {p.pattern}"
+                        f"{table.name}.{column} ({key.name} {row._mapping[key.name]}): "
+                        f"{p.pattern}"
                         for p in patterns
                         if p.search(text)
                     ]

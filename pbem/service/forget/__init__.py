@@ -26,9 +26,13 @@ rewritten a batch at a time in short transactions, then the player's other rows 
   (`pbem.service.policy.forgotten_key`), so that the player is still never mailed.
 
 The player's later mail is a stranger's. Games not over yet must be aborted first
-(``abort_games``): the player leaves them. Afterwards the storage is compacted (SQLite:
-``VACUUM``; PostgreSQL: ``VACUUM FULL`` of the rewritten tables) so that the old bytes do
-not stay in free pages, and the player's games are replayed and their deals verified.
+(``abort_games``): the player leaves them. Afterwards what is left of the old versions of
+the rewritten rows goes (`pbem.store.erasure`: on SQLite, deleted bytes are overwritten as
+they are deleted, and the write-ahead log is emptied; on PostgreSQL, ``VACUUM`` of the
+rewritten tables, which marks the old versions' space free without overwriting it;
+``compact``: SQLite's ``VACUUM``, PostgreSQL's ``VACUUM FULL``, which hold the database or
+the table while they write it again whole), and the player's games are replayed and
+their deals verified.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, or_, text, update
+from sqlalchemy import or_, update
 from sqlmodel import Session, col, select
 
 from engine.fairness import text_hash
@@ -62,6 +66,7 @@ from pbem.service.handle.invitations import lapse
 from pbem.service.policy import FORGOTTEN_DOMAIN, forgotten_key, mailbox_of
 from pbem.store import models as m
 from pbem.store.db import session_scope
+from pbem.store.erasure import COMPACTED, compact, erase
 from pbem.store.named import MailName
 
 __all__ = ["ABORT_REASON", "COMPACTED", "KEEP_HEADERS", "Forgotten", "compact", "forget"]
@@ -85,14 +90,18 @@ class Forgotten:
     read: dict[str, int] = field(default_factory=dict)
     suppression_kept: bool = False
     audit: Audit = field(default_factory=Audit)
+    storage: str = ""  # what became of the old versions (`pbem.store.erasure.erase`)
 
     def count(self, table: str, n: int = 1) -> None:
         if n:
             self.rows[table] = self.rows.get(table, 0) + n
 
 
-def forget(ctx: Context, address: str, *, abort_games: bool = False) -> Forgotten:
-    """Forget the player of ``address`` (see the module's docstring).
+def forget(
+    ctx: Context, address: str, *, abort_games: bool = False, compact: bool = False
+) -> Forgotten:
+    """Forget the player of ``address`` (see the module's docstring; ``compact``: the
+    rewritten tables written again whole afterwards).
 
     Raises ServiceError when ``address`` is not an address, when the service knows
     nothing of it, or when it plays in games not over yet and ``abort_games`` is not set.
@@ -148,7 +157,7 @@ def forget(ctx: Context, address: str, *, abort_games: bool = False) -> Forgotte
         _rewrite(session, found, traces, report, games | found.games, tag, ctx.clock())
     report.read = dict(found.read)
     report.aborted = aborted
-    compact(ctx.db)
+    report.storage = erase(ctx.db, COMPACTED, compact=compact)
     report.audit = audit_games(ctx, report.games)
     return report
 
@@ -207,11 +216,10 @@ def _rewrite(
         report.count("seat")
     report.games = sorted({s.game_id for s in seats})
     ids_of_players = [p.id for p in players]
-    # Their line of the stored standings: keyed by the address until now.
+    # Their line of the stored standings: keyed by the address until now (a person's
+    # line is keyed by their address, `pbem.ratings`: found by its key's index).
     for line in session.exec(
-        select(m.Rating).where(
-            col(m.Rating.player_id).in_(ids_of_players) | col(m.Rating.key).in_(addresses)
-        )
+        select(m.Rating).where(col(m.Rating.key).in_(sorted(addresses)))
     ).all():
         player_of = next((p for p in players if p.id == line.player_id), None)
         line.key = player_of.email if player_of is not None else report.pseudonym
@@ -370,32 +378,3 @@ def _forget_cut(
             cut.message_id = f"<{fresh}>"
     cut.reason = traces.text(cut.reason) if cut.reason else cut.reason
     return (cut.text, cut.sha256, cut.message_id, cut.reason) != before
-
-
-COMPACTED = (
-    "player",
-    "inbound",
-    "outbox",
-    "game",
-    "cut_mail",
-    "rating",
-    "talk",
-    "consent",
-    "invitation",
-)
-"""The tables `compact` rewrites on PostgreSQL."""
-
-
-def compact(db: Engine) -> None:
-    """Let go of the old versions of the rewritten rows: SQLite's ``VACUUM`` (and the
-    write-ahead log emptied), PostgreSQL's ``VACUUM FULL`` of the rewritten tables."""
-    with db.connect() as connection:
-        if connection.dialect.name == "sqlite":
-            raw = connection.connection.driver_connection
-            assert raw is not None
-            raw.execute("VACUUM")
-            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            return
-        auto = connection.execution_options(isolation_level="AUTOCOMMIT")
-        for table in COMPACTED:
-            auto.execute(text(f'VACUUM FULL "{table}"'))

@@ -4,8 +4,9 @@
 stored mails that may name them — those the index of stored mail lists under their
 mailbox (`pbem.store.named`: every address a mail names, written when it was stored) and
 those of their games (a game's mail names its players by their display names). Only
-those rows are read; `scrub_mail` rewrites them a batch at a time, each batch a short
-transaction of its own, so a daemon's moves go on in between.
+those rows are read; `scrub_mail` rewrites them (their raw bytes through
+`pbem.store.rawmail`) a batch at a time, each batch a short transaction of its own, so a
+daemon's moves go on in between.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pbem.service.policy import FORGOTTEN_DOMAIN, mailbox_of
 from pbem.store import models as m
 from pbem.store.db import session_scope
 from pbem.store.named import mail_naming
+from pbem.store.rawmail import replace_inbound, replace_outbox
 
 KEEP_HEADERS = (
     "From",
@@ -150,17 +152,22 @@ def scrub_mail(
             for row in rows:
                 if row.game_id is not None:
                     games.add(row.game_id)
-                before = (row.raw, row.sender, row.subject, row.reason, row.message_key)
+                assert row.id is not None
+                before = (row.sender, row.subject, row.reason, row.message_key)
+                raw = row.raw
                 if row.id in found.mine:
-                    if row.raw:
-                        row.raw = scrub_message(row.raw, traces, keep_headers=KEEP_HEADERS)
+                    if raw:
+                        raw = scrub_message(raw, traces, keep_headers=KEEP_HEADERS)
                     row.sender = pseudonym
                     row.message_key = f"<forgotten-{tag}-{row.id}@{FORGOTTEN_DOMAIN}>"
-                elif row.raw:
-                    row.raw = scrub_message(row.raw, traces)
+                elif raw:
+                    raw = scrub_message(raw, traces)
                 row.subject = _text(traces, row.subject)
                 row.reason = _text(traces, row.reason)
-                if (row.raw, row.sender, row.subject, row.reason, row.message_key) != before:
+                changed = (row.sender, row.subject, row.reason, row.message_key) != before
+                if raw != row.raw:
+                    replace_inbound(session.connection(), row.id, raw)
+                if changed or raw != row.raw:
                     session.add(row)
                     rewritten["inbound"] = rewritten.get("inbound", 0) + 1
     for part in chunks(found.outbox):
@@ -170,15 +177,17 @@ def scrub_mail(
             for out in outs:
                 if out.game_id is not None:
                     games.add(out.game_id)
-                before_out = (out.raw, out.recipient, out.last_error, out.status)
+                assert out.id is not None
+                before_out = (out.recipient, out.last_error, out.status)
                 if mailbox_of(out.recipient) == found.box:
                     out.recipient = pseudonym
                     if out.status != m.OutboxStatus.SENT.value:
                         out.status = m.OutboxStatus.CANCELLED.value
-                if out.raw:
-                    out.raw = scrub_message(out.raw, traces)
+                raw = scrub_message(out.raw, traces) if out.raw else out.raw
                 out.last_error = _text(traces, out.last_error)
-                if (out.raw, out.recipient, out.last_error, out.status) != before_out:
+                if raw != out.raw:
+                    replace_outbox(session.connection(), out.id, raw)
+                if (out.recipient, out.last_error, out.status) != before_out or raw != out.raw:
                     session.add(out)
                     rewritten["outbox"] = rewritten.get("outbox", 0) + 1
     return rewritten, games

@@ -138,7 +138,6 @@ def test_late_and_failed_inbox_messages_need_attention(
             session.add(
                 m.Inbound(
                     message_key=key,
-                    raw=b"Subject: x\r\n\r\nx",
                     source="test",
                     received_at=now - timedelta(minutes=age),
                     processed_at=None if status == "pending" else now - timedelta(minutes=age),

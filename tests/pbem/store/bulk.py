@@ -1,7 +1,8 @@
 """Many rows in the service's tables at once, made by the database itself (one
 ``INSERT … SELECT`` over a series per table), for the query plan test and the scale
 benchmark: finished games with their seats and moves, players, their ratings, old mail
-in and out. Every row is valid for its table's constraints; none is a game to replay.
+in and out (pruned: their raw bytes gone). Every row is valid for its table's
+constraints; none is a game to replay.
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ def fill(connection: Connection, sizes: Sizes, *, base: int = 1_000_000) -> None
                 "sender": "'bulk' || (i % 1000) || '@bulk.example'",
                 "game_id": f"{b} + 1 + (i % {sizes.games})",
                 "processed_at": "{when}",
+                "pruned_at": "{when}",  # old mail: its raw bytes long gone
             },
         )
         _insert(
@@ -181,5 +183,6 @@ def fill(connection: Connection, sizes: Sizes, *, base: int = 1_000_000) -> None
                 "status": "'sent'",
                 "game_id": f"{b} + 1 + (i % {sizes.games})",
                 "sent_at": "{when}",
+                "pruned_at": "{when}",
             },
         )

@@ -35,6 +35,8 @@ TABLES = {
     "action_log",
     "inbound",
     "outbox",
+    "inbound_raw",
+    "outbox_raw",
     "error_throttle",
     "mailbox_cursor",
     "worker_lease",

@@ -2,7 +2,7 @@
 ends (whatever number the offer was logged with) without reading the whole log.
 
 Revision ID: 0022_log_by_commitment
-Revises: 0020_proof
+Revises: 0021_raw_mail
 Create Date: 2026-11-29
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0022_log_by_commitment"
-down_revision: str | None = "0020_proof"
+down_revision: str | None = "0021_raw_mail"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -13,15 +13,24 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sqlalchemy import Connection, bindparam, select, text, update
+from sqlalchemy import Connection, LargeBinary, bindparam, func, literal, select, text, update
 
 from pbem.store.models import Outbox, OutboxStatus
 from pbem.store.outbox import DEFAULT_LEASE, in_flight_note, outbox_lock_key
+from pbem.store.rawmail import OUTBOX_RAW
 
 __all__ = ["Claimed", "claim_due"]
 
 _OUTBOX = Outbox.__table__  # type: ignore[attr-defined]
 _SENDING = OutboxStatus.SENDING.value
+# A row's bytes, from the table of raw bytes (`pbem.store.rawmail`; b"" once pruned).
+_RAW = func.coalesce(
+    select(OUTBOX_RAW.c.raw)
+    .where(OUTBOX_RAW.c.outbox_id == _OUTBOX.c.id)
+    .correlate_except(OUTBOX_RAW)
+    .scalar_subquery(),
+    literal(b"", LargeBinary),
+)
 
 
 class Claimed(NamedTuple):
@@ -47,7 +56,7 @@ _DUE = (
         _OUTBOX.c.starts_clock,
         _OUTBOX.c.sender,
         _OUTBOX.c.recipient,
-        _OUTBOX.c.raw,
+        _RAW,
         _OUTBOX.c.status,
     )
     .where(

@@ -600,20 +600,28 @@ MAIL_PATTERNS = {
 }
 
 
-def read_mails(path: Path) -> list[tuple[str, str]]:
-    """Each saved mail's subject and plain text: a Maildir folder, a folder of .eml
-    files, an mbox file or one .eml file."""
+LINKED = "commitment in the mail you answered with your cut"
+
+
+def read_mails(path: Path) -> list[tuple[str, str, str, str]]:
+    """Each saved mail's subject, plain text, Message-ID and In-Reply-To: a Maildir
+    folder, a folder of .eml files, an mbox file or one .eml file."""
     import mailbox
     from email import message_from_bytes, policy
 
-    def text_of(raw: bytes) -> tuple[str, str]:
+    def text_of(raw: bytes) -> tuple[str, str, str, str]:
         msg: Any = message_from_bytes(raw, policy=policy.default)
         body = msg.get_body(preferencelist=("plain",))
         try:
             text = body.get_content() if body is not None else ""
         except (LookupError, ValueError):
             text = ""
-        return str(msg.get("Subject", "")), str(text)
+        return (
+            str(msg.get("Subject", "")),
+            str(text),
+            str(msg.get("Message-ID", "") or ""),
+            str(msg.get("In-Reply-To", "") or ""),
+        )
 
     if path.is_dir() and (path / "cur").is_dir():
         box = mailbox.Maildir(str(path), create=False)
@@ -627,7 +635,52 @@ def read_mails(path: Path) -> list[tuple[str, str]]:
     return [text_of(raw)]
 
 
-def check_mail(archive: dict[str, Any], mails: list[tuple[str, str]]) -> str:
+def mail_id(header: str) -> str:
+    """A Message-ID as a cut's entropy text starts with it: every character outside
+    U+0021-U+007E deleted, its < > ends put back; "" for none."""
+    core = re.sub(r"[^\x21-\x7e]", "", header).strip("<>")
+    return f"<{core}>" if core else ""
+
+
+def check_answered(
+    proof: dict[str, Any], mails: list[tuple[str, str, str, str]]
+) -> tuple[int, list[str]]:
+    """Spec section 11, the link through the player's own sent answer: a saved mail whose
+    Message-ID starts a recorded cut text answered (In-Reply-To) a saved mail without a
+    game number (an invitation); each "Deal commitment (P): C" it showed is the
+    archive's. How many such mails, and the problems."""
+    listed = proof.get("entropy")
+    entries = [e for e in (listed if isinstance(listed, list) else []) if isinstance(e, dict)]
+    cut_ids = {e["text"].split(" ", 1)[0] for e in entries if isinstance(e.get("text"), str)}
+    by_id = {mail_id(m[2]): m for m in mails if mail_id(m[2])}
+    answered: dict[str, tuple[str, str, str, str]] = {}
+    for mail in mails:
+        if mail_id(mail[2]) not in cut_ids:
+            continue
+        for parent in (mail_id(x) for x in re.findall(r"<[^<>]*>", mail[3])):
+            if parent in by_id and not MAIL_PATTERNS["subject"].search(by_id[parent][0] or ""):
+                answered[parent] = by_id[parent]
+    count, problems = 0, []
+    for mail in answered.values():
+        shown = list(MAIL_PATTERNS["commitment"].finditer(" ".join(mail[1].split())))
+        count += 1 if shown else 0
+        for found in shown:
+            commit = found.group(2).replace(" ", "")
+            if found.group(1) != proof.get("protocol"):
+                problems.append(
+                    f"the invitation you answered with your cut named the protocol "
+                    f"{found.group(1)}, the archive {proof.get('protocol')}"
+                )
+            if commit != proof.get("commitment"):
+                problems.append(
+                    f"the invitation you answered with your cut showed commitment {commit}, "
+                    f"the archive's is {proof.get('commitment')}: the server seed was "
+                    "changed after it was shown"
+                )
+    return count, problems
+
+
+def check_mail(archive: dict[str, Any], mails: list[tuple[str, str, str, str]]) -> str:
     """Spec section 11: the archive against what the player's mails showed; the line
     saying what was checked, or Failed (check "mail")."""
     proof = archive.get("deal_proof")
@@ -640,9 +693,10 @@ def check_mail(archive: dict[str, Any], mails: list[tuple[str, str]]) -> str:
     names = [str(p.get("name")) if isinstance(p, dict) else "" for p in players]
     listed = proof.get("entropy")
     entries = [e for e in (listed if isinstance(listed, list) else []) if isinstance(e, dict)]
+    linked, problems = check_answered(proof, mails)
     counts = {"commitment": 0, "receipt": 0, "cut hashes": 0, "game": 0}
-    problems: list[str] = []
-    for subject, text in mails:
+    counts[LINKED] = linked
+    for subject, text, _, _ in mails:
         number = MAIL_PATTERNS["subject"].search(subject or "")
         if number is None:
             continue
@@ -692,7 +746,7 @@ def check_mail(archive: dict[str, Any], mails: list[tuple[str, str]]) -> str:
                     problems.append(
                         f"the mail showed {who}'s cut as {start}\u2026, the archive records another"
                     )
-    if not counts["game"] and not counts["commitment"]:
+    if not counts["game"] and not counts["commitment"] and not linked:
         problems.append(f"no saved mail is of game {game}")
     if problems:  # each once, however many mails show it
         raise mismatch("mail", "; ".join(dict.fromkeys(problems)))

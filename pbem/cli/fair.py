@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,6 +30,9 @@ from pbem.cli.base import (
     service,
     settings,
 )
+
+if TYPE_CHECKING:
+    from engine.mailcheck import Mail
 
 commands = app_group()  # no name: its commands join the group it is added to (pbem.cli)
 
@@ -158,7 +161,7 @@ def verify(
 
 
 def check_against_log(
-    data: dict[str, Any], path: Path, mails: list[tuple[str, str]] | None = None
+    data: dict[str, Any], path: Path, mails: list[Mail] | None = None
 ) -> tuple[list[str], int]:
     """The problems of the game's archive against the commitment log in ``path``, of the
     log's chain, and — with the player's ``mails`` — of the heads those mails showed
@@ -173,14 +176,17 @@ def check_against_log(
     return chain.problems + check_game(rows, data) + check_heads(rows, heads), len(heads)
 
 
-def read_mails(path: Path) -> list[tuple[str, str]]:
-    """Each saved mail's subject and plain text: ``path`` a Maildir folder, a folder of
-    ``.eml`` files, an mbox file or one ``.eml`` file. A clean failure when it is none."""
+def read_mails(path: Path) -> list[Mail]:
+    """Each saved mail's subject, plain text, Message-ID and In-Reply-To: ``path`` a
+    Maildir folder, a folder of ``.eml`` files, an mbox file or one ``.eml`` file. A
+    clean failure when it is none."""
     import mailbox
     from email import message_from_bytes, policy
     from email.message import EmailMessage
 
-    def text_of(raw: bytes) -> tuple[str, str]:
+    from engine.mailcheck import Mail
+
+    def text_of(raw: bytes) -> Mail:
         msg = message_from_bytes(raw, policy=policy.default)
         assert isinstance(msg, EmailMessage)
         body = msg.get_body(preferencelist=("plain",))
@@ -188,7 +194,12 @@ def read_mails(path: Path) -> list[tuple[str, str]]:
             text = body.get_content() if body is not None else ""
         except (LookupError, ValueError):
             text = ""
-        return str(msg.get("Subject", "")), str(text)
+        return Mail(
+            str(msg.get("Subject", "")),
+            str(text),
+            str(msg.get("Message-ID", "") or ""),
+            str(msg.get("In-Reply-To", "") or ""),
+        )
 
     try:
         if path.is_dir() and (path / "cur").is_dir():

@@ -102,11 +102,14 @@ var cribbageChecks = function (D, V, makeVerifier) {
     }
     return decode(bin, part.type.charset);
   }
-  // One mail's subject and plain text.
+  // One mail's subject, plain text, Message-ID and In-Reply-To.
   function parseMessage(bin) {
     var top = parsePart(bin), plain = plainPart(top);
     var subject = words2047(decode(top.headers.subject || "", "utf-8")).replace(/\r?\n/g, "");
-    return { subject: subject, text: plain ? textOf(plain) : "" };
+    return {
+      subject: subject, text: plain ? textOf(plain) : "",
+      messageId: (top.headers["message-id"] || "").trim(), inReplyTo: (top.headers["in-reply-to"] || "").trim()
+    };
   }
   // The mails of an mbox file: each begins at a line starting "From " (its From_ line).
   function splitMbox(bin) {
@@ -128,6 +131,35 @@ var cribbageChecks = function (D, V, makeVerifier) {
     var proof = archive.deal_proof;
     return isObject(proof) && proof.protocol === P3 ? proof.game : archive.game_id;
   }
+  // A Message-ID as a cut's entropy text starts with it (engine/mailcheck.message_id).
+  function messageId(header) {
+    var core = String(header || "").replace(/[^\x21-\x7e]/g, "").replace(/^[<>]+|[<>]+$/g, "");
+    return core ? "<" + core + ">" : "";
+  }
+  var LINKED = "commitment in the mail you answered with your cut";
+  // The link through the player's own sent answer: the mail without a game number that
+  // an answer recorded as a cut replied to showed the archive's commitment.
+  function checkAnswered(out, counts, proof, entries, mails) {
+    var cutIds = {}, byId = {}, answered = {}, m;
+    entries.forEach(function (e) { if (typeof e.text === "string") cutIds[e.text.split(" ")[0]] = true; });
+    mails.forEach(function (mail) { var id = messageId(mail.messageId); if (id && !(id in byId)) byId[id] = mail; });
+    mails.forEach(function (mail) {
+      if (!Object.prototype.hasOwnProperty.call(cutIds, messageId(mail.messageId))) return;
+      (String(mail.inReplyTo || "").match(/<[^<>]*>/g) || []).forEach(function (ref) {
+        var id = messageId(ref);
+        if (id && Object.prototype.hasOwnProperty.call(byId, id) && !SUBJECT.test(byId[id].subject || "")) answered[id] = byId[id];
+      });
+    });
+    Object.keys(answered).forEach(function (id) {
+      var commit = pattern("Deal commitment \\((pbem-deal/\\d)\\): " + HEX), body = flat(answered[id].text), shown = 0;
+      while ((m = commit.exec(body)) !== null) {
+        shown += 1;
+        if (m[1] !== proof.protocol) out.problems.push("the invitation you answered with your cut named the protocol " + m[1] + ", the archive " + str(proof.protocol));
+        if (unspaced(m[2]) !== proof.commitment) out.problems.push("the invitation you answered with your cut showed commitment " + unspaced(m[2]) + ", the archive's is " + str(proof.commitment) + ": the server seed was changed after it was shown");
+      }
+      if (shown) counts[LINKED] += 1;
+    });
+  }
   function checkMail(archive, mails) {
     var out = { checked: [], problems: [], mails: 0 };
     var proof = isObject(archive.deal_proof) ? archive.deal_proof : {};
@@ -138,6 +170,8 @@ var cribbageChecks = function (D, V, makeVerifier) {
     var byHash = {};
     entries.forEach(function (e) { byHash[str(e.sha256)] = e; });
     var names = (Array.isArray(archive.players) ? archive.players : []).map(function (p) { return isObject(p) ? str(p.name) : ""; });
+    counts[LINKED] = 0;
+    checkAnswered(out, counts, proof, entries, mails);
     mails.forEach(function (mail) {
       var number = SUBJECT.exec(mail.subject || "");
       if (!number) return;
@@ -182,7 +216,7 @@ var cribbageChecks = function (D, V, makeVerifier) {
       if (counts[what]) out.checked.push(what + " (" + counts[what] + " mail" + (counts[what] !== 1 ? "s" : "") + ")");
     });
     if (counts.game && (counts["cut hashes"] || counts.receipt)) out.checked.push("seats");
-    if (!counts.game && !counts.commitment) out.problems.push("no saved mail is of game " + str(game));
+    if (!counts.game && !counts.commitment && !counts[LINKED]) out.problems.push("no saved mail is of game " + str(game));
     out.problems = out.problems.filter(function (p, i) { return out.problems.indexOf(p) === i; });
     return out;
   }

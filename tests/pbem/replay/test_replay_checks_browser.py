@@ -256,6 +256,9 @@ def tricky_mails() -> list[bytes]:
         msg = EmailMessage()
         msg["From"] = "service@example.org"
         msg["Subject"] = subject
+        msg["Message-ID"] = f"<mail.{number}@example.org>"
+        if number:
+            msg["In-Reply-To"] = f"<mail.{number - 1}@example.org>"
         body = text if charset != "us-ascii" else text.encode("ascii", "replace").decode()
         if charset == "latin-1":
             body = body.replace("\u201c", '"').replace("\u201d", '"').replace("\u2014", "-")
@@ -276,8 +279,9 @@ def tricky_mails() -> list[bytes]:
 
 
 def test_the_page_reads_saved_mail_as_pbem_verify_does(tmp_path: Path) -> None:
-    """Each mail's subject and plain text as the page reads them — one by one (.eml) and
-    from an mbox — against `pbem.cli.fair.read_mails` (Python's email package)."""
+    """Each mail's subject, plain text, Message-ID and In-Reply-To as the page reads
+    them — one by one (.eml) and from an mbox — against `pbem.cli.fair.read_mails`
+    (Python's email package)."""
     import mailbox
 
     from pbem.cli.fair import read_mails
@@ -289,14 +293,23 @@ def test_the_page_reads_saved_mail_as_pbem_verify_does(tmp_path: Path) -> None:
         (folder / f"{number}.eml").write_bytes(raw)
         box.add(raw)
     box.flush()
-    want = [(subject, " ".join(text.split())) for subject, text in read_mails(folder)]
-    assert want == [(s, " ".join(t.split())) for s, t in read_mails(tmp_path / "saved.mbox")]
+    want = [
+        (m.subject, " ".join(m.text.split()), m.message_id, m.in_reply_to)
+        for m in read_mails(folder)
+    ]
+    assert want == [
+        (m.subject, " ".join(m.text.split()), m.message_id, m.in_reply_to)
+        for m in read_mails(tmp_path / "saved.mbox")
+    ]
+    assert want[1][2:] == ("<mail.1@example.org>", "<mail.0@example.org>")
     assert "Grüße aus Köln" in want[0][1] and want[4][0] == "[Cribbage 15]é"
     assert want[1][1].startswith("Deal commitment") and want[4][1] == ""
     page = tmp_path / "page.html"
     page.write_text(replay_page(fair_game("two", 2)).html, encoding="utf-8")
     script = """([emls, mbox]) => {
-        const read = (m) => [m.subject, m.text.split(/\\s+/).filter((w) => w).join(" ")];
+        const read = (m) => [
+            m.subject, m.text.split(/\\s+/).filter((w) => w).join(" "), m.messageId, m.inReplyTo
+        ];
         const parse = window.cribbageMail.parseMessage, split = window.cribbageMail.splitMbox;
         return [emls.map((b) => read(parse(atob(b)))), split(atob(mbox)).map(parse).map(read)];
     }"""

@@ -74,8 +74,7 @@ def traces_left(harness: Harness, patterns: list[re.Pattern[str]]) -> list[str]:
                 for column, value in row._mapping.items():
                     text = readable(value)
                     found += [
-                        f"{table.name}.{column} ({key.name} {row._mapping[key.name]}): "
-                        f"{p.pattern}"
+                        f"{table.name}.{column} ({key.name} {row._mapping[key.name]}): {p.pattern}"
                         for p in patterns
                         if p.search(text)
                     ]

@@ -93,3 +93,26 @@ def test_pruning_frees_whole_pages_and_overwrites_them(
         assert before - after >= stored * 9 // 10
     finally:
         db.dispose()
+
+
+def test_a_file_made_before_takes_incremental_vacuum_at_its_first_vacuum(
+    tmp_path: Path, _sqlite_template: Path
+) -> None:
+    """A file made by an earlier version keeps no pointer maps: ``pbem db prune
+    --vacuum`` compacts it whole once (``VACUUM``), and leaves it in incremental mode."""
+    db, _ = _engine(tmp_path, _sqlite_template)
+    try:
+        with db.connect() as connection:
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            driver.execute("PRAGMA auto_vacuum = NONE")
+            driver.execute("VACUUM")  # as an earlier version made it
+        assert _pragma(db, "auto_vacuum") == 0
+        _store(db)
+        prune(db, now=NOW, keep=timedelta(days=30), keep_after_game=timedelta(days=1))
+        assert _pragma(db, "freelist_count") > 0
+        before, after = vacuum(db)
+        assert after < before and _pragma(db, "freelist_count") == 0
+        assert _pragma(db, "auto_vacuum") == 2
+    finally:
+        db.dispose()

@@ -756,6 +756,19 @@ def check_mail(archive: dict[str, Any], mails: list[tuple[str, str, str, str]]) 
     return "checked: the player's mail: " + ", ".join(done)
 
 
+_UNREADABLE = object()
+
+
+def _read_json(path: str) -> Any:
+    """The JSON in ``path``, or `_UNREADABLE` (the error said on stderr)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {path}: {exc}", file=sys.stderr)
+        return _UNREADABLE
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     parser.add_argument("archive", help="the game's JSON archive")
@@ -774,20 +787,12 @@ def main(argv: list[str] | None = None) -> int:
     schemas = [Path(args.schemas)] if args.schemas else SCHEMA_DIRS
     if (args.seat is None) != (args.cut is None):
         parser.error("--seat and --cut go together")
-    try:
-        with open(args.archive, encoding="utf-8") as handle:
-            archive = json.load(handle)
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read {args.archive}: {exc}", file=sys.stderr)
+    archive = _read_json(args.archive)
+    if archive is _UNREADABLE:
         return MISMATCH
-    previous = None
-    if args.previous:
-        try:
-            with open(args.previous, encoding="utf-8") as handle:
-                previous = json.load(handle)
-        except (OSError, ValueError) as exc:
-            print(f"error: cannot read {args.previous}: {exc}", file=sys.stderr)
-            return MISMATCH
+    previous = _read_json(args.previous) if args.previous else None
+    if previous is _UNREADABLE:
+        return MISMATCH
     mails = None
     if args.mail:
         try:
